@@ -1,0 +1,29 @@
+//! The command's error type and its exit codes.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Everything a subcommand can fail with; `Display` is the one line printed on stderr.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CliError {
+    /// An input file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    /// Standard input could not be read.
+    #[error("cannot read standard input: {0}")]
+    Stdin(io::Error),
+    /// The input is not UTF-8 text.
+    #[error("{what} is not valid UTF-8 (invalid byte at offset {offset})")]
+    NotUtf8 { what: String, offset: usize },
+    /// Standard output could not be written (other than a closed pipe).
+    #[error("cannot write output: {0}")]
+    Write(io::Error),
+}
+
+impl CliError {
+    /// The process exit status for this error: 1 for bad input and failures. Usage errors
+    /// (status 2) are reported by clap before a subcommand runs.
+    pub(crate) fn exit_code(&self) -> u8 {
+        1
+    }
+}

@@ -1,0 +1,49 @@
+//! `agentwire`: convert, inspect and measure the wire formats AI agents read and write.
+//!
+//! Exit codes: 0 success, 1 bad input or failure, 2 usage error. Errors are one line on
+//! standard error.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod count;
+mod error;
+mod input;
+
+use error::CliError;
+
+/// Convert, inspect and measure agent wire formats.
+#[derive(Debug, Parser)]
+#[command(name = "agentwire", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Count the tokens of a text.
+    Count(count::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with status 0; usage errors exit with 2.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let result = match cli.command {
+        Command::Count(args) => count::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("agentwire: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

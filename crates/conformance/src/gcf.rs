@@ -1,0 +1,493 @@
+//! The GCF codec family: the fixture model of the upstream GCF v3.1.0 suite and its checks.
+//!
+//! The model is exactly the upstream one (see the suite's `SOURCE.md`), so that suite replays
+//! unchanged:
+//!
+//! | operation | fields | check |
+//! |---|---|---|
+//! | `encode` | `input` (JSON, or a camelCase graph object), `expected` (text) | bytes equal; for the generic profile, decoding `expected` also gives `input` back |
+//! | `decode` | `input` (text), `expected` (JSON or graph object) | structural equality |
+//! | `roundtrip` | `input`, `expected` | encode gives `expected`, decode gives `input` |
+//! | `error` | `input` or `inputBase64`, `expectedError` | the decoder fails with that code |
+//! | `session` | `calls: [{input, expected}]` | one session encodes every call's bytes |
+//! | `delta` | `input` delta object, `expected` text | delta encoding gives the bytes |
+//! | `delta` | `input` wire, `base_snapshot`, `base_root`, `new_root`, `expected_snapshot` | applying gives the snapshot; roots verify |
+//! | `delta-verify` | `input` wire, `expectedError` | applying to the base fails with that code |
+//! | `pack-root` | `input {symbols, edges}`, `canonicalBytes`, `expected` | canonical bytes and hash equal |
+//!
+//! The profile of `encode`, `decode` and `roundtrip` cases is read from the GCF text's header
+//! (`profile=graph` or not). Graph objects are compared after both sides pass through the
+//! codec's typed graph model ([`GcfCodec::normalize_graph`]), since fixtures spell absent
+//! optional fields in different ways (`"packRoot": ""` or no member at all).
+//!
+//! A `delta-verify` fixture names its base only by root; the base snapshot is looked up among
+//! the suite's other fixtures (delta `base_snapshot`/`expected_snapshot` and pack-root inputs).
+
+use std::path::Path;
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::compare::json_eq;
+use crate::{Case, CodecError, Failure, Fixture, Harness, Suite};
+
+/// One GCF fixture's operation and fields.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub enum GcfCase {
+    /// Encode `input` and compare the bytes.
+    #[serde(rename = "encode")]
+    Encode {
+        /// A JSON value, or a graph object for the graph profile.
+        input: Value,
+        /// The exact GCF text.
+        expected: String,
+    },
+    /// Decode `input` and compare the value.
+    #[serde(rename = "decode")]
+    Decode {
+        /// GCF text.
+        input: String,
+        /// A JSON value, or a graph object for the graph profile.
+        expected: Value,
+    },
+    /// Encode must give `expected` and decoding it must give `input`.
+    #[serde(rename = "roundtrip")]
+    Roundtrip {
+        /// A JSON value, or a graph object.
+        input: Value,
+        /// The exact GCF text.
+        expected: String,
+    },
+    /// Decoding must fail with `expected_error`.
+    #[serde(rename = "error")]
+    Error {
+        /// The input as text.
+        #[serde(default)]
+        input: Option<String>,
+        /// The input as base64 bytes, for input that is not UTF-8.
+        #[serde(default, rename = "inputBase64")]
+        input_base64: Option<String>,
+        /// The error code.
+        #[serde(rename = "expectedError")]
+        expected_error: String,
+    },
+    /// One session encodes every call.
+    #[serde(rename = "session")]
+    Session {
+        /// The calls, in order.
+        calls: Vec<SessionCall>,
+    },
+    /// Delta encoding, or delta application.
+    #[serde(rename = "delta")]
+    Delta(DeltaCase),
+    /// Applying the delta to its base must fail with `expected_error`.
+    #[serde(rename = "delta-verify")]
+    DeltaVerify {
+        /// The delta payload.
+        input: String,
+        /// The error code, `root_mismatch`.
+        #[serde(rename = "expectedError")]
+        expected_error: String,
+    },
+    /// Canonical pack-root bytes and hash.
+    #[serde(rename = "pack-root")]
+    PackRoot {
+        /// `{symbols, edges}`.
+        input: Value,
+        /// The canonical bytes before hashing.
+        #[serde(rename = "canonicalBytes")]
+        canonical_bytes: String,
+        /// `sha256:<hex>`.
+        expected: String,
+    },
+}
+
+/// One call of a `session` fixture.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionCall {
+    /// The graph object of this call.
+    pub input: Value,
+    /// The exact GCF text of this call.
+    pub expected: String,
+}
+
+/// The two forms of a `delta` fixture.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "DeltaFields")]
+#[non_exhaustive]
+pub enum DeltaCase {
+    /// Encode a delta object.
+    Encode {
+        /// The delta object (`baseRoot`, `newRoot`, `removed`, `added`, ...).
+        input: Value,
+        /// The exact GCF text.
+        expected: String,
+    },
+    /// Apply a delta payload to a base snapshot.
+    Apply {
+        /// The delta payload.
+        input: String,
+        /// `{symbols, edges}` before the delta.
+        base_snapshot: Value,
+        /// The pack root of `base_snapshot`.
+        base_root: String,
+        /// The pack root after the delta.
+        new_root: String,
+        /// `{symbols, edges}` after the delta.
+        expected_snapshot: Value,
+    },
+}
+
+/// Every field either form of a `delta` fixture may have; [`DeltaCase`] is read through it so
+/// that the form is chosen by the fields present and unknown fields are rejected.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeltaFields {
+    input: Value,
+    expected: Option<String>,
+    base_snapshot: Option<Value>,
+    base_root: Option<String>,
+    new_root: Option<String>,
+    expected_snapshot: Option<Value>,
+}
+
+impl TryFrom<DeltaFields> for DeltaCase {
+    type Error = String;
+
+    fn try_from(f: DeltaFields) -> Result<Self, String> {
+        match (
+            f.input,
+            f.expected,
+            f.base_snapshot,
+            f.base_root,
+            f.new_root,
+            f.expected_snapshot,
+        ) {
+            (input, Some(expected), None, None, None, None) => {
+                Ok(DeltaCase::Encode { input, expected })
+            }
+            (
+                Value::String(input),
+                None,
+                Some(base_snapshot),
+                Some(base_root),
+                Some(new_root),
+                Some(expected_snapshot),
+            ) => Ok(DeltaCase::Apply {
+                input,
+                base_snapshot,
+                base_root,
+                new_root,
+                expected_snapshot,
+            }),
+            _ => Err(
+                "a delta fixture has either `input` (object) and `expected`, or `input` \
+                 (text), `base_snapshot`, `base_root`, `new_root` and `expected_snapshot`"
+                    .to_owned(),
+            ),
+        }
+    }
+}
+
+impl Case for GcfCase {
+    fn operation(&self) -> &'static str {
+        match self {
+            GcfCase::Encode { .. } => "encode",
+            GcfCase::Decode { .. } => "decode",
+            GcfCase::Roundtrip { .. } => "roundtrip",
+            GcfCase::Error { .. } => "error",
+            GcfCase::Session { .. } => "session",
+            GcfCase::Delta(_) => "delta",
+            GcfCase::DeltaVerify { .. } => "delta-verify",
+            GcfCase::PackRoot { .. } => "pack-root",
+        }
+    }
+}
+
+/// The canonical bytes and hash of a graph snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackRoot {
+    /// The `gcf-pack-root-v1` canonical records, as text.
+    pub canonical_bytes: String,
+    /// `sha256:<64 lowercase hex>`.
+    pub root: String,
+}
+
+/// What a GCF implementation must offer the runner. Graph objects are the fixtures' camelCase
+/// JSON (`{tool, tokenBudget, tokensUsed, packRoot, symbols, edges}`).
+pub trait GcfCodec: Send + Sync {
+    /// Encodes a JSON value with the generic profile.
+    fn encode(&self, value: &Value) -> Result<String, CodecError>;
+    /// Decodes generic-profile text into a JSON value.
+    fn decode(&self, text: &str) -> Result<Value, CodecError>;
+    /// Encodes a graph object with the graph profile.
+    fn encode_graph(&self, graph: &Value) -> Result<String, CodecError>;
+    /// Decodes graph-profile text into a graph object in normal form.
+    fn decode_graph(&self, text: &str) -> Result<Value, CodecError>;
+    /// Passes a graph object through the typed graph model, giving its normal form.
+    fn normalize_graph(&self, graph: &Value) -> Result<Value, CodecError>;
+    /// Decodes arbitrary bytes of either profile, for error fixtures.
+    fn validate(&self, input: &[u8]) -> Result<(), CodecError>;
+    /// Encodes each graph object in turn with one session.
+    fn encode_session(&self, calls: &[Value]) -> Result<Vec<String>, CodecError>;
+    /// Encodes a delta object.
+    fn encode_delta(&self, delta: &Value) -> Result<String, CodecError>;
+    /// Applies a delta payload to a base snapshot, verifying both roots, and returns the new
+    /// snapshot.
+    fn apply_delta(&self, wire: &str, base: &Value) -> Result<Value, CodecError>;
+    /// Computes the canonical bytes and pack root of a snapshot.
+    fn pack_root(&self, snapshot: &Value) -> Result<PackRoot, CodecError>;
+}
+
+/// A harness that checks GCF fixtures against `codec`; add suites with [`Harness::suite`].
+pub fn harness(codec: impl GcfCodec + 'static) -> Harness<GcfCase> {
+    Harness::new(move |fixture, suite| check(&codec, fixture, suite))
+}
+
+/// The environment variable that points the runner at another copy of the upstream suite.
+pub const UPSTREAM_SUITE_ENV: &str = "AGENTWIRE_GCF_SUITE";
+
+/// The upstream GCF v3.1.0 suite: `$AGENTWIRE_GCF_SUITE` when set (then required), otherwise
+/// `../shared/conformance/gcf-v3.1.0` beside the workspace (optional), with its
+/// expected-failures file `conformance/gcf-v3.1.0.expected-failures`.
+pub fn upstream_suite(workspace_root: &Path) -> Suite {
+    let expected = workspace_root.join("conformance/gcf-v3.1.0.expected-failures");
+    match std::env::var_os(UPSTREAM_SUITE_ENV) {
+        Some(dir) => Suite::new("gcf-v3.1.0", dir).expected_failures(expected),
+        None => Suite::new(
+            "gcf-v3.1.0",
+            workspace_root.join("../shared/conformance/gcf-v3.1.0"),
+        )
+        .optional(true)
+        .expected_failures(expected),
+    }
+}
+
+/// Checks one GCF fixture. `suite` holds every parsed fixture of the same suite.
+pub fn check(
+    codec: &dyn GcfCodec,
+    fixture: &Fixture<GcfCase>,
+    suite: &[Fixture<GcfCase>],
+) -> Result<(), Failure> {
+    match &fixture.case {
+        GcfCase::Encode { input, expected } => check_encode(codec, input, expected, false),
+        GcfCase::Roundtrip { input, expected } => check_encode(codec, input, expected, true),
+        GcfCase::Decode { input, expected } => {
+            if is_graph(input) {
+                let actual = codec
+                    .decode_graph(input)
+                    .map_err(|e| Failure::codec("graph decode", &e))?;
+                let expected = codec
+                    .normalize_graph(expected)
+                    .map_err(|e| Failure::codec("normalizing the expected graph", &e))?;
+                same_json("graph decode", &expected, &actual)
+            } else {
+                let actual = codec
+                    .decode(input)
+                    .map_err(|e| Failure::codec("decode", &e))?;
+                same_json("decode", expected, &actual)
+            }
+        }
+        GcfCase::Error {
+            input,
+            input_base64,
+            expected_error,
+        } => {
+            let bytes = match (input, input_base64) {
+                (Some(text), None) => text.clone().into_bytes(),
+                (None, Some(b64)) => base64::engine::general_purpose::STANDARD
+                    .decode(b64)
+                    .map_err(|e| Failure::new(format!("fixture: bad inputBase64: {e}")))?,
+                _ => {
+                    return Err(Failure::new(
+                        "fixture: an error case needs exactly one of `input` and `inputBase64`",
+                    ))
+                }
+            };
+            expect_error("decode", expected_error, codec.validate(&bytes))
+        }
+        GcfCase::Session { calls } => {
+            let inputs: Vec<Value> = calls.iter().map(|c| c.input.clone()).collect();
+            let actual = codec
+                .encode_session(&inputs)
+                .map_err(|e| Failure::codec("session encode", &e))?;
+            if actual.len() != calls.len() {
+                return Err(Failure::new(format!(
+                    "session encode returned {} payloads for {} calls",
+                    actual.len(),
+                    calls.len()
+                )));
+            }
+            for (i, (call, actual)) in calls.iter().zip(&actual).enumerate() {
+                same_text(&format!("session call {}", i + 1), &call.expected, actual)?;
+            }
+            Ok(())
+        }
+        GcfCase::Delta(DeltaCase::Encode { input, expected }) => {
+            let actual = codec
+                .encode_delta(input)
+                .map_err(|e| Failure::codec("delta encode", &e))?;
+            same_text("delta encode", expected, &actual)
+        }
+        GcfCase::Delta(DeltaCase::Apply {
+            input,
+            base_snapshot,
+            base_root,
+            new_root,
+            expected_snapshot,
+        }) => {
+            let base = codec
+                .pack_root(base_snapshot)
+                .map_err(|e| Failure::codec("pack root of base_snapshot", &e))?;
+            same_text("pack root of base_snapshot", base_root, &base.root)?;
+            let result = codec
+                .apply_delta(input, base_snapshot)
+                .map_err(|e| Failure::codec("delta apply", &e))?;
+            let expected = codec
+                .normalize_graph(expected_snapshot)
+                .map_err(|e| Failure::codec("normalizing expected_snapshot", &e))?;
+            let actual = codec
+                .normalize_graph(&result)
+                .map_err(|e| Failure::codec("normalizing the applied snapshot", &e))?;
+            same_json("delta apply", &expected, &actual)?;
+            let root = codec
+                .pack_root(&result)
+                .map_err(|e| Failure::codec("pack root of the applied snapshot", &e))?;
+            same_text("pack root of the applied snapshot", new_root, &root.root)
+        }
+        GcfCase::DeltaVerify {
+            input,
+            expected_error,
+        } => {
+            let root = header_value(input, "base_root").ok_or_else(|| {
+                Failure::new("fixture: the delta payload's header has no base_root")
+            })?;
+            let base = known_snapshot(suite, root).ok_or_else(|| {
+                Failure::new(format!(
+                    "fixture: no fixture of this suite provides the base snapshot {root}"
+                ))
+            })?;
+            expect_error(
+                "delta apply",
+                expected_error,
+                codec.apply_delta(input, base).map(drop),
+            )
+        }
+        GcfCase::PackRoot {
+            input,
+            canonical_bytes,
+            expected,
+        } => {
+            let actual = codec
+                .pack_root(input)
+                .map_err(|e| Failure::codec("pack root", &e))?;
+            same_text("canonical bytes", canonical_bytes, &actual.canonical_bytes)?;
+            same_text("pack root", expected, &actual.root)
+        }
+    }
+}
+
+fn check_encode(
+    codec: &dyn GcfCodec,
+    input: &Value,
+    expected: &str,
+    roundtrip: bool,
+) -> Result<(), Failure> {
+    if is_graph(expected) {
+        let actual = codec
+            .encode_graph(input)
+            .map_err(|e| Failure::codec("graph encode", &e))?;
+        same_text("graph encode", expected, &actual)?;
+        if roundtrip {
+            let decoded = codec
+                .decode_graph(expected)
+                .map_err(|e| Failure::codec("graph decode of the expected text", &e))?;
+            let input = codec
+                .normalize_graph(input)
+                .map_err(|e| Failure::codec("normalizing the input graph", &e))?;
+            same_json("graph decode of the expected text", &input, &decoded)?;
+        }
+        return Ok(());
+    }
+    let actual = codec
+        .encode(input)
+        .map_err(|e| Failure::codec("encode", &e))?;
+    same_text("encode", expected, &actual)?;
+    // GCF's lossless round-trip invariant (spec §1.1): the expected text decodes to the input.
+    let decoded = codec
+        .decode(expected)
+        .map_err(|e| Failure::codec("decode of the expected text", &e))?;
+    same_json("decode of the expected text", input, &decoded)
+}
+
+fn same_text(what: &str, expected: &str, actual: &str) -> Result<(), Failure> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(Failure::text_mismatch(what, expected, actual))
+    }
+}
+
+fn same_json(what: &str, expected: &Value, actual: &Value) -> Result<(), Failure> {
+    if json_eq(expected, actual) {
+        Ok(())
+    } else {
+        Err(Failure::json_mismatch(what, expected, actual))
+    }
+}
+
+fn expect_error(what: &str, code: &str, result: Result<(), CodecError>) -> Result<(), Failure> {
+    match result {
+        Ok(()) => Err(Failure::new(format!(
+            "{what} succeeded, but the fixture expects error `{code}`"
+        ))),
+        Err(e) if e.code() == Some(code) => Ok(()),
+        Err(e) => Err(Failure::new(format!(
+            "{what} failed with the wrong error: expected `{code}`, got {e}"
+        ))),
+    }
+}
+
+/// Whether GCF text declares the graph profile in its header line.
+fn is_graph(text: &str) -> bool {
+    header_value(text, "profile") == Some("graph")
+}
+
+/// The value of `key=` in the header line of GCF text.
+fn header_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let header = text.lines().next()?;
+    header
+        .split(' ')
+        .filter_map(|token| token.split_once('='))
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v)
+}
+
+/// A snapshot with pack root `root` declared by some fixture of the suite.
+fn known_snapshot<'a>(suite: &'a [Fixture<GcfCase>], root: &str) -> Option<&'a Value> {
+    suite.iter().find_map(|fixture| match &fixture.case {
+        GcfCase::Delta(DeltaCase::Apply {
+            base_snapshot,
+            base_root,
+            new_root,
+            expected_snapshot,
+            ..
+        }) => {
+            if base_root == root {
+                Some(base_snapshot)
+            } else if new_root == root {
+                Some(expected_snapshot)
+            } else {
+                None
+            }
+        }
+        GcfCase::PackRoot {
+            input, expected, ..
+        } if expected == root => Some(input),
+        _ => None,
+    })
+}

@@ -1,0 +1,133 @@
+//! Project automation, run as `cargo xtask <task>` (see `.cargo/config.toml`).
+//!
+//! Tasks shell out to `$CARGO` from the workspace root, so they work from any directory.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+mod conformance;
+
+const USAGE: &str = "\
+usage: cargo xtask <task> [options]
+
+tasks:
+  conformance [--suite DIR] [--codec NAME]
+      Replay every conformance suite and print one table per suite.
+      --suite DIR    the upstream GCF v3.1.0 suite to replay (default:
+                     ../shared/conformance/gcf-v3.1.0 when it exists)
+      --codec NAME   only this codec family (gcf)
+  ci
+      Everything CI runs: cargo fmt --check, cargo clippy -D warnings,
+      cargo test --workspace, the library tests once more without the
+      conformance runner's serde_json features, and the conformance task.
+";
+
+/// A task failed; the message has been printed or is printed by `main`.
+#[derive(Debug)]
+pub(crate) struct TaskError(pub(crate) String);
+
+impl<T: Into<String>> From<T> for TaskError {
+    fn from(message: T) -> Self {
+        TaskError(message.into())
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((task, rest)) = args.split_first() else {
+        eprint!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let result = match task.as_str() {
+        "conformance" => match conformance::Options::parse(rest) {
+            Ok(options) => conformance::run(&options),
+            Err(message) => return usage_error(&message),
+        },
+        "ci" if rest.is_empty() => ci(),
+        "-h" | "--help" | "help" => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => return usage_error(&format!("unknown task or arguments: {}", args.join(" "))),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(TaskError(message)) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("xtask: {message}\n\n{USAGE}");
+    ExitCode::from(2)
+}
+
+/// The workspace root: the parent of this crate's directory.
+pub(crate) fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_owned()
+}
+
+/// A `cargo` command run from the workspace root.
+pub(crate) fn cargo() -> Command {
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.current_dir(root());
+    command
+}
+
+/// Runs `command`, echoing it first; fails unless it exits successfully.
+pub(crate) fn run_checked(command: &mut Command) -> Result<(), TaskError> {
+    let shown = format!(
+        "{} {}",
+        command.get_program().to_string_lossy(),
+        command
+            .get_args()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    eprintln!("$ {shown}");
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run `{shown}`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{shown}` failed ({status})").into())
+    }
+}
+
+/// The crates whose tests run a second time on their own, so that they are also tested without
+/// the serde_json features (`arbitrary_precision`, `preserve_order`) that the conformance
+/// runner enables and that Cargo unifies into every crate of a `--workspace` build.
+const LIBRARIES: &[&str] = &[
+    "agentwire-tokens",
+    "agentwire-gcx1",
+    "agentwire-gcf",
+    "agentwire-toolcard",
+    "agentwire-exec",
+];
+
+fn ci() -> Result<(), TaskError> {
+    run_checked(cargo().args(["fmt", "--all", "--check"]))?;
+    run_checked(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    run_checked(cargo().args(["test", "--workspace"]))?;
+    let mut isolated = cargo();
+    isolated.arg("test");
+    for library in LIBRARIES {
+        isolated.args(["-p", library]);
+    }
+    run_checked(&mut isolated)?;
+    conformance::run(&conformance::Options::default())
+}
