@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod conformance;
+mod fuzz;
 
 const USAGE: &str = "\
 usage: cargo xtask <task> [options]
@@ -19,7 +20,12 @@ tasks:
   ci
       Everything CI runs: cargo fmt --check, cargo clippy -D warnings,
       cargo test --workspace, the library tests once more without the
-      conformance runner's serde_json features, and the conformance task.
+      conformance runner's serde_json features, a compile check of the
+      fuzz targets, and the conformance task.
+  bench [FILTER]
+      Run the benchmarks (crates/benchmarks) in release mode.
+  fuzz (--list | TARGET [--time SECONDS])
+      Run a cargo-fuzz target (default 60 s); needs `cargo install cargo-fuzz`.
 ";
 
 /// A task failed; the message has been printed or is printed by `main`.
@@ -44,6 +50,8 @@ fn main() -> ExitCode {
             Err(message) => return usage_error(&message),
         },
         "ci" if rest.is_empty() => ci(),
+        "bench" if rest.len() <= 1 => bench(rest.first()),
+        "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -129,5 +137,18 @@ fn ci() -> Result<(), TaskError> {
         isolated.args(["-p", library]);
     }
     run_checked(&mut isolated)?;
+    if !fuzz::targets()?.is_empty() {
+        // The fuzz crate is its own workspace; checking it keeps every target compiling.
+        run_checked(cargo().args(["check", "--manifest-path", "fuzz/Cargo.toml", "--bins"]))?;
+    }
     conformance::run(&conformance::Options::default())
+}
+
+fn bench(filter: Option<&String>) -> Result<(), TaskError> {
+    let mut command = cargo();
+    command.args(["bench", "--package", "agentwire-benchmarks"]);
+    if let Some(filter) = filter {
+        command.args(["--", filter]);
+    }
+    run_checked(&mut command)
 }

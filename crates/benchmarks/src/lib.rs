@@ -1,0 +1,278 @@
+//! Deterministic data sets shared by every benchmark, so that formats are measured on the
+//! same values in the same run.
+//!
+//! Throughput is reported as compact-JSON bytes per second ([`compact_json_len`]): the time a
+//! codec takes to encode or decode a value, measured against the size that value has as compact
+//! JSON, so that formats with different output sizes compare fairly.
+#![deny(missing_docs)]
+
+use serde_json::{json, Map, Value};
+
+/// A small, seeded xorshift64* generator: the same seed gives the same data on every machine.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a non-zero seed (zero is replaced by a fixed constant).
+    pub fn new(seed: u64) -> Self {
+        Rng(if seed == 0 {
+            0x9E37_79B9_7F4A_7C15
+        } else {
+            seed
+        })
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+
+    /// One element of `items` (non-empty).
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+
+    /// A float in `[0, 1)` with two decimals.
+    pub fn cents(&mut self) -> f64 {
+        self.below(100) as f64 / 100.0
+    }
+}
+
+const FIRST: &[&str] = &[
+    "Alice", "Bob", "Carol", "Dmitri", "Eun-ji", "Farah", "Gustavo", "Hana", "Ivan", "Jamal",
+    "Kiri", "Lena", "Mateo", "Nia", "Oskar", "Priya",
+];
+const LAST: &[&str] = &[
+    "Chen", "Martinez", "Okafor", "Novak", "Kim", "Haddad", "Silva", "Tanaka", "Petrov", "Johnson",
+    "Walker", "Schmidt", "Rossi", "Singh", "Larsen", "Dubois",
+];
+const DEPARTMENTS: &[&str] = &[
+    "Engineering",
+    "Sales",
+    "Marketing",
+    "Support",
+    "Finance",
+    "Legal",
+];
+
+/// `n` flat rows of six fields (`id`, `name`, `email`, `department`, `salary`, `active`), as
+/// a JSON array: the shape of most list endpoints.
+pub fn rows(n: usize) -> Value {
+    let mut rng = Rng::new(0x5EED_0001);
+    let rows = (0..n)
+        .map(|i| {
+            let first = rng.pick(FIRST);
+            let last = rng.pick(LAST);
+            json!({
+                "id": i + 1,
+                "name": format!("{first} {last}"),
+                "email": format!("{}.{}{}@example.com", first.to_lowercase(), last.to_lowercase(), i),
+                "department": rng.pick(DEPARTMENTS),
+                "salary": 40_000 + rng.below(120_000),
+                "active": rng.below(5) != 0,
+            })
+        })
+        .collect();
+    Value::Array(rows)
+}
+
+/// `{"orders": [...]}` with `n` orders, each with a nested customer object and one to four
+/// line items.
+pub fn orders(n: usize) -> Value {
+    const TIERS: &[&str] = &["standard", "premium", "enterprise"];
+    const STATUS: &[&str] = &["pending", "paid", "shipped", "delivered", "refunded"];
+    const PRODUCTS: &[(&str, &str, f64)] = &[
+        ("SKU-WM01", "Wireless Mouse", 29.99),
+        ("SKU-UC02", "USB-C Cable", 14.99),
+        ("SKU-MK04", "Mechanical Keyboard", 89.99),
+        ("SKU-HD07", "27\" Monitor", 249.0),
+        ("SKU-LS11", "Laptop Stand", 39.5),
+        ("SKU-WC13", "Webcam, 1080p", 59.99),
+    ];
+    let mut rng = Rng::new(0x5EED_0002);
+    let orders = (0..n)
+        .map(|i| {
+            let first = rng.pick(FIRST);
+            let last = rng.pick(LAST);
+            let items: Vec<Value> = (0..1 + rng.below(4))
+                .map(|_| {
+                    let (sku, name, price) = *rng.pick(PRODUCTS);
+                    json!({"sku": sku, "name": name, "quantity": 1 + rng.below(3), "price": price})
+                })
+                .collect();
+            let subtotal: f64 = items
+                .iter()
+                .map(|it| {
+                    it["price"].as_f64().unwrap_or(0.0) * it["quantity"].as_f64().unwrap_or(0.0)
+                })
+                .sum();
+            let subtotal = (subtotal * 100.0).round() / 100.0;
+            let tax = (subtotal * 8.0).round() / 100.0;
+            json!({
+                "orderId": format!("ORD-{:05}", i + 1),
+                "customer": {
+                    "id": 1 + rng.below(500),
+                    "name": format!("{first} {last}"),
+                    "email": format!("{}@example.com", first.to_lowercase()),
+                    "tier": rng.pick(TIERS),
+                },
+                "items": items,
+                "subtotal": subtotal,
+                "tax": tax,
+                "total": ((subtotal + tax) * 100.0).round() / 100.0,
+                "status": rng.pick(STATUS),
+            })
+        })
+        .collect();
+    json!({ "orders": Value::Array(orders) })
+}
+
+/// A deep configuration object: 60 services whose settings nest up to 14 levels, with
+/// arrays of scalars and of objects along the way.
+pub fn deep_config() -> Value {
+    let mut rng = Rng::new(0x5EED_0003);
+    let mut services = Map::new();
+    for s in 0..60 {
+        services.insert(format!("service-{s:02}"), nested(&mut rng, 1, 2 + s % 13));
+    }
+    json!({
+        "version": 3,
+        "cluster": {"name": "prod-eu-west-1", "region": "eu-west-1", "zones": ["a", "b", "c"]},
+        "services": Value::Object(services),
+    })
+}
+
+fn nested(rng: &mut Rng, depth: usize, max_depth: usize) -> Value {
+    let mut object = Map::new();
+    object.insert("enabled".into(), Value::Bool(rng.below(4) != 0));
+    object.insert("replicas".into(), json!(1 + rng.below(8)));
+    object.insert("timeout_ms".into(), json!(250 * (1 + rng.below(40))));
+    object.insert(
+        "labels".into(),
+        json!(["web", "api", "batch", "edge"][..1 + rng.below(4) as usize]),
+    );
+    if depth < max_depth {
+        object.insert("child".into(), nested(rng, depth + 1, max_depth));
+        if depth % 3 == 0 {
+            let limits: Vec<Value> = (0..2)
+                .map(|i| json!({"name": format!("limit-{i}"), "value": rng.cents(), "unit": "cpu"}))
+                .collect();
+            object.insert("limits".into(), Value::Array(limits));
+        }
+    }
+    Value::Object(object)
+}
+
+/// A code-intelligence graph in the GCF fixtures' camelCase shape: `symbols` symbols spread
+/// over distances 0 to 3 and `edges` edges between them.
+pub fn graph(symbols: usize, edges: usize) -> Value {
+    const KINDS: &[&str] = &[
+        "function",
+        "method",
+        "type",
+        "interface",
+        "field",
+        "constant",
+    ];
+    const PROVENANCE: &[&str] = &["lsp_resolved", "ast", "rwr", "grep"];
+    const PACKAGES: &[&str] = &[
+        "auth", "server", "store", "cache", "api", "config", "metrics",
+    ];
+    const EDGE_TYPES: &[&str] = &["calls", "references", "implements", "contains"];
+    let mut rng = Rng::new(0x5EED_0004);
+    let names: Vec<String> = (0..symbols)
+        .map(|i| {
+            format!(
+                "github.com/acme/platform/{}.{}{}",
+                rng.pick(PACKAGES),
+                ["Handle", "New", "Validate", "Load", "Serve", "Flush"][i % 6],
+                i
+            )
+        })
+        .collect();
+    let symbol_values: Vec<Value> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            json!({
+                "qualifiedName": name,
+                "kind": rng.pick(KINDS),
+                "score": rng.cents(),
+                "provenance": rng.pick(PROVENANCE),
+                "distance": (i * 4 / symbols.max(1)) as u64,
+            })
+        })
+        .collect();
+    let edge_values: Vec<Value> = if symbols == 0 {
+        Vec::new()
+    } else {
+        (0..edges)
+            .map(|_| {
+                json!({
+                    "source": names[rng.below(symbols as u64) as usize],
+                    "target": names[rng.below(symbols as u64) as usize],
+                    "edgeType": rng.pick(EDGE_TYPES),
+                })
+            })
+            .collect()
+    };
+    json!({
+        "tool": "context_for_task",
+        "tokenBudget": 8000,
+        "tokensUsed": 40 * symbols,
+        "symbols": symbol_values,
+        "edges": edge_values,
+    })
+}
+
+/// The size of `value` as compact JSON, the denominator of every throughput figure.
+pub fn compact_json_len(value: &Value) -> usize {
+    serde_json::to_vec(value).map_or(0, |v| v.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_sets_are_deterministic_and_sized() {
+        assert_eq!(rows(10), rows(10));
+        assert_eq!(rows(10_000).as_array().unwrap().len(), 10_000);
+        assert_eq!(orders(2_000)["orders"].as_array().unwrap().len(), 2_000);
+        assert_eq!(graph(500, 200)["symbols"].as_array().unwrap().len(), 500);
+        assert_eq!(graph(500, 200)["edges"].as_array().unwrap().len(), 200);
+        assert_eq!(graph(0, 5)["edges"].as_array().unwrap().len(), 0);
+        assert_eq!(deep_config()["services"].as_object().unwrap().len(), 60);
+        assert!(compact_json_len(&rows(10_000)) > 1_000_000);
+    }
+
+    #[test]
+    fn deep_config_nests_fourteen_levels() {
+        fn depth(v: &Value) -> usize {
+            match v {
+                Value::Object(m) => 1 + m.values().map(depth).max().unwrap_or(0),
+                Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+                _ => 0,
+            }
+        }
+        let config = deep_config();
+        let deepest = config["services"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(depth)
+            .max()
+            .unwrap();
+        assert_eq!(deepest, 15); // 14 nested objects plus the labels array at the bottom
+    }
+}
