@@ -18,12 +18,20 @@ pub(crate) enum CliError {
     /// Standard output could not be written (other than a closed pipe).
     #[error("cannot write output: {0}")]
     Write(io::Error),
+    /// A usage error found after argument parsing (for example two flags that conflict in a
+    /// way clap cannot express); exits with status 2 like clap's own usage errors.
+    #[allow(dead_code)] // used by subcommands that validate their arguments themselves
+    #[error("{0}")]
+    Usage(String),
 }
 
 impl CliError {
-    /// The process exit status for this error: 1 for bad input and failures. Usage errors
-    /// (status 2) are reported by clap before a subcommand runs.
+    /// The process exit status for this error: 2 for usage errors, 1 for bad input and
+    /// failures. (clap reports its own usage errors, also with 2, before a subcommand runs.)
     pub(crate) fn exit_code(&self) -> u8 {
-        1
+        match self {
+            CliError::Usage(_) => 2,
+            _ => 1,
+        }
     }
 }
