@@ -1,0 +1,419 @@
+//! The crate's error type: one [`Error`], a [`#[non_exhaustive]`](ErrorKind) kind per failure,
+//! and the gateway spec's error code for each ([`ErrorCode`]).
+
+use std::fmt;
+
+use serde_json::{json, Map, Value};
+
+/// Every failure of this crate. The details are boxed, so `Result<T, Error>` stays small.
+///
+/// [`Error::code`] gives the gateway spec's error code and [`Error::to_json`] the error object
+/// of spec §3.4 that a gateway returns to the agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error(Box<ErrorKind>);
+
+impl Error {
+    pub(crate) fn new(kind: ErrorKind) -> Self {
+        Error(Box::new(kind))
+    }
+
+    /// What went wrong, with its position.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.0
+    }
+
+    /// Unwraps the kind.
+    pub fn into_kind(self) -> ErrorKind {
+        *self.0
+    }
+
+    /// The spec's error code for this error.
+    pub fn code(&self) -> ErrorCode {
+        self.0.code()
+    }
+
+    /// The error object of spec §3.4: `{"error", "message", "path", "details"}`.
+    ///
+    /// `path` is the offending browse path, or empty; `details` is always an object, holding
+    /// the machine-readable position and, for `ARGS_INVALID` from schema validation, one entry
+    /// per violation.
+    ///
+    /// ```
+    /// use agentwire_toolcard::parse_path;
+    ///
+    /// let error = parse_path("/github//issues").unwrap_err();
+    /// assert_eq!(
+    ///     error.to_json().to_string(),
+    ///     r#"{"error":"PATH_INVALID","message":"invalid path \"/github//issues\": empty segment at byte 8","path":"/github//issues","details":{"offset":8}}"#
+    /// );
+    /// ```
+    pub fn to_json(&self) -> Value {
+        let kind = &*self.0;
+        let mut details = Map::new();
+        let mut path = String::new();
+        match kind {
+            ErrorKind::InvalidToolId { offset, .. } => {
+                details.insert("offset".into(), json!(offset));
+            }
+            ErrorKind::InvalidTool { pointer, .. } => {
+                details.insert("pointer".into(), json!(pointer));
+            }
+            ErrorKind::InvalidJson { line, column, .. } => {
+                details.insert("line".into(), json!(line));
+                details.insert("column".into(), json!(column));
+            }
+            ErrorKind::Collision {
+                tool_id,
+                first,
+                second,
+            } => {
+                details.insert("tool_id".into(), json!(tool_id));
+                details.insert("upstream".into(), json!([first, second]));
+            }
+            ErrorKind::CardOverBudget { id, tokens, cap } => {
+                details.insert("id".into(), json!(id));
+                details.insert("tokens".into(), json!(tokens));
+                details.insert("cap".into(), json!(cap));
+            }
+            ErrorKind::ResponseOverBudget { tokens, cap, cards } => {
+                details.insert("tokens".into(), json!(tokens));
+                details.insert("cap".into(), json!(cap));
+                details.insert("cards".into(), json!(cards));
+            }
+            ErrorKind::InvalidCard { field, .. } => {
+                details.insert("field".into(), json!(field));
+            }
+            ErrorKind::PathInvalid {
+                path: p, offset, ..
+            } => {
+                path.clone_from(p);
+                details.insert("offset".into(), json!(offset));
+            }
+            ErrorKind::PathNotFound { path: p, resolved } => {
+                path.clone_from(p);
+                details.insert("resolved".into(), json!(resolved));
+            }
+            ErrorKind::ArgsInvalid {
+                field, violations, ..
+            } => {
+                if let Some(field) = field {
+                    details.insert("field".into(), json!(field));
+                }
+                if !violations.is_empty() {
+                    let list: Vec<Value> = violations
+                        .iter()
+                        .map(|v| {
+                            json!({
+                                "instance_path": v.instance_path,
+                                "schema_path": v.schema_path,
+                                "message": v.message,
+                            })
+                        })
+                        .collect();
+                    details.insert("violations".into(), Value::Array(list));
+                }
+            }
+            ErrorKind::HydrateFailed { tool_id, .. } | ErrorKind::SchemaInvalid { tool_id, .. } => {
+                details.insert("tool_id".into(), json!(tool_id));
+            }
+        }
+        let mut object = Map::new();
+        object.insert("error".into(), json!(self.code().as_str()));
+        object.insert("message".into(), json!(self.to_string()));
+        object.insert("path".into(), json!(path));
+        object.insert("details".into(), Value::Object(details));
+        Value::Object(object)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Self {
+        Error::new(kind)
+    }
+}
+
+/// The gateway spec's error codes. Several [`ErrorKind`]s share `CATALOG_ERROR`, the spec's
+/// `CatalogError`: malformed ids, collisions, cards over the hard cap, bad tool definitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// `CATALOG_ERROR`: the spec's `CatalogError` (§1.5, §1.6, §2.3).
+    Catalog,
+    /// `PATH_INVALID`: a browse path that breaks the grammar of §3.2.
+    PathInvalid,
+    /// `PATH_NOT_FOUND`: a well-formed path that addresses no node (§3.4).
+    PathNotFound,
+    /// `ARGS_INVALID`: bad `tool_browse` arguments (§3.1) or tool arguments that fail the
+    /// tool's schema (§4.4).
+    ArgsInvalid,
+    /// `HYDRATE_FAILED`: no tool with that id (§5.5).
+    HydrateFailed,
+    /// `SCHEMA_INVALID`: the upstream tool's input schema cannot be compiled, so arguments
+    /// cannot be validated.
+    SchemaInvalid,
+}
+
+impl ErrorCode {
+    /// The code as it appears in the `error` member of §3.4's error object.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Catalog => "CATALOG_ERROR",
+            ErrorCode::PathInvalid => "PATH_INVALID",
+            ErrorCode::PathNotFound => "PATH_NOT_FOUND",
+            ErrorCode::ArgsInvalid => "ARGS_INVALID",
+            ErrorCode::HydrateFailed => "HYDRATE_FAILED",
+            ErrorCode::SchemaInvalid => "SCHEMA_INVALID",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which rule of the tool_id grammar (§1.1) an input breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum IdProblem {
+    /// Longer than 240 bytes.
+    TooLong,
+    /// No `:` between namespace and name.
+    MissingColon,
+    /// The namespace breaks `[a-z][a-z0-9_-]{0,63}`.
+    Namespace,
+    /// The name breaks `[A-Za-z_][A-Za-z0-9_.-]{0,127}`.
+    Name,
+    /// The version breaks `[A-Za-z0-9._-]{1,32}`.
+    Version,
+    /// The hash breaks `[0-9a-f]{8}`.
+    Hash8,
+    /// Neither `@version` nor `#hash8`: §1.2 requires the hash when the version is absent.
+    Unversioned,
+    /// Characters after the id (for example a second `#`).
+    Trailing,
+}
+
+impl fmt::Display for IdProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IdProblem::TooLong => "longer than 240 characters",
+            IdProblem::MissingColon => "expected `:` after the namespace",
+            IdProblem::Namespace => "the namespace must match [a-z][a-z0-9_-]{0,63}",
+            IdProblem::Name => "the name must match [A-Za-z_][A-Za-z0-9_.-]{0,127}",
+            IdProblem::Version => "the version must match [A-Za-z0-9._-]{1,32}",
+            IdProblem::Hash8 => "the hash must be 8 lowercase hex digits",
+            IdProblem::Unversioned => "expected `@version` or `#hash8` after the name",
+            IdProblem::Trailing => "unexpected characters after the id",
+        })
+    }
+}
+
+/// One violation of a tool's input schema, from [`Catalog::validate_args`](crate::Catalog::validate_args).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// JSON pointer to the offending part of the arguments (`""` for the whole object).
+    pub instance_path: String,
+    /// JSON pointer to the schema keyword that failed, such as `/required`.
+    pub schema_path: String,
+    /// The validator's message, such as `"path" is a required property`.
+    pub message: String,
+}
+
+/// What went wrong. Each variant carries its position: a byte offset into an id or a path, a
+/// JSON pointer into a tool definition, a line and column in JSON text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A string is not a tool_id (§1.1). Code `CATALOG_ERROR`.
+    #[error("invalid tool_id {input:?}: {problem} (at byte {offset})")]
+    InvalidToolId {
+        /// The input, cut to its first 256 bytes.
+        input: String,
+        /// Byte offset of the first offending character.
+        offset: usize,
+        /// The rule broken.
+        problem: IdProblem,
+    },
+    /// A tool definition cannot become a catalog entry. Code `CATALOG_ERROR`.
+    #[error("invalid tool at {pointer}: {reason}")]
+    InvalidTool {
+        /// JSON pointer to the offending member, such as `/tools/3/name`.
+        pointer: String,
+        /// The upstream tool name, when it could be read.
+        upstream_name: Option<String>,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Text that should be a JSON document is not. Code `CATALOG_ERROR`.
+    #[error("invalid JSON at line {line}, column {column}: {message}")]
+    InvalidJson {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// Two upstream tools map to one tool_id (§1.5). Code `CATALOG_ERROR`.
+    #[error("tool_id collision: {first:?} and {second:?} both map to {tool_id}")]
+    Collision {
+        /// The shared id.
+        tool_id: String,
+        /// The upstream name registered first.
+        first: String,
+        /// The upstream name registered second.
+        second: String,
+    },
+    /// A card is over the hard cap of 80 tokens after truncation (§2.3). Code `CATALOG_ERROR`.
+    #[error("card {id} is {tokens} tokens after truncation, over the hard cap of {cap}")]
+    CardOverBudget {
+        /// The card's id.
+        id: String,
+        /// Its rendered size in cl100k_base tokens.
+        tokens: usize,
+        /// The hard cap.
+        cap: usize,
+    },
+    /// A browse response is over `80 × n + 32` tokens (§2.3). Code `CATALOG_ERROR`.
+    #[error("browse response of {cards} cards is {tokens} tokens, over the cap of {cap}")]
+    ResponseOverBudget {
+        /// The rendered response's size in cl100k_base tokens.
+        tokens: usize,
+        /// `80 × cards + 32`.
+        cap: usize,
+        /// The number of cards.
+        cards: usize,
+    },
+    /// A card field breaks §2.1 (a name over 64 characters, an empty id). Code
+    /// `CATALOG_ERROR`.
+    #[error("invalid card field `{field}`: {reason}")]
+    InvalidCard {
+        /// The field.
+        field: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A browse path breaks the grammar of §3.2. Code `PATH_INVALID`.
+    #[error("invalid path {path:?}: {reason} at byte {offset}")]
+    PathInvalid {
+        /// The path, cut to its first 256 bytes.
+        path: String,
+        /// Byte offset of the offending character or segment.
+        offset: usize,
+        /// The rule broken.
+        reason: &'static str,
+    },
+    /// A well-formed path addresses no node. Code `PATH_NOT_FOUND`.
+    #[error("path {path:?} not found: {resolved:?} has no child {missing:?}", missing = missing_segment(path, resolved))]
+    PathNotFound {
+        /// The path, cut to its first 256 bytes.
+        path: String,
+        /// The longest prefix of the path that does resolve (`/` at least).
+        resolved: String,
+    },
+    /// Bad arguments: `tool_browse` arguments (§3.1), or tool arguments that fail the tool's
+    /// input schema (§4.4). Code `ARGS_INVALID`.
+    #[error("{message}")]
+    ArgsInvalid {
+        /// A one-line summary.
+        message: String,
+        /// The argument at fault, for `tool_browse` arguments.
+        field: Option<String>,
+        /// Schema violations, in the validator's order.
+        violations: Vec<Violation>,
+    },
+    /// No tool with this id. Code `HYDRATE_FAILED`.
+    #[error("cannot hydrate {tool_id:?}: {reason}")]
+    HydrateFailed {
+        /// The requested id, cut to its first 256 bytes.
+        tool_id: String,
+        /// Why.
+        reason: String,
+    },
+    /// The tool's input schema is not a valid JSON Schema. Code `SCHEMA_INVALID`.
+    #[error("the input schema of {tool_id} is invalid: {message}")]
+    SchemaInvalid {
+        /// The tool.
+        tool_id: String,
+        /// The compiler's message.
+        message: String,
+    },
+}
+
+impl ErrorKind {
+    /// The spec's error code for this kind.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ErrorKind::InvalidToolId { .. }
+            | ErrorKind::InvalidTool { .. }
+            | ErrorKind::InvalidJson { .. }
+            | ErrorKind::Collision { .. }
+            | ErrorKind::CardOverBudget { .. }
+            | ErrorKind::ResponseOverBudget { .. }
+            | ErrorKind::InvalidCard { .. } => ErrorCode::Catalog,
+            ErrorKind::PathInvalid { .. } => ErrorCode::PathInvalid,
+            ErrorKind::PathNotFound { .. } => ErrorCode::PathNotFound,
+            ErrorKind::ArgsInvalid { .. } => ErrorCode::ArgsInvalid,
+            ErrorKind::HydrateFailed { .. } => ErrorCode::HydrateFailed,
+            ErrorKind::SchemaInvalid { .. } => ErrorCode::SchemaInvalid,
+        }
+    }
+}
+
+fn missing_segment<'a>(path: &'a str, resolved: &str) -> &'a str {
+    let rest = path.get(resolved.len()..).unwrap_or("");
+    let rest = rest.trim_start_matches('/');
+    rest.split('/').next().unwrap_or("")
+}
+
+/// Cuts untrusted text kept in an error to at most 256 bytes, on a character boundary.
+pub(crate) fn clip(text: &str) -> String {
+    const MAX: usize = 256;
+    if text.len() <= MAX {
+        return text.to_owned();
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+pub(crate) fn args_invalid(field: Option<&str>, message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::ArgsInvalid {
+        message: message.into(),
+        field: field.map(str::to_owned),
+        violations: Vec::new(),
+    })
+}
+
+pub(crate) fn invalid_tool(pointer: String, upstream_name: Option<&str>, reason: String) -> Error {
+    Error::new(ErrorKind::InvalidTool {
+        pointer,
+        upstream_name: upstream_name.map(str::to_owned),
+        reason,
+    })
+}
+
+pub(crate) fn invalid_json(error: &serde_json::Error) -> Error {
+    let message = error.to_string();
+    let message = match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message,
+    };
+    Error::new(ErrorKind::InvalidJson {
+        line: error.line(),
+        column: error.column(),
+        message,
+    })
+}
