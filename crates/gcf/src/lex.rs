@@ -1,0 +1,1173 @@
+//! The lexical layer shared by both profiles (spec §2, §2a, §4.1, §4.2, §11): UTF-8 input
+//! validation, the line reader (LF or CRLF, blank lines, `# ` comments, indentation, line
+//! length limit), quoted strings, scalar tokens with their precedence rules, keys and field
+//! declarations, splitting on a delimiter outside quotes, count brackets, and on the encoding
+//! side the quoting obligation and canonical escaping.
+//!
+//! Everything here borrows from the input; strings are copied only when they contain escapes.
+
+use std::borrow::Cow;
+
+use crate::error::{Error, ErrorKind, Position, Result};
+use crate::number;
+
+// ---------------------------------------------------------------------------------------------
+// Input
+
+/// Validates that `input` is UTF-8 (spec §2.2, §20). Literal surrogates (the CESU-8 bytes
+/// `ED A0..BF ..`) are reported as `invalid_surrogate`, other malformed bytes as
+/// `invalid_utf8`, both with their position.
+pub(crate) fn utf8(input: &[u8]) -> Result<&str> {
+    match std::str::from_utf8(input) {
+        Ok(text) => Ok(text),
+        Err(e) => {
+            let at = e.valid_up_to();
+            let valid = &input[..at];
+            let line = 1 + memchr::memchr_iter(b'\n', valid).count();
+            let line_start = memchr::memrchr(b'\n', valid).map_or(0, |i| i + 1);
+            // The prefix is valid UTF-8, so counting chars there cannot fail.
+            let column =
+                1 + std::str::from_utf8(&valid[line_start..]).map_or(0, |s| s.chars().count());
+            let surrogate =
+                input.get(at) == Some(&0xED) && matches!(input.get(at + 1), Some(0xA0..=0xBF));
+            let (kind, message) = if surrogate {
+                (
+                    ErrorKind::InvalidSurrogate,
+                    "a literal UTF-16 surrogate (U+D800..U+DFFF) is not a Unicode scalar value",
+                )
+            } else {
+                (ErrorKind::InvalidUtf8, "malformed UTF-8 byte sequence")
+            };
+            Err(Error::at(kind, line, column, message))
+        }
+    }
+}
+
+/// The byte offset of `inner` within `outer`; `inner` must be a subslice of `outer`.
+pub(crate) fn offset_in(outer: &str, inner: &str) -> usize {
+    (inner.as_ptr() as usize).saturating_sub(outer.as_ptr() as usize)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lines
+
+/// One line of input: its content after the indentation, without the terminator (and without
+/// one trailing `\r`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Line<'a> {
+    /// The content after the leading spaces.
+    pub(crate) text: &'a str,
+    /// The number of leading spaces.
+    pub(crate) indent: usize,
+    /// The 1-based line number.
+    pub(crate) number: usize,
+}
+
+impl<'a> Line<'a> {
+    /// The column (from 1, in characters) of byte `offset` of [`Line::text`].
+    pub(crate) fn column_at(&self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        let prefix = self.text.get(..offset).unwrap_or(self.text);
+        self.indent + prefix.chars().count() + 1
+    }
+
+    /// The column of `part`, a subslice of [`Line::text`].
+    pub(crate) fn column_of(&self, part: &str) -> usize {
+        self.column_at(offset_in(self.text, part))
+    }
+
+    /// The position of `part`, a subslice of [`Line::text`].
+    pub(crate) fn position_of(&self, part: &str) -> Position {
+        Position {
+            line: self.number,
+            column: self.column_of(part),
+        }
+    }
+
+    /// An error located at `part` (a subslice of [`Line::text`]).
+    #[cold]
+    pub(crate) fn error_at(
+        &self,
+        kind: ErrorKind,
+        part: &str,
+        message: impl Into<String>,
+    ) -> Error {
+        Error::new(kind, message).with_position(self.position_of(part))
+    }
+
+    /// An error located at the start of the line's content.
+    #[cold]
+    pub(crate) fn error(&self, kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error::at(kind, self.number, self.indent + 1, message)
+    }
+
+    /// The indentation in levels of two spaces; an odd number of spaces is `invalid_indent`.
+    pub(crate) fn level(&self) -> Result<usize> {
+        if self.indent.is_multiple_of(2) {
+            Ok(self.indent / 2)
+        } else {
+            Err(Error::at(
+                ErrorKind::InvalidIndent,
+                self.number,
+                1,
+                format!(
+                    "indentation of {} spaces is not a multiple of two",
+                    self.indent
+                ),
+            ))
+        }
+    }
+}
+
+/// Where a [`Lines`] reader stands: the byte offset and number of the next line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Cursor {
+    pub(crate) offset: usize,
+    pub(crate) number: usize,
+}
+
+/// Reads lines, LF or CRLF terminated (the last may be unterminated), enforcing the line
+/// length limit and rejecting tabs in indentation. [`Lines::peek`] and [`Lines::next`] skip
+/// blank lines and `# ` comment lines, as decoders must (spec §4.2, §11);
+/// [`Lines::next_raw`] returns every line.
+#[derive(Debug, Clone)]
+pub(crate) struct Lines<'a> {
+    src: &'a str,
+    cursor: Cursor,
+    max_line_length: usize,
+    /// The next significant line and the cursor after it.
+    peeked: Option<(Line<'a>, Cursor)>,
+}
+
+impl<'a> Lines<'a> {
+    /// A reader over `src`, from its first line.
+    pub(crate) fn new(src: &'a str, max_line_length: usize) -> Self {
+        Lines {
+            src,
+            cursor: Cursor {
+                offset: 0,
+                number: 1,
+            },
+            max_line_length,
+            peeked: None,
+        }
+    }
+
+    /// The whole input.
+    pub(crate) fn source(&self) -> &'a str {
+        self.src
+    }
+
+    /// Where the reader stands (before any peeked line).
+    pub(crate) fn cursor(&self) -> Cursor {
+        self.cursor
+    }
+
+    /// Moves the reader to `cursor` (from [`Lines::cursor`]).
+    pub(crate) fn seek(&mut self, cursor: Cursor) {
+        self.cursor = cursor;
+        self.peeked = None;
+    }
+
+    /// The number of the line after the last one: where "end of input" errors point.
+    pub(crate) fn end_line(&self) -> usize {
+        let newlines = memchr::memchr_iter(b'\n', self.src.as_bytes()).count();
+        if self.src.ends_with('\n') || self.src.is_empty() {
+            newlines.max(1)
+        } else {
+            newlines + 1
+        }
+    }
+
+    /// The next line, blank or not; `None` at the end of input.
+    pub(crate) fn next_raw(&mut self) -> Result<Option<Line<'a>>> {
+        self.peeked = None;
+        let Some((line, next)) = self.read_at(self.cursor)? else {
+            return Ok(None);
+        };
+        self.cursor = next;
+        Ok(Some(line))
+    }
+
+    fn read_at(&self, at: Cursor) -> Result<Option<(Line<'a>, Cursor)>> {
+        let rest = match self.src.get(at.offset..) {
+            Some(rest) if !rest.is_empty() => rest,
+            _ => return Ok(None),
+        };
+        let (raw, consumed) = match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(i) => (&rest[..i], i + 1),
+            None => (rest, rest.len()),
+        };
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
+        if raw.len() > self.max_line_length {
+            return Err(Error::at(
+                ErrorKind::LimitExceeded(crate::Limit::LineLength),
+                at.number,
+                1,
+                format!(
+                    "line of {} bytes exceeds the limit of {}",
+                    raw.len(),
+                    self.max_line_length
+                ),
+            ));
+        }
+        let indent = raw.bytes().take_while(|&b| b == b' ').count();
+        let text = &raw[indent..];
+        let next = Cursor {
+            offset: at.offset + consumed,
+            number: at.number + 1,
+        };
+        Ok(Some((
+            Line {
+                text,
+                indent,
+                number: at.number,
+            },
+            next,
+        )))
+    }
+
+    /// The next significant line (not blank, not a comment), without consuming it.
+    pub(crate) fn peek(&mut self) -> Result<Option<Line<'a>>> {
+        if let Some((line, _)) = self.peeked {
+            return Ok(Some(line));
+        }
+        let mut at = self.cursor;
+        loop {
+            let Some((line, next)) = self.read_at(at)? else {
+                return Ok(None);
+            };
+            if line.text.starts_with('\t') {
+                if line.text.bytes().all(|b| b == b'\t' || b == b' ') {
+                    // Completely blank: ignored.
+                    at = next;
+                    continue;
+                }
+                return Err(Error::at(
+                    ErrorKind::TabIndentation,
+                    line.number,
+                    line.indent + 1,
+                    "tab character in indentation (indent with two spaces per level)",
+                ));
+            }
+            if line.text.is_empty() || line.text.starts_with("# ") {
+                at = next;
+                continue;
+            }
+            self.peeked = Some((line, next));
+            return Ok(Some(line));
+        }
+    }
+
+    /// The next significant line, consumed.
+    pub(crate) fn next(&mut self) -> Result<Option<Line<'a>>> {
+        let line = self.peek()?;
+        if let Some((_, next)) = self.peeked.take() {
+            self.cursor = next;
+        }
+        Ok(line)
+    }
+
+    /// Consumes the line returned by the last [`Lines::peek`].
+    pub(crate) fn advance(&mut self) {
+        if let Some((_, next)) = self.peeked.take() {
+            self.cursor = next;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quoted strings
+
+/// Finds the end of the quoted string that starts `s` (which begins with `"`): the byte
+/// offset just past the closing quote, or `None` if it is unterminated. Escapes are skipped,
+/// not validated.
+pub(crate) fn quoted_end(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = 1;
+    loop {
+        let j = i + memchr::memchr2(b'"', b'\\', b.get(i..)?)?;
+        if b[j] == b'"' {
+            return Some(j + 1);
+        }
+        i = j + 2;
+    }
+}
+
+/// Decodes the quoted string at the start of `s` (which begins with `"`), returning it and
+/// the bytes consumed. Borrowed when it has no escapes.
+pub(crate) fn quoted<'a>(line: &Line<'a>, s: &'a str) -> Result<(Cow<'a, str>, usize)> {
+    let b = s.as_bytes();
+    // Fast path: no escapes and no control characters before the closing quote.
+    let i = match memchr::memchr2(b'"', b'\\', &b[1..]) {
+        None => {
+            if let Some(c) = b[1..].iter().position(|&c| c < 0x20) {
+                return Err(raw_control(line, s, 1 + c));
+            }
+            return Err(line.error_at(
+                ErrorKind::UnterminatedQuote,
+                s,
+                "quoted string has no closing quote",
+            ));
+        }
+        Some(j) if b[1 + j] == b'"' => {
+            let body = &s[1..1 + j];
+            if let Some(c) = body.bytes().position(|c| c < 0x20) {
+                return Err(raw_control(line, s, 1 + c));
+            }
+            return Ok((Cow::Borrowed(body), j + 2));
+        }
+        Some(j) => 1 + j,
+    };
+    // Slow path: unescape from the first backslash.
+    let mut i = i;
+    let mut out = String::with_capacity(s.len());
+    out.push_str(&s[1..i]);
+    if let Some(c) = out.bytes().position(|c| c < 0x20) {
+        return Err(raw_control(line, s, 1 + c));
+    }
+    loop {
+        let Some(&c) = b.get(i) else {
+            return Err(line.error_at(
+                ErrorKind::UnterminatedQuote,
+                s,
+                "quoted string has no closing quote",
+            ));
+        };
+        match c {
+            b'"' => return Ok((Cow::Owned(out), i + 1)),
+            b'\\' => {
+                let Some(&e) = b.get(i + 1) else {
+                    return Err(line.error_at(
+                        ErrorKind::UnterminatedQuote,
+                        s,
+                        "quoted string ends inside an escape",
+                    ));
+                };
+                let simple = match e {
+                    b'"' => Some('"'),
+                    b'\\' => Some('\\'),
+                    b'/' => Some('/'),
+                    b'b' => Some('\u{8}'),
+                    b'f' => Some('\u{c}'),
+                    b'n' => Some('\n'),
+                    b'r' => Some('\r'),
+                    b't' => Some('\t'),
+                    _ => None,
+                };
+                if let Some(ch) = simple {
+                    out.push(ch);
+                    i += 2;
+                    continue;
+                }
+                if e != b'u' {
+                    let esc = s.get(i..).unwrap_or(s);
+                    let shown: String = esc.chars().take(2).collect();
+                    return Err(line.error_at(
+                        ErrorKind::InvalidEscape,
+                        esc,
+                        format!("invalid escape {shown:?} (allowed: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)"),
+                    ));
+                }
+                let esc = &s[i..];
+                let unit = hex4(b.get(i + 2..i + 6)).ok_or_else(|| {
+                    line.error_at(
+                        ErrorKind::InvalidEscape,
+                        esc,
+                        "\\u must be followed by four hexadecimal digits",
+                    )
+                })?;
+                i += 6;
+                let ch = match unit {
+                    0xD800..=0xDBFF => {
+                        let low = if b.get(i) == Some(&b'\\') && b.get(i + 1) == Some(&b'u') {
+                            hex4(b.get(i + 2..i + 6))
+                        } else {
+                            None
+                        };
+                        match low {
+                            Some(low @ 0xDC00..=0xDFFF) => {
+                                i += 6;
+                                let cp = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                                char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER)
+                            }
+                            _ => {
+                                return Err(line.error_at(
+                                    ErrorKind::InvalidSurrogate,
+                                    esc,
+                                    format!(
+                                        "high surrogate \\u{unit:04X} is not followed by a low surrogate escape"
+                                    ),
+                                ))
+                            }
+                        }
+                    }
+                    0xDC00..=0xDFFF => {
+                        return Err(line.error_at(
+                            ErrorKind::InvalidSurrogate,
+                            esc,
+                            format!("isolated low surrogate \\u{unit:04X}"),
+                        ))
+                    }
+                    // Not a surrogate, so a scalar value.
+                    _ => char::from_u32(unit).unwrap_or(char::REPLACEMENT_CHARACTER),
+                };
+                out.push(ch);
+            }
+            c if c < 0x20 => return Err(raw_control(line, s, i)),
+            _ => {
+                // Copy the run up to the next quote, backslash or control character.
+                let run_end = b[i..]
+                    .iter()
+                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                    .map_or(b.len(), |p| i + p);
+                out.push_str(&s[i..run_end]);
+                i = run_end;
+            }
+        }
+    }
+}
+
+fn hex4(digits: Option<&[u8]>) -> Option<u32> {
+    let digits = digits?;
+    if digits.len() != 4 {
+        return None;
+    }
+    digits.iter().try_fold(0u32, |acc, &d| {
+        let v = char::from(d).to_digit(16)?;
+        Some(acc * 16 + v)
+    })
+}
+
+#[cold]
+fn raw_control(line: &Line<'_>, s: &str, at: usize) -> Error {
+    let part = s.get(at..).unwrap_or(s);
+    let code = s.as_bytes().get(at).copied().unwrap_or(0);
+    line.error_at(
+        ErrorKind::InvalidEscape,
+        part,
+        format!("raw control character U+{code:04X} inside quotes (escape it)"),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalars
+
+/// A scalar token classified by the precedence rules of spec §2.1.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Scalar<'a> {
+    /// `-`.
+    Null,
+    /// `~`: the field is absent (tabular cells only).
+    Missing,
+    /// `^`: an attachment marker (tabular cells only).
+    Marker,
+    /// `^{...}`: an inline-schema marker; the field declaration including its braces.
+    InlineMarker(&'a str),
+    /// `true` / `false`.
+    Bool(bool),
+    /// A lexeme matching the JSON number grammar.
+    Number(&'a str),
+    /// A quoted or bare string.
+    Str(Cow<'a, str>),
+}
+
+/// Trims the structural whitespace (ASCII space and tab) around an unquoted token (spec §4.2).
+pub(crate) fn trim(token: &str) -> &str {
+    token.trim_matches(|c| c == ' ' || c == '\t')
+}
+
+/// Classifies a token (already trimmed) by the precedence rules of spec §2.1. Context rules
+/// (where `~` and markers are allowed) are the caller's.
+pub(crate) fn scalar<'a>(line: &Line<'a>, token: &'a str) -> Result<Scalar<'a>> {
+    let b = token.as_bytes();
+    match b.first() {
+        None => return Ok(Scalar::Str(Cow::Borrowed(""))),
+        Some(b'"') => {
+            let (s, used) = quoted(line, token)?;
+            if used != token.len() {
+                return Err(line.error_at(
+                    ErrorKind::TrailingCharacters,
+                    &token[used..],
+                    "characters after the closing quote",
+                ));
+            }
+            return Ok(Scalar::Str(s));
+        }
+        Some(b'-') if b.len() == 1 => return Ok(Scalar::Null),
+        Some(b'~') if b.len() == 1 => return Ok(Scalar::Missing),
+        Some(b'^') => {
+            if b.len() == 1 {
+                return Ok(Scalar::Marker);
+            }
+            if b[1] == b'{' && b[b.len() - 1] == b'}' {
+                return Ok(Scalar::InlineMarker(&token[1..]));
+            }
+        }
+        Some(b't') if token == "true" => return Ok(Scalar::Bool(true)),
+        Some(b'f') if token == "false" => return Ok(Scalar::Bool(false)),
+        Some(b'-' | b'0'..=b'9') if number::is_json_number(token) => {
+            return Ok(Scalar::Number(token))
+        }
+        _ => {}
+    }
+    Ok(Scalar::Str(Cow::Borrowed(token)))
+}
+
+/// Splits `text` on `delim` outside quoted tokens: a token is quoted when it starts (after
+/// spaces and tabs) with `"`, and then runs to its closing quote. Yields the raw tokens,
+/// untrimmed; an empty `text` yields one empty token.
+pub(crate) fn split(text: &str, delim: u8) -> Split<'_> {
+    Split {
+        text,
+        pos: 0,
+        done: false,
+        delim,
+    }
+}
+
+/// The iterator of [`split`].
+#[derive(Debug, Clone)]
+pub(crate) struct Split<'a> {
+    text: &'a str,
+    pos: usize,
+    done: bool,
+    delim: u8,
+}
+
+impl<'a> Iterator for Split<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.done {
+            return None;
+        }
+        let b = self.text.as_bytes();
+        let start = self.pos;
+        let mut i = start;
+        while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+            i += 1;
+        }
+        if b.get(i) == Some(&b'"') {
+            // A quoted token: skip to its closing quote (or the end if unterminated).
+            i = match quoted_end(&self.text[i..]) {
+                Some(end) => i + end,
+                None => b.len(),
+            };
+        }
+        match memchr::memchr(self.delim, &b[i..]) {
+            Some(j) => {
+                self.pos = i + j + 1;
+                Some(&self.text[start..i + j])
+            }
+            None => {
+                self.done = true;
+                Some(&self.text[start..])
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys, field declarations, counts
+
+/// Whether `s` is a bare key: `[A-Za-z_][A-Za-z0-9_]*` (spec §2a.1).
+pub(crate) fn is_bare_key(s: &str) -> bool {
+    let b = s.as_bytes();
+    match b.first() {
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {}
+        _ => return false,
+    }
+    b[1..]
+        .iter()
+        .all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// The length of the bare key at the start of `s` (0 if none).
+fn bare_key_len(s: &str) -> usize {
+    let b = s.as_bytes();
+    match b.first() {
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {}
+        _ => return 0,
+    }
+    1 + b[1..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count()
+}
+
+/// Reads the key (bare or quoted) at the start of `s`, returning it and the rest of `s`.
+/// `terminators` are the bytes that may follow a bare key; anything else after one makes the
+/// whole word an `invalid_key` (so `a-b=1` is reported as the key `a-b`, not as `a`).
+pub(crate) fn key<'a>(
+    line: &Line<'a>,
+    s: &'a str,
+    terminators: &[u8],
+) -> Result<(Cow<'a, str>, &'a str)> {
+    if s.starts_with('"') {
+        let (k, used) = quoted(line, s)?;
+        return Ok((k, &s[used..]));
+    }
+    let n = bare_key_len(s);
+    let next = s.as_bytes().get(n);
+    if n == 0 || next.is_some_and(|c| !terminators.contains(c)) {
+        let word_end = s
+            .bytes()
+            .position(|c| terminators.contains(&c))
+            .unwrap_or(s.len());
+        let word = &s[..word_end];
+        return Err(line.error_at(
+            ErrorKind::InvalidKey,
+            s,
+            format!(
+                "{word:?} is not a bare key ([A-Za-z_][A-Za-z0-9_]*); quote it as a JSON string"
+            ),
+        ));
+    }
+    Ok((Cow::Borrowed(&s[..n]), &s[n..]))
+}
+
+/// Parses the field declaration at the start of `s` (which begins with `{`): comma-separated
+/// keys up to the matching `}`, outside quotes. Returns the names and the rest after `}`.
+/// Duplicate names are `duplicate_field_name`; more than `max_fields` names is
+/// `limit_exceeded`; other malformations are `invalid_kind`.
+pub(crate) fn field_decl<'a>(
+    line: &Line<'a>,
+    s: &'a str,
+    max_fields: usize,
+    invalid_kind: ErrorKind,
+) -> Result<(Vec<Cow<'a, str>>, &'a str)> {
+    debug_assert!(s.starts_with('{'));
+    let b = s.as_bytes();
+    let mut fields: Vec<Cow<'a, str>> = Vec::new();
+    let mut i = 1;
+    loop {
+        while matches!(b.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        let item = &s[i..];
+        let (name, rest) = if item.starts_with('"') {
+            let (name, used) = quoted(line, item)?;
+            (name, &item[used..])
+        } else {
+            let n = bare_key_len(item);
+            if n == 0 {
+                let shown: String = item.chars().take(16).collect();
+                return Err(line.error_at(
+                    invalid_kind,
+                    item,
+                    if item.starts_with('}') {
+                        "empty field name in field declaration".to_owned()
+                    } else {
+                        format!("expected a field name (bare or quoted key), found {shown:?}")
+                    },
+                ));
+            }
+            (Cow::Borrowed(&item[..n]), &item[n..])
+        };
+        let rest_trimmed = rest.trim_start_matches([' ', '\t']);
+        if fields.contains(&name) {
+            return Err(line.error_at(
+                ErrorKind::DuplicateFieldName,
+                item,
+                format!("field {name:?} is declared twice"),
+            ));
+        }
+        fields.push(name);
+        if fields.len() > max_fields {
+            return Err(line.error_at(
+                ErrorKind::LimitExceeded(crate::Limit::Fields),
+                s,
+                format!("field declaration exceeds the limit of {max_fields} fields"),
+            ));
+        }
+        i = offset_in(s, rest_trimmed);
+        match b.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => return Ok((fields, &s[i + 1..])),
+            _ => {
+                return Err(line.error_at(
+                    invalid_kind,
+                    rest_trimmed,
+                    "expected `,` or `}` in field declaration",
+                ))
+            }
+        }
+    }
+}
+
+/// A declared count: `[N]` or the deferred `[?]` (spec §8.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Count {
+    /// `[N]`. Saturates at `u64::MAX` (any limit rejects it first).
+    Known(u64),
+    /// `[?]`.
+    Deferred,
+}
+
+/// Parses the count bracket at the start of `s` (which begins with `[`), returning the count
+/// and the rest after `]`. Anything but `0`, a decimal without leading zeros, or `?` is
+/// `invalid_count`.
+pub(crate) fn count<'a>(line: &Line<'a>, s: &'a str) -> Result<(Count, &'a str)> {
+    debug_assert!(s.starts_with('['));
+    let Some(close) = memchr::memchr(b']', s.as_bytes()) else {
+        return Err(line.error_at(ErrorKind::InvalidCount, s, "count bracket has no `]`"));
+    };
+    let inner = &s[1..close];
+    let rest = &s[close + 1..];
+    if inner == "?" {
+        return Ok((Count::Deferred, rest));
+    }
+    let b = inner.as_bytes();
+    let valid = match b.first() {
+        Some(b'0') => b.len() == 1,
+        Some(b'1'..=b'9') => b.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    if !valid {
+        return Err(line.error_at(
+            ErrorKind::InvalidCount,
+            s,
+            format!("invalid count [{inner}] (expected 0, a decimal without leading zeros, or ?)"),
+        ));
+    }
+    Ok((Count::Known(inner.parse().unwrap_or(u64::MAX)), rest))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding: quoting obligation and canonical escaping
+
+/// Bytes that force quoting anywhere in a string: `"`, `\`, `|`, `,` and C0 controls.
+const QUOTE_BYTE: [bool; 128] = {
+    let mut table = [false; 128];
+    let mut i = 0;
+    while i < 0x20 {
+        table[i] = true;
+        i += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table[b'|' as usize] = true;
+    table[b',' as usize] = true;
+    table
+};
+
+/// Whether a string value must be quoted: the rule of the v3.1 reference encoder, applied in
+/// every context (spec §2.4; `|` and `,` are quoted everywhere, as the reference does), plus
+/// the spec's `^{...}` rule, which the reference omits but without which such a string would
+/// not decode back (see docs/gcf.md).
+pub(crate) fn needs_quote(s: &str) -> bool {
+    let b = s.as_bytes();
+    let Some(&first) = b.first() else {
+        return true;
+    };
+    let last = b[b.len() - 1];
+    if first == b' ' || last == b' ' || matches!(first, b'#' | b'@' | b'.') {
+        return true;
+    }
+    match first {
+        b'-' | b'+' => {
+            // `-`, numbers, and the numeric-like `[+-]\.?\d`.
+            if b.len() == 1 && first == b'-' {
+                return true;
+            }
+            let mut i = 1;
+            if b.get(i) == Some(&b'.') {
+                i += 1;
+            }
+            if b.get(i).is_some_and(u8::is_ascii_digit) {
+                return true;
+            }
+        }
+        b'0'..=b'9'
+            if number::is_json_number(s)
+                || (first == b'0' && b.get(1).is_some_and(u8::is_ascii_digit)) =>
+        {
+            return true;
+        }
+        b'~' if b.len() == 1 => return true,
+        b'^' if b.len() == 1 || (b[1] == b'{' && last == b'}') => return true,
+        b't' if s == "true" => return true,
+        b'f' if s == "false" => return true,
+        _ => {}
+    }
+    // (`.` followed by a digit is covered by the `.` prefix rule.)
+    contains_quote_char(s)
+}
+
+fn contains_quote_char(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c < 0x80 {
+            if QUOTE_BYTE[c as usize] {
+                return true;
+            }
+            i += 1;
+        } else {
+            // Non-ASCII: decode the char (the input is a &str, so this is valid UTF-8).
+            let ch = s[i..].chars().next().unwrap_or('\0');
+            if ('\u{80}'..='\u{9f}').contains(&ch) || ch.is_whitespace() || ch == '\u{feff}' {
+                return true;
+            }
+            i += ch.len_utf8();
+        }
+    }
+    false
+}
+
+/// Appends `s` as a quoted JSON string with the canonical escapes: `\"`, `\\`, the short
+/// escapes `\b \f \n \r \t`, `\u00xx` (lowercase hex) for other C0 controls, everything else
+/// literal (spec §2.2).
+pub(crate) fn write_quoted(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let b = s.as_bytes();
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let escape: &str = match c {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if escape.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(c >> 4)]));
+            out.push(char::from(HEX[usize::from(c & 0xf)]));
+        } else {
+            out.push_str(escape);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// Appends a string value: bare when safe, quoted otherwise.
+pub(crate) fn write_str(out: &mut String, s: &str) {
+    if needs_quote(s) {
+        write_quoted(out, s);
+    } else {
+        out.push_str(s);
+    }
+}
+
+/// Appends a key: bare when it is a bare key, quoted otherwise (spec §2a.1).
+pub(crate) fn write_key(out: &mut String, key: &str) {
+    if is_bare_key(key) {
+        out.push_str(key);
+    } else {
+        write_quoted(out, key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str) -> Line<'_> {
+        Line {
+            text,
+            indent: 0,
+            number: 2,
+        }
+    }
+
+    fn scalar_of(token: &str) -> Result<Scalar<'_>> {
+        let l = line(token);
+        scalar(&l, l.text)
+    }
+
+    fn code<T: std::fmt::Debug>(r: Result<T>) -> &'static str {
+        r.unwrap_err().code()
+    }
+
+    #[test]
+    fn utf8_errors_have_positions() {
+        assert_eq!(utf8(b"GCF\nab").unwrap(), "GCF\nab");
+        let e = utf8(b"GCF profile=generic\nvalue=\xff\n").unwrap_err();
+        assert_eq!((e.code(), e.line(), e.column()), ("invalid_utf8", 2, 7));
+        let e = utf8(b"GCF profile=generic\nv=\xed\xa0\x80\n").unwrap_err();
+        assert_eq!(e.code(), "invalid_surrogate");
+        let e = utf8(b"\xc3\xa9\n\xc3\xa9x\xff").unwrap_err();
+        assert_eq!((e.line(), e.column()), (2, 3));
+    }
+
+    #[test]
+    fn lines_skip_blanks_and_comments_and_strip_cr() {
+        let src = "GCF profile=generic\r\n\r\n# a comment\n  # indented comment\n\t\nname=x\r\n  ## y\n#x\n";
+        let mut lines = Lines::new(src, 1 << 16);
+        assert_eq!(
+            lines.next_raw().unwrap().unwrap().text,
+            "GCF profile=generic"
+        );
+        let l = lines.next().unwrap().unwrap();
+        assert_eq!((l.text, l.indent, l.number), ("name=x", 0, 6));
+        let l = lines.peek().unwrap().unwrap();
+        assert_eq!((l.text, l.indent, l.number), ("## y", 2, 7));
+        assert_eq!(lines.next().unwrap().unwrap().text, "## y");
+        // `#x` is not a comment: the parsers reject it.
+        assert_eq!(lines.next().unwrap().unwrap().text, "#x");
+        assert_eq!(lines.next().unwrap(), None);
+        assert_eq!(lines.end_line(), 8);
+    }
+
+    #[test]
+    fn tab_indentation_and_long_lines_are_rejected() {
+        let mut lines = Lines::new("a\n\tb=1\n", 100);
+        lines.next_raw().unwrap();
+        assert_eq!(code(lines.peek()), "tab_indentation");
+        let mut lines = Lines::new("a\n  \tb=1\n", 100);
+        lines.next_raw().unwrap();
+        assert_eq!(code(lines.peek()), "tab_indentation");
+        let mut lines = Lines::new("abcdef\n", 5);
+        assert_eq!(
+            lines.next_raw().unwrap_err().kind(),
+            ErrorKind::LimitExceeded(crate::Limit::LineLength)
+        );
+        let l = Lines::new("a\n   b\n", 100)
+            .clone()
+            .next_raw()
+            .unwrap()
+            .unwrap();
+        assert_eq!(l.level().unwrap(), 0);
+        let odd = Line {
+            text: "b",
+            indent: 3,
+            number: 2,
+        };
+        assert_eq!(code(odd.level()), "invalid_indent");
+    }
+
+    #[test]
+    fn seek_and_cursor() {
+        let mut lines = Lines::new("a\nb\nc\n", 100);
+        lines.next().unwrap();
+        let at = lines.cursor();
+        assert_eq!(lines.next().unwrap().unwrap().text, "b");
+        lines.seek(at);
+        assert_eq!(lines.peek().unwrap().unwrap().text, "b");
+        lines.advance();
+        assert_eq!(lines.next().unwrap().unwrap().text, "c");
+    }
+
+    #[test]
+    fn scalar_precedence() {
+        assert_eq!(scalar_of("-").unwrap(), Scalar::Null);
+        assert_eq!(scalar_of("~").unwrap(), Scalar::Missing);
+        assert_eq!(scalar_of("^").unwrap(), Scalar::Marker);
+        assert_eq!(scalar_of("^{a,b}").unwrap(), Scalar::InlineMarker("{a,b}"));
+        assert_eq!(scalar_of("^{a").unwrap(), Scalar::Str("^{a".into()));
+        assert_eq!(scalar_of("true").unwrap(), Scalar::Bool(true));
+        assert_eq!(scalar_of("false").unwrap(), Scalar::Bool(false));
+        assert_eq!(scalar_of("-12.5e3").unwrap(), Scalar::Number("-12.5e3"));
+        assert_eq!(scalar_of("01").unwrap(), Scalar::Str("01".into()));
+        assert_eq!(scalar_of("+1").unwrap(), Scalar::Str("+1".into()));
+        assert_eq!(scalar_of("NaN").unwrap(), Scalar::Str("NaN".into()));
+        assert_eq!(scalar_of("").unwrap(), Scalar::Str("".into()));
+        assert_eq!(scalar_of("\"true\"").unwrap(), Scalar::Str("true".into()));
+        assert_eq!(scalar_of("\"\"").unwrap(), Scalar::Str("".into()));
+        assert_eq!(scalar_of("a\"b").unwrap(), Scalar::Str("a\"b".into()));
+    }
+
+    #[test]
+    fn quoted_strings() {
+        let ok = |s: &str| {
+            scalar_of(s).map(|v| match v {
+                Scalar::Str(s) => s.into_owned(),
+                other => panic!("{other:?}"),
+            })
+        };
+        assert_eq!(
+            ok(r#""a\"b\\c\/d\b\f\n\r\t""#).unwrap(),
+            "a\"b\\c/d\u{8}\u{c}\n\r\t"
+        );
+        assert_eq!(ok(r#""\u0041\u00e9\uD83D\uDE00""#).unwrap(), "Aé😀");
+        assert_eq!(ok(r#""x\u0000y""#).unwrap(), "x\0y");
+        assert!(matches!(
+            scalar_of(r#""plain""#).unwrap(),
+            Scalar::Str(Cow::Borrowed("plain"))
+        ));
+        assert_eq!(code(scalar_of("\"hello")), "unterminated_quote");
+        assert_eq!(code(scalar_of("\"hello\\")), "unterminated_quote");
+        assert_eq!(code(scalar_of(r#""hello\x""#)), "invalid_escape");
+        assert_eq!(code(scalar_of(r#""\u12""#)), "invalid_escape");
+        assert_eq!(code(scalar_of(r#""\u12G4""#)), "invalid_escape");
+        assert_eq!(code(scalar_of("\"a\tb\"")), "invalid_escape");
+        assert_eq!(code(scalar_of("\"a\\n\tb\"")), "invalid_escape");
+        assert_eq!(code(scalar_of(r#""hello"world"#)), "trailing_characters");
+        assert_eq!(code(scalar_of(r#""\uD800""#)), "invalid_surrogate");
+        assert_eq!(code(scalar_of(r#""\uDC00""#)), "invalid_surrogate");
+        assert_eq!(code(scalar_of(r#""\uD83D\u0041""#)), "invalid_surrogate");
+        assert_eq!(code(scalar_of(r#""\uD83Dx""#)), "invalid_surrogate");
+        // A multibyte character right after a broken escape must not panic.
+        assert_eq!(code(scalar_of("\"\\uD83D\\uDéé\"")), "invalid_surrogate");
+        assert_eq!(code(scalar_of("\"\\ué\"")), "invalid_escape");
+        assert_eq!(code(scalar_of("\"\\é\"")), "invalid_escape");
+        let e = scalar_of(r#""ab\q""#).unwrap_err();
+        assert_eq!((e.line(), e.column()), (2, 4));
+    }
+
+    #[test]
+    fn splitting_respects_quotes() {
+        let parts: Vec<_> = split(r#"1|"a|b"|"x\"|y" |  c |"#, b'|').collect();
+        assert_eq!(parts, ["1", r#""a|b""#, r#""x\"|y" "#, "  c ", ""]);
+        let parts: Vec<_> = split("", b',').collect();
+        assert_eq!(parts, [""]);
+        let parts: Vec<_> = split(r#""unterminated|x"#, b'|').collect();
+        assert_eq!(parts, [r#""unterminated|x"#]);
+        let parts: Vec<_> = split(r#""a"x|y"#, b'|').collect();
+        assert_eq!(parts, [r#""a"x"#, "y"]);
+    }
+
+    #[test]
+    fn keys() {
+        let l = line(r#"name=1"#);
+        let (k, rest) = key(&l, l.text, b"=[").unwrap();
+        assert_eq!((k.as_ref(), rest), ("name", "=1"));
+        let l = line(r#""a b"=1"#);
+        let (k, rest) = key(&l, l.text, b"=[").unwrap();
+        assert_eq!((k.as_ref(), rest), ("a b", "=1"));
+        let l = line("a-b=1");
+        let e = key(&l, l.text, b"=[").unwrap_err();
+        assert_eq!(e.code(), "invalid_key");
+        assert!(e.message().contains("\"a-b\""));
+        let l = line("1a=1");
+        assert_eq!(code(key(&l, l.text, b"=[")), "invalid_key");
+        assert!(is_bare_key("_a9"));
+        assert!(!is_bare_key("9a"));
+        assert!(!is_bare_key(""));
+        assert!(!is_bare_key("é"));
+    }
+
+    #[test]
+    fn field_declarations() {
+        let l = line(r#"{id,"display name", "a,b" ,score}rest"#);
+        let (fields, rest) = field_decl(&l, l.text, 10, ErrorKind::InvalidLine).unwrap();
+        assert_eq!(fields, ["id", "display name", "a,b", "score"]);
+        assert_eq!(rest, "rest");
+        let l = line("{id,name,id}");
+        assert_eq!(
+            code(field_decl(&l, l.text, 10, ErrorKind::InvalidLine)),
+            "duplicate_field_name"
+        );
+        let l = line("{}");
+        assert_eq!(
+            code(field_decl(
+                &l,
+                l.text,
+                10,
+                ErrorKind::InvalidAttachmentMarker
+            )),
+            "invalid_attachment_marker"
+        );
+        let l = line("{a,}");
+        assert_eq!(
+            code(field_decl(&l, l.text, 10, ErrorKind::InvalidLine)),
+            "invalid_line"
+        );
+        let l = line("{a b}");
+        assert_eq!(
+            code(field_decl(&l, l.text, 10, ErrorKind::InvalidLine)),
+            "invalid_line"
+        );
+        let l = line("{a,b");
+        assert_eq!(
+            code(field_decl(&l, l.text, 10, ErrorKind::InvalidLine)),
+            "invalid_line"
+        );
+        let l = line("{a,b,c}");
+        assert_eq!(
+            field_decl(&l, l.text, 2, ErrorKind::InvalidLine)
+                .unwrap_err()
+                .kind(),
+            ErrorKind::LimitExceeded(crate::Limit::Fields)
+        );
+    }
+
+    #[test]
+    fn counts() {
+        let c = |s: &'static str| {
+            let l = line(s);
+            count(&l, l.text)
+        };
+        assert_eq!(c("[0]").unwrap(), (Count::Known(0), ""));
+        assert_eq!(c("[12]{a}").unwrap(), (Count::Known(12), "{a}"));
+        assert_eq!(c("[?]").unwrap(), (Count::Deferred, ""));
+        assert_eq!(
+            c("[99999999999999999999999]").unwrap().0,
+            Count::Known(u64::MAX)
+        );
+        for bad in ["[03]", "[+2]", "[]", "[-1]", "[a]", "[1", "[ 1]"] {
+            assert_eq!(code(c(bad)), "invalid_count", "{bad}");
+        }
+    }
+
+    #[test]
+    fn quoting_obligation() {
+        for quoted in [
+            "", "-", "~", "^", "true", "false", "123", "1e10", "-0", "01", "007", "+1", "-.5",
+            "+.5", ".5", "# x", "@h", ".x", " a", "a ", "   ", "a|b", "a,b", "a\"b", "a\\b",
+            "a\nb", "\r", "a\tb", "\u{0}", "\u{1f}", "\u{85}", "\u{9f}", "a\u{a0}b", "\u{2028}",
+            "\u{2029}", "\u{feff}", "\u{3000}", "^{a}", "^{}", "^{a,b}",
+        ] {
+            assert!(needs_quote(quoted), "{quoted:?} must be quoted");
+        }
+        for bare in [
+            "hello world",
+            "123abc",
+            "-abc",
+            "0x1f",
+            "a-b",
+            "a=b",
+            "^a",
+            "^{a",
+            "~x",
+            "x~",
+            "é",
+            "日本語",
+            "😀",
+            "\u{200b}",
+            "\u{7f}",
+            "ERR[404]: Not Found",
+            "k=v",
+            "a#b",
+            "TRUE",
+            "null",
+            "NaN",
+            "1.",
+            "Infinity",
+            "a.b",
+            "=x",
+        ] {
+            assert!(!needs_quote(bare), "{bare:?} must stay bare");
+        }
+    }
+
+    #[test]
+    fn canonical_escaping() {
+        let mut out = String::new();
+        write_quoted(
+            &mut out,
+            "quote:\" backslash:\\ slash:/ \u{8}\u{c}\n\r\t \u{0}\u{1f}\u{7f}é",
+        );
+        assert_eq!(
+            out,
+            r#""quote:\" backslash:\\ slash:/ \b\f\n\r\t \u0000\u001f"#.to_owned() + "\u{7f}é\""
+        );
+        out.clear();
+        write_key(&mut out, "content-type");
+        write_key(&mut out, "ok_1");
+        write_key(&mut out, "");
+        assert_eq!(out, r#""content-type"ok_1"""#);
+    }
+}

@@ -1,0 +1,590 @@
+//! Numbers: the JSON number grammar (spec §2.3), canonical formatting (§2.3.1, with the v3.1
+//! layout: plain decimals for `1e-6 <= |x| < 1e21`, normalized exponents otherwise, `-0` kept),
+//! and exact parsing (§2.3.2: never silently approximate).
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// Whether `s` matches the JSON number grammar exactly:
+/// `-? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?`, ASCII digits only.
+pub(crate) fn is_json_number(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if b.first() == Some(&b'-') {
+        i = 1;
+    }
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            i += 1;
+            while matches!(b.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if !matches!(b.get(i), Some(b'0'..=b'9')) {
+            return false;
+        }
+        while matches!(b.get(i), Some(b'0'..=b'9')) {
+            i += 1;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !matches!(b.get(i), Some(b'0'..=b'9')) {
+            return false;
+        }
+        while matches!(b.get(i), Some(b'0'..=b'9')) {
+            i += 1;
+        }
+    }
+    i == b.len()
+}
+
+/// Whether a JSON number lexeme is an integer lexeme (no fraction, no exponent).
+fn is_integer_lexeme(s: &str) -> bool {
+    !s.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
+}
+
+/// The exponents we handle: far beyond any float, small enough for `i64` arithmetic.
+const MAX_EXPONENT: i64 = 1_000_000_000_000_000;
+
+/// A decimal number taken apart: `value = (-1)^negative * 0.d1d2...dn * 10^(exponent + 1)`,
+/// i.e. `d1.d2...dn * 10^exponent` with `d1 != 0` and `dn != 0`; zero has no digits.
+struct Decimal<'a> {
+    negative: bool,
+    /// The significant digits as (up to) two slices of ASCII digits, concatenated.
+    head: &'a [u8],
+    tail: &'a [u8],
+    /// The exponent of the first significant digit.
+    exponent: i64,
+}
+
+impl Decimal<'_> {
+    fn len(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    fn is_zero(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn digit(&self, i: usize) -> u8 {
+        if i < self.head.len() {
+            self.head[i]
+        } else {
+            self.tail[i - self.head.len()]
+        }
+    }
+
+    fn same_value(&self, other: &Decimal<'_>) -> bool {
+        self.negative == other.negative
+            && self.exponent == other.exponent
+            && self.len() == other.len()
+            && (0..self.len()).all(|i| self.digit(i) == other.digit(i))
+    }
+}
+
+/// Takes apart a lexeme that matches the JSON number grammar (or the grammar with a `+` after
+/// `e`, as float formatters write).
+fn decimal(lexeme: &str) -> Result<Decimal<'_>> {
+    let b = lexeme.as_bytes();
+    let (negative, b) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    let mantissa_end = b
+        .iter()
+        .position(|&c| c == b'e' || c == b'E')
+        .unwrap_or(b.len());
+    let (mantissa, exp) = b.split_at(mantissa_end);
+    let (int, frac) = match mantissa.iter().position(|&c| c == b'.') {
+        Some(dot) => (&mantissa[..dot], &mantissa[dot + 1..]),
+        None => (mantissa, &mantissa[..0]),
+    };
+    let mut exponent: i64 = 0;
+    if let Some((_, digits)) = exp.split_first() {
+        let (sign, digits) = match digits.split_first() {
+            Some((b'-', rest)) => (-1, rest),
+            Some((b'+', rest)) => (1, rest),
+            _ => (1, digits),
+        };
+        for &d in digits {
+            exponent = exponent * 10 + i64::from(d - b'0');
+            if exponent > MAX_EXPONENT {
+                return Err(Error::new(
+                    ErrorKind::OutOfRange,
+                    format!("the exponent of {lexeme} is too large"),
+                ));
+            }
+        }
+        exponent *= sign;
+    }
+    // Significant digits: strip leading zeros (across int and frac) and trailing zeros.
+    let int_start = int.iter().position(|&c| c != b'0');
+    let (head, tail, first_exp) = match int_start {
+        Some(start) => {
+            let head = &int[start..];
+            (head, frac, head.len() as i64 - 1)
+        }
+        None => match frac.iter().position(|&c| c != b'0') {
+            Some(start) => (&frac[start..], &frac[..0], -(start as i64) - 1),
+            None => {
+                return Ok(Decimal {
+                    negative,
+                    head: &[],
+                    tail: &[],
+                    exponent: 0,
+                })
+            }
+        },
+    };
+    // Trailing zeros: in tail first, then head.
+    let (head, tail) = match tail.iter().rposition(|&c| c != b'0') {
+        Some(last) => (head, &tail[..=last]),
+        None => {
+            let last = head.iter().rposition(|&c| c != b'0').unwrap_or(0);
+            (&head[..=last], &tail[..0])
+        }
+    };
+    Ok(Decimal {
+        negative,
+        head,
+        tail,
+        exponent: first_exp + exponent,
+    })
+}
+
+/// Writes a decimal in canonical form (spec §2.3.1).
+fn write_decimal(out: &mut String, d: &Decimal<'_>) {
+    if d.negative {
+        out.push('-');
+    }
+    if d.is_zero() {
+        out.push('0');
+        return;
+    }
+    let n = d.len() as i64;
+    let e = d.exponent;
+    let digits = |out: &mut String, from: usize, to: usize| {
+        for i in from..to {
+            out.push(char::from(d.digit(i)));
+        }
+    };
+    if (-6..=20).contains(&e) {
+        if e >= n - 1 {
+            digits(out, 0, n as usize);
+            for _ in 0..(e - (n - 1)) {
+                out.push('0');
+            }
+        } else if e >= 0 {
+            digits(out, 0, e as usize + 1);
+            out.push('.');
+            digits(out, e as usize + 1, n as usize);
+        } else {
+            out.push_str("0.");
+            for _ in 0..(-e - 1) {
+                out.push('0');
+            }
+            digits(out, 0, n as usize);
+        }
+    } else {
+        digits(out, 0, 1);
+        if n > 1 {
+            out.push('.');
+            digits(out, 1, n as usize);
+        }
+        out.push('e');
+        out.push(if e < 0 { '-' } else { '+' });
+        let mut buf = itoa::Buffer::new();
+        out.push_str(buf.format(e.unsigned_abs()));
+    }
+}
+
+/// Writes a JSON number lexeme (validated by the caller or here) in canonical form, keeping
+/// every digit: the exact value of the lexeme.
+pub(crate) fn write_lexeme(out: &mut String, lexeme: &str) -> Result<()> {
+    if !is_json_number(lexeme) {
+        return Err(Error::new(
+            ErrorKind::InvalidNumber,
+            format!("{lexeme:?} is not a JSON number"),
+        ));
+    }
+    write_decimal(out, &decimal(lexeme)?);
+    Ok(())
+}
+
+/// Writes an `f64` in canonical form: the shortest digits that round-trip, in the v3.1
+/// layout; `-0.0` as `-0`. NaN and infinities are `invalid_number`.
+pub(crate) fn write_f64(out: &mut String, value: f64) -> Result<()> {
+    if !value.is_finite() {
+        return Err(non_finite(value));
+    }
+    let mut buf = zmij::Buffer::new();
+    write_float_text(out, buf.format_finite(value));
+    Ok(())
+}
+
+/// Writes an `f32` in canonical form (its own shortest digits, not those of the `f64`).
+pub(crate) fn write_f32(out: &mut String, value: f32) -> Result<()> {
+    if !value.is_finite() {
+        return Err(non_finite(f64::from(value)));
+    }
+    let mut buf = zmij::Buffer::new();
+    write_float_text(out, buf.format_finite(value));
+    Ok(())
+}
+
+#[cold]
+fn non_finite(value: f64) -> Error {
+    Error::new(
+        ErrorKind::InvalidNumber,
+        format!("{value} is not a JSON number (GCF has no NaN or infinities)"),
+    )
+}
+
+/// Re-lays out the shortest-digits text of a float formatter (`1.0`, `0.25`, `1e-7`,
+/// `1.5e+300`, `-0.0`).
+fn write_float_text(out: &mut String, text: &str) {
+    if !text.contains('e') {
+        // The formatter writes plain digits only inside the plain range (checked by the
+        // tests), with at most a redundant `.0`.
+        out.push_str(text.strip_suffix(".0").unwrap_or(text));
+        return;
+    }
+    match decimal(text) {
+        Ok(d) => write_decimal(out, &d),
+        // A float's exponent is always small; keep the text rather than panic.
+        Err(_) => out.push_str(text),
+    }
+}
+
+/// Writes an integer in canonical form (plain below 1e21, else a normalized exponent).
+pub(crate) fn write_u64(out: &mut String, value: u64) {
+    let mut buf = itoa::Buffer::new();
+    out.push_str(buf.format(value));
+}
+
+/// Writes an integer in canonical form.
+pub(crate) fn write_i64(out: &mut String, value: i64) {
+    let mut buf = itoa::Buffer::new();
+    out.push_str(buf.format(value));
+}
+
+/// Writes a 128-bit integer in canonical form (values of 1e21 and above take the exponent
+/// form, with every digit).
+pub(crate) fn write_i128(out: &mut String, value: i128) {
+    let mut buf = itoa::Buffer::new();
+    let text = buf.format(value);
+    if text.len() <= 21 {
+        out.push_str(text);
+    } else {
+        // Cannot fail: itoa writes a valid integer lexeme.
+        let _ = write_lexeme(out, text);
+    }
+}
+
+/// Writes a 128-bit unsigned integer in canonical form.
+pub(crate) fn write_u128(out: &mut String, value: u128) {
+    let mut buf = itoa::Buffer::new();
+    let text = buf.format(value);
+    if text.len() <= 21 {
+        out.push_str(text);
+    } else {
+        let _ = write_lexeme(out, text);
+    }
+}
+
+/// A parsed JSON number lexeme, in the richest type that holds it exactly.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Number {
+    /// A non-negative integer that fits `u64`.
+    U64(u64),
+    /// A negative integer that fits `i64`.
+    I64(i64),
+    /// An integer beyond 64 bits that fits `u128`.
+    U128(u128),
+    /// An integer beyond 64 bits that fits `i128`.
+    I128(i128),
+    /// A fraction or exponent lexeme (or `-0`) whose shortest round-trip `f64` has exactly the
+    /// lexeme's decimal value.
+    F64(f64),
+    /// A number no native type holds exactly: an integer beyond 128 bits, a decimal with more
+    /// precision than `f64`, or outside its range. The nearest `f64` (possibly infinite or
+    /// zero) comes with it.
+    Inexact(f64),
+}
+
+/// Parses a lexeme that matches the JSON number grammar.
+pub(crate) fn parse(lexeme: &str) -> Number {
+    if is_integer_lexeme(lexeme) {
+        if let Some(digits) = lexeme.strip_prefix('-') {
+            if digits == "0" {
+                return Number::F64(-0.0);
+            }
+            if let Ok(v) = lexeme.parse::<i64>() {
+                return Number::I64(v);
+            }
+            if let Ok(v) = lexeme.parse::<i128>() {
+                return Number::I128(v);
+            }
+        } else {
+            if let Ok(v) = lexeme.parse::<u64>() {
+                return Number::U64(v);
+            }
+            if let Ok(v) = lexeme.parse::<u128>() {
+                return Number::U128(v);
+            }
+        }
+        return Number::Inexact(lexeme.parse::<f64>().unwrap_or(f64::NAN));
+    }
+    let value = lexeme.parse::<f64>().unwrap_or(f64::NAN);
+    if float_is_exact(lexeme, value) {
+        Number::F64(value)
+    } else {
+        Number::Inexact(value)
+    }
+}
+
+/// Whether `value` (the nearest double to `lexeme`) has exactly the lexeme's decimal value,
+/// i.e. whether the lexeme names a double in canonical shortest form (up to spelling).
+fn float_is_exact(lexeme: &str, value: f64) -> bool {
+    if !value.is_finite() {
+        return false;
+    }
+    // Fast path: at most 15 significant digits always survive the round trip through f64,
+    // unless the value is near the subnormal or overflow range.
+    let mantissa_digits = lexeme
+        .bytes()
+        .take_while(|&b| b != b'e' && b != b'E')
+        .filter(u8::is_ascii_digit)
+        .count();
+    let magnitude = value.abs();
+    if mantissa_digits <= 15 && (value == 0.0 || (1e-300..1e300).contains(&magnitude)) {
+        if value == 0.0 {
+            // "0.0e5" is zero; "1e-400" underflows and is not.
+            return decimal(lexeme).is_ok_and(|d| d.is_zero());
+        }
+        return true;
+    }
+    let Ok(wanted) = decimal(lexeme) else {
+        return false;
+    };
+    let mut buf = zmij::Buffer::new();
+    let text = buf.format_finite(value);
+    match decimal(text) {
+        Ok(got) => got.same_value(&wanted) || (got.is_zero() && wanted.is_zero()),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lexeme(s: &str) -> String {
+        let mut out = String::new();
+        write_lexeme(&mut out, s).unwrap();
+        out
+    }
+
+    fn float(v: f64) -> String {
+        let mut out = String::new();
+        write_f64(&mut out, v).unwrap();
+        out
+    }
+
+    #[test]
+    fn grammar() {
+        for ok in [
+            "0",
+            "-0",
+            "12",
+            "-12.5",
+            "1e10",
+            "6.022E+23",
+            "1.0e-7",
+            "0.5",
+            "10",
+            "1E5",
+        ] {
+            assert!(is_json_number(ok), "{ok}");
+        }
+        for bad in [
+            "", "-", "01", "00.5", "1.", ".5", "+1", "NaN", "Infinity", "1e", "1e+", "0x1",
+            "1.5e3.", " 1", "1 ", "١٢٣", "--1", "1..2", "-.5",
+        ] {
+            assert!(!is_json_number(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn canonical_floats_follow_the_v31_layout() {
+        // The numbers fixtures of the v3.1.0 suite, and the boundaries of the plain range.
+        assert_eq!(float(42.0), "42");
+        assert_eq!(float(2.75), "2.75");
+        assert_eq!(float(6.022e23), "6.022e+23");
+        assert_eq!(float(1e-7), "1e-7");
+        assert_eq!(float(0.0), "0");
+        assert_eq!(float(-0.0), "-0");
+        assert_eq!(float(1e-6), "0.000001");
+        assert_eq!(float(4e-7), "4e-7");
+        assert_eq!(float(1e20), "100000000000000000000");
+        assert_eq!(float(1e21), "1e+21");
+        assert_eq!(float(1.23e21), "1.23e+21");
+        assert_eq!(float(10000000000.0), "10000000000");
+        assert_eq!(float(999999999999999.0), "999999999999999");
+        assert_eq!(float(1e16), "10000000000000000");
+        assert_eq!(float(123456.789), "123456.789");
+        assert_eq!(float(0.000123), "0.000123");
+        assert_eq!(float(-1.5e-9), "-1.5e-9");
+        assert_eq!(float(5e-324), "5e-324");
+        assert_eq!(float(f64::MAX), "1.7976931348623157e+308");
+        assert_eq!(float(9007199254740993.0), "9007199254740992");
+        assert_eq!(float(0.1 + 0.2), "0.30000000000000004");
+        let mut out = String::new();
+        write_f32(&mut out, 0.1).unwrap();
+        assert_eq!(out, "0.1");
+    }
+
+    #[test]
+    fn the_fast_path_agrees_with_the_general_layout() {
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        for i in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let v = if i % 2 == 0 {
+                f64::from_bits(state)
+            } else {
+                // Values near the plain-range boundaries.
+                let mantissa = (state % 1_000_000) as f64 / 1000.0;
+                mantissa * 10f64.powi((state >> 40) as i32 % 50 - 25)
+            };
+            if !v.is_finite() {
+                continue;
+            }
+            let expected = {
+                // The same digits through the general layout (zmij, like Ryu and Go, breaks
+                // ties between equally short candidates to even, so std's `{:e}` may differ).
+                let mut buf = zmij::Buffer::new();
+                let text = buf.format_finite(v);
+                let mut out = String::new();
+                write_decimal(&mut out, &decimal(text).unwrap());
+                out
+            };
+            assert_eq!(float(v), expected, "{v:e}");
+            assert_eq!(v, float(v).parse::<f64>().unwrap());
+        }
+    }
+
+    #[test]
+    fn non_finite_floats_are_rejected() {
+        for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let err = write_f64(&mut String::new(), v).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidNumber);
+        }
+        assert!(write_f32(&mut String::new(), f32::NAN).is_err());
+    }
+
+    #[test]
+    fn lexemes_keep_every_digit() {
+        assert_eq!(lexeme("-0"), "-0");
+        assert_eq!(lexeme("-0.0"), "-0");
+        assert_eq!(lexeme("0e5"), "0");
+        assert_eq!(lexeme("100000000000000000000"), "100000000000000000000");
+        assert_eq!(lexeme("1000000000000000000000"), "1e+21");
+        assert_eq!(
+            lexeme("123456789012345678901234567890"),
+            "1.2345678901234567890123456789e+29"
+        );
+        assert_eq!(
+            lexeme("18446744073709551616"),
+            "18446744073709551616" // 2^64, still plain
+        );
+        assert_eq!(lexeme("10000000000.0"), "10000000000");
+        assert_eq!(lexeme("1e-06"), "0.000001");
+        assert_eq!(lexeme("1e-07"), "1e-7");
+        assert_eq!(lexeme("6.022E+23"), "6.022e+23");
+        assert_eq!(lexeme("0.00100"), "0.001");
+        assert_eq!(lexeme("1.50e1"), "15");
+        assert_eq!(lexeme("12.5e-1"), "1.25");
+        assert_eq!(lexeme("1e400"), "1e+400");
+        assert_eq!(
+            lexeme("0.1000000000000000055511151231257827"),
+            "0.1000000000000000055511151231257827"
+        );
+    }
+
+    #[test]
+    fn invalid_lexemes_are_rejected() {
+        assert_eq!(
+            write_lexeme(&mut String::new(), "1.").unwrap_err().kind(),
+            ErrorKind::InvalidNumber
+        );
+        assert_eq!(
+            write_lexeme(&mut String::new(), "1e99999999999999999999")
+                .unwrap_err()
+                .kind(),
+            ErrorKind::OutOfRange
+        );
+    }
+
+    #[test]
+    fn big_integers() {
+        let mut out = String::new();
+        write_u128(&mut out, u128::MAX);
+        assert_eq!(out, "3.40282366920938463463374607431768211455e+38");
+        out.clear();
+        write_i128(&mut out, -(10i128.pow(21)));
+        assert_eq!(out, "-1e+21");
+        out.clear();
+        write_i128(&mut out, 10i128.pow(20) + 7);
+        assert_eq!(out, "100000000000000000007");
+        out.clear();
+        write_u64(&mut out, u64::MAX);
+        assert_eq!(out, "18446744073709551615");
+        out.clear();
+        write_i64(&mut out, i64::MIN);
+        assert_eq!(out, "-9223372036854775808");
+    }
+
+    #[test]
+    fn parsing_is_exact_or_says_so() {
+        assert_eq!(parse("0"), Number::U64(0));
+        assert_eq!(parse("-0"), Number::F64(-0.0));
+        assert!(matches!(parse("-0"), Number::F64(z) if z.is_sign_negative()));
+        assert_eq!(parse("-17"), Number::I64(-17));
+        assert_eq!(parse("18446744073709551615"), Number::U64(u64::MAX));
+        assert_eq!(parse("18446744073709551616"), Number::U128(1 << 64));
+        assert_eq!(
+            parse("-9223372036854775809"),
+            Number::I128(-9223372036854775809)
+        );
+        assert!(matches!(
+            parse("1234567890123456789012345678901234567890"),
+            Number::Inexact(_)
+        ));
+        assert_eq!(parse("2.5"), Number::F64(2.5));
+        assert_eq!(parse("6.022E+23"), Number::F64(6.022e23));
+        assert_eq!(parse("1.0"), Number::F64(1.0));
+        assert_eq!(parse("0.0e7"), Number::F64(0.0));
+        assert_eq!(parse("0.30000000000000004"), Number::F64(0.1 + 0.2));
+        assert!(matches!(parse("1e400"), Number::Inexact(v) if v.is_infinite()));
+        assert!(matches!(parse("1e-400"), Number::Inexact(v) if v == 0.0));
+        assert!(matches!(
+            parse("0.1000000000000000055511151231257827"),
+            Number::Inexact(_)
+        ));
+        assert!(matches!(parse("3.141592653589793238"), Number::Inexact(_)));
+        assert_eq!(
+            parse("3.141592653589793"),
+            Number::F64(std::f64::consts::PI)
+        );
+    }
+}

@@ -1,0 +1,198 @@
+//! Encoder and decoder configuration: [`EncoderOptions`], [`DecoderOptions`] and the decoder's
+//! [`Limits`].
+
+/// Resource limits a decoder enforces (spec §12). Past any of them decoding fails with
+/// [`ErrorKind::LimitExceeded`], never with a crash, a stack overflow or a truncated value.
+///
+/// The defaults are well above the spec's minimums (32 levels, 10 000 elements, 64 KiB lines,
+/// 1 000 fields) so ordinary payloads never meet them, while keeping memory and stack bounded;
+/// [`Limits::SPEC_MINIMUM`] is exactly the minimums, for the most hostile environments.
+///
+/// | limit | default | spec minimum |
+/// |---|---|---|
+/// | [`max_depth`](Limits::max_depth) | 128 | 32 |
+/// | [`max_elements`](Limits::max_elements) | 1 000 000 per container | 10 000 |
+/// | [`max_line_length`](Limits::max_line_length) | 1 MiB | 64 KiB |
+/// | [`max_fields`](Limits::max_fields) | 10 000 | 1 000 |
+/// | [`max_input_size`](Limits::max_input_size) | unlimited | implementation-defined |
+///
+/// Declared counts are only compared with these limits, never used to reserve memory.
+///
+/// [`ErrorKind::LimitExceeded`]: crate::ErrorKind::LimitExceeded
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Nesting depth of objects and arrays (the root container is level 1). Each level costs
+    /// some stack; above a few thousand, decode on a thread with a larger stack.
+    pub max_depth: usize,
+    /// Items per array and members per object, declared or actual.
+    pub max_elements: usize,
+    /// Bytes per line, excluding the line terminator.
+    pub max_line_length: usize,
+    /// Fields per tabular field declaration or inline object schema.
+    pub max_fields: usize,
+    /// Bytes of the whole input; `None` for no limit. Readers stop reading past it.
+    pub max_input_size: Option<usize>,
+}
+
+impl Limits {
+    /// The defaults described on [`Limits`].
+    pub const DEFAULT: Limits = Limits {
+        max_depth: 128,
+        max_elements: 1_000_000,
+        max_line_length: 1 << 20,
+        max_fields: 10_000,
+        max_input_size: None,
+    };
+
+    /// Exactly the minimums of spec §12: 32 levels, 10 000 elements, 64 KiB lines, 1 000
+    /// fields.
+    pub const SPEC_MINIMUM: Limits = Limits {
+        max_depth: 32,
+        max_elements: 10_000,
+        max_line_length: 65_536,
+        max_fields: 1_000,
+        max_input_size: None,
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::DEFAULT
+    }
+}
+
+/// How values are encoded; build with chained setters.
+///
+/// The defaults produce exactly the bytes of the GCF v3.1 reference encoder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncoderOptions {
+    pub(crate) inline_schemas: bool,
+    pub(crate) shared_schemas: bool,
+    pub(crate) max_depth: usize,
+}
+
+impl EncoderOptions {
+    /// The defaults: inline object schemas and shared array schemas on (as the reference
+    /// encoder), nesting up to 128 levels.
+    pub fn new() -> Self {
+        EncoderOptions {
+            inline_schemas: true,
+            shared_schemas: true,
+            max_depth: Limits::DEFAULT.max_depth,
+        }
+    }
+
+    /// Whether flat objects of at least three scalar members that repeat with the same keys
+    /// down a tabular column become positional `^{fields}` bodies (spec §7.4.5.1). On by
+    /// default; off gives traditional `.field {}` attachments.
+    #[must_use]
+    pub fn inline_schemas(mut self, on: bool) -> Self {
+        self.inline_schemas = on;
+        self
+    }
+
+    /// Whether array attachments that repeat one tabular field list down a column omit it
+    /// after the first row (spec §7.4.5.3). On by default.
+    #[must_use]
+    pub fn shared_schemas(mut self, on: bool) -> Self {
+        self.shared_schemas = on;
+        self
+    }
+
+    /// The deepest nesting the encoder accepts (default 128, the decoder's default limit);
+    /// deeper values fail with `limit_exceeded` instead of overflowing the stack.
+    #[must_use]
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = depth;
+        self
+    }
+}
+
+impl Default for EncoderOptions {
+    fn default() -> Self {
+        EncoderOptions::new()
+    }
+}
+
+/// How input is decoded; build with chained setters.
+///
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecoderOptions {
+    pub(crate) limits: Limits,
+    pub(crate) require_trailer: bool,
+}
+
+impl DecoderOptions {
+    /// The defaults: [`Limits::DEFAULT`], and a deferred `[?]` section without a trailer is an
+    /// error.
+    pub fn new() -> Self {
+        DecoderOptions {
+            limits: Limits::DEFAULT,
+            require_trailer: true,
+        }
+    }
+
+    /// Replaces all limits.
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The configured limits.
+    pub fn get_limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Sets [`Limits::max_depth`].
+    #[must_use]
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.limits.max_depth = depth;
+        self
+    }
+
+    /// Sets [`Limits::max_elements`].
+    #[must_use]
+    pub fn max_elements(mut self, elements: usize) -> Self {
+        self.limits.max_elements = elements;
+        self
+    }
+
+    /// Sets [`Limits::max_line_length`].
+    #[must_use]
+    pub fn max_line_length(mut self, bytes: usize) -> Self {
+        self.limits.max_line_length = bytes;
+        self
+    }
+
+    /// Sets [`Limits::max_fields`].
+    #[must_use]
+    pub fn max_fields(mut self, fields: usize) -> Self {
+        self.limits.max_fields = fields;
+        self
+    }
+
+    /// Sets [`Limits::max_input_size`].
+    #[must_use]
+    pub fn max_input_size(mut self, bytes: Option<usize>) -> Self {
+        self.limits.max_input_size = bytes;
+        self
+    }
+
+    /// Whether a payload with deferred `[?]` sections must end with its `##! summary` trailer
+    /// (default `true`). A stream cut short loses its trailer, so without this check a
+    /// truncated payload would decode as complete data; with it, decoding fails with
+    /// `truncated_input`. Set it to `false` for the spec's §8.6 behaviour (accept and use the
+    /// actual counts).
+    #[must_use]
+    pub fn require_trailer(mut self, on: bool) -> Self {
+        self.require_trailer = on;
+        self
+    }
+}
+
+impl Default for DecoderOptions {
+    fn default() -> Self {
+        DecoderOptions::new()
+    }
+}
