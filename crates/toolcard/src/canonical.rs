@@ -192,9 +192,10 @@ fn type_name(v: &Value) -> &'static str {
 fn as_py_num(v: &Value) -> Option<Result<PyNum, String>> {
     match v {
         Value::Bool(b) => Some(Ok(PyNum::Int((*b).into()))),
-        Value::Number(n) => Some(py_number(n).ok_or_else(|| {
-            format!("the integer {n} is too large to sort like Python does")
-        })),
+        Value::Number(n) => Some(
+            py_number(n)
+                .ok_or_else(|| format!("the integer {n} is too large to sort like Python does")),
+        ),
         _ => None,
     }
 }
@@ -460,10 +461,13 @@ mod tests {
             "required": ["text", "channel"]
         });
         let shape = canonical_shape(&schema).unwrap();
-        assert_eq!(shape, r#"{"properties":["channel","text"],"required":["channel","text"]}"#);
+        assert_eq!(
+            shape,
+            r#"{"properties":["channel","text"],"required":["channel","text"]}"#
+        );
         assert_eq!(hash8_of("slack_send_message", &shape), "283a5dcf");
-        let shape = canonical_shape(&json!({"properties": {"path": {}}, "required": ["path"]}))
-            .unwrap();
+        let shape =
+            canonical_shape(&json!({"properties": {"path": {}}, "required": ["path"]})).unwrap();
         assert_eq!(hash8_of("read_file", &shape), "85b56782");
         let empty = canonical_shape(&Value::Null).unwrap();
         assert_eq!(empty, r#"{"properties":[],"required":[]}"#);

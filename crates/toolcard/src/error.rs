@@ -36,68 +36,110 @@ impl Error {
     ///
     /// `path` is the offending browse path, or empty; `details` is always an object, holding
     /// the machine-readable position and, for `ARGS_INVALID` from schema validation, one entry
-    /// per violation.
+    /// per violation. The member order of the returned value follows serde_json's map (sorted
+    /// unless `preserve_order` is on); [`Error::to_json_string`] always writes the order above.
+    pub fn to_json(&self) -> Value {
+        let mut object = Map::new();
+        let (path, details) = self.path_and_details();
+        object.insert("error".into(), json!(self.code().as_str()));
+        object.insert("message".into(), json!(self.to_string()));
+        object.insert("path".into(), json!(path));
+        object.insert(
+            "details".into(),
+            Value::Object(
+                details
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v))
+                    .collect(),
+            ),
+        );
+        Value::Object(object)
+    }
+
+    /// The error object of spec §3.4 as compact JSON, members in the order `error`,
+    /// `message`, `path`, `details` (and a fixed order inside `details`): the bytes a gateway
+    /// puts in the tool result.
     ///
     /// ```
     /// use agentwire_toolcard::parse_path;
     ///
     /// let error = parse_path("/github//issues").unwrap_err();
     /// assert_eq!(
-    ///     error.to_json().to_string(),
+    ///     error.to_json_string(),
     ///     r#"{"error":"PATH_INVALID","message":"invalid path \"/github//issues\": empty segment at byte 8","path":"/github//issues","details":{"offset":8}}"#
     /// );
     /// ```
-    pub fn to_json(&self) -> Value {
-        let kind = &*self.0;
-        let mut details = Map::new();
+    pub fn to_json_string(&self) -> String {
+        let (path, details) = self.path_and_details();
+        let mut out = String::from("{\"error\":");
+        out.push_str(&json!(self.code().as_str()).to_string());
+        out.push_str(",\"message\":");
+        out.push_str(&json!(self.to_string()).to_string());
+        out.push_str(",\"path\":");
+        out.push_str(&json!(path).to_string());
+        out.push_str(",\"details\":{");
+        for (i, (key, value)) in details.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&json!(key).to_string());
+            out.push(':');
+            write_ordered(value, &mut out);
+        }
+        out.push_str("}}");
+        out
+    }
+
+    fn path_and_details(&self) -> (String, Vec<(&'static str, Value)>) {
+        let mut details: Vec<(&'static str, Value)> = Vec::new();
         let mut path = String::new();
-        match kind {
+        match &*self.0 {
             ErrorKind::InvalidToolId { offset, .. } => {
-                details.insert("offset".into(), json!(offset));
+                details.push(("offset", json!(offset)));
             }
             ErrorKind::InvalidTool { pointer, .. } => {
-                details.insert("pointer".into(), json!(pointer));
+                details.push(("pointer", json!(pointer)));
             }
             ErrorKind::InvalidJson { line, column, .. } => {
-                details.insert("line".into(), json!(line));
-                details.insert("column".into(), json!(column));
+                details.push(("line", json!(line)));
+                details.push(("column", json!(column)));
             }
             ErrorKind::Collision {
                 tool_id,
                 first,
                 second,
             } => {
-                details.insert("tool_id".into(), json!(tool_id));
-                details.insert("upstream".into(), json!([first, second]));
+                details.push(("tool_id", json!(tool_id)));
+                details.push(("upstream", json!([first, second])));
             }
             ErrorKind::CardOverBudget { id, tokens, cap } => {
-                details.insert("id".into(), json!(id));
-                details.insert("tokens".into(), json!(tokens));
-                details.insert("cap".into(), json!(cap));
+                details.push(("id", json!(id)));
+                details.push(("tokens", json!(tokens)));
+                details.push(("cap", json!(cap)));
             }
             ErrorKind::ResponseOverBudget { tokens, cap, cards } => {
-                details.insert("tokens".into(), json!(tokens));
-                details.insert("cap".into(), json!(cap));
-                details.insert("cards".into(), json!(cards));
+                details.push(("tokens", json!(tokens)));
+                details.push(("cap", json!(cap)));
+                details.push(("cards", json!(cards)));
             }
             ErrorKind::InvalidCard { field, .. } => {
-                details.insert("field".into(), json!(field));
+                details.push(("field", json!(field)));
             }
             ErrorKind::PathInvalid {
                 path: p, offset, ..
             } => {
                 path.clone_from(p);
-                details.insert("offset".into(), json!(offset));
+                details.push(("offset", json!(offset)));
             }
             ErrorKind::PathNotFound { path: p, resolved } => {
                 path.clone_from(p);
-                details.insert("resolved".into(), json!(resolved));
+                details.push(("resolved", json!(resolved)));
             }
             ErrorKind::ArgsInvalid {
                 field, violations, ..
             } => {
                 if let Some(field) = field {
-                    details.insert("field".into(), json!(field));
+                    details.push(("field", json!(field)));
                 }
                 if !violations.is_empty() {
                     let list: Vec<Value> = violations
@@ -110,19 +152,52 @@ impl Error {
                             })
                         })
                         .collect();
-                    details.insert("violations".into(), Value::Array(list));
+                    details.push(("violations", Value::Array(list)));
                 }
             }
             ErrorKind::HydrateFailed { tool_id, .. } | ErrorKind::SchemaInvalid { tool_id, .. } => {
-                details.insert("tool_id".into(), json!(tool_id));
+                details.push(("tool_id", json!(tool_id)));
             }
         }
-        let mut object = Map::new();
-        object.insert("error".into(), json!(self.code().as_str()));
-        object.insert("message".into(), json!(self.to_string()));
-        object.insert("path".into(), json!(path));
-        object.insert("details".into(), Value::Object(details));
-        Value::Object(object)
+        (path, details)
+    }
+}
+
+/// Writes a detail value with object members in a fixed order: `instance_path`,
+/// `schema_path`, `message`, then any others sorted.
+fn write_ordered(value: &Value, out: &mut String) {
+    match value {
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_ordered(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let rank = |k: &str| match k {
+                "instance_path" => 0,
+                "schema_path" => 1,
+                "message" => 2,
+                _ => 3,
+            };
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&json!(key).to_string());
+                out.push(':');
+                write_ordered(&map[key], out);
+            }
+            out.push('}');
+        }
+        scalar => out.push_str(&scalar.to_string()),
     }
 }
 

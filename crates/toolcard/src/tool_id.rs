@@ -125,8 +125,14 @@ impl ToolId {
         }
         let bytes = s.as_bytes();
         // namespace
-        let colon = scan_part(bytes, 0, MAX_NAMESPACE, is_namespace_start, is_namespace_byte)
-            .map_err(|offset| fail(offset, IdProblem::Namespace))?;
+        let colon = scan_part(
+            bytes,
+            0,
+            MAX_NAMESPACE,
+            is_namespace_start,
+            is_namespace_byte,
+        )
+        .map_err(|offset| fail(offset, IdProblem::Namespace))?;
         if colon == bytes.len() {
             return Err(fail(colon, IdProblem::MissingColon));
         }
@@ -141,8 +147,14 @@ impl ToolId {
         let mut hash = None;
         if end < bytes.len() && bytes[end] == b'@' {
             at = Some(end);
-            end = scan_part(bytes, end + 1, MAX_VERSION, is_version_byte, is_version_byte)
-                .map_err(|offset| fail(offset, IdProblem::Version))?;
+            end = scan_part(
+                bytes,
+                end + 1,
+                MAX_VERSION,
+                is_version_byte,
+                is_version_byte,
+            )
+            .map_err(|offset| fail(offset, IdProblem::Version))?;
         }
         if end < bytes.len() && bytes[end] == b'#' {
             hash = Some(end);
@@ -194,7 +206,12 @@ impl ToolId {
             })
         };
         let joined = join(parts);
-        let check = |value: &str, start: usize, max: usize, first: fn(u8) -> bool, rest: fn(u8) -> bool, problem| {
+        let check = |value: &str,
+                     start: usize,
+                     max: usize,
+                     first: fn(u8) -> bool,
+                     rest: fn(u8) -> bool,
+                     problem| {
             let bytes = value.as_bytes();
             match scan_part(bytes, 0, max, first, rest) {
                 Ok(end) if end == bytes.len() => Ok(()),
@@ -211,7 +228,14 @@ impl ToolId {
         )?;
         text.push_str(&parts.namespace);
         text.push(':');
-        check(&parts.name, text.len(), MAX_NAME, is_name_start, is_name_byte, IdProblem::Name)?;
+        check(
+            &parts.name,
+            text.len(),
+            MAX_NAME,
+            is_name_start,
+            is_name_byte,
+            IdProblem::Name,
+        )?;
         text.push_str(&parts.name);
         if let Some(version) = &parts.version {
             text.push('@');
@@ -232,7 +256,11 @@ impl ToolId {
                 return Err(fail(&joined, text.len() + i, IdProblem::Hash8));
             }
             if bytes.len() != HASH_LEN {
-                return Err(fail(&joined, text.len() + bytes.len().min(HASH_LEN), IdProblem::Hash8));
+                return Err(fail(
+                    &joined,
+                    text.len() + bytes.len().min(HASH_LEN),
+                    IdProblem::Hash8,
+                ));
             }
             text.push_str(hash8);
         }
@@ -584,7 +612,10 @@ mod tests {
         assert_eq!(problem("ns:name#0123ABCD"), (12, IdProblem::Hash8));
         assert_eq!(problem("ns:name#0123abc"), (15, IdProblem::Hash8));
         assert_eq!(problem("ns:name#0123abcde"), (16, IdProblem::Trailing));
-        assert_eq!(problem("ns:name#0123abcd#0123abcd"), (16, IdProblem::Trailing));
+        assert_eq!(
+            problem("ns:name#0123abcd#0123abcd"),
+            (16, IdProblem::Trailing)
+        );
         assert_eq!(problem("ns:name#0123abcd@1"), (16, IdProblem::Trailing));
         assert_eq!(problem("ns:café@1"), (6, IdProblem::Name));
         let long_ns = format!("{}:x@1", "a".repeat(65));
@@ -619,7 +650,11 @@ mod tests {
         let err = format_tool_id(&parts).unwrap_err();
         assert!(matches!(
             err.kind(),
-            ErrorKind::InvalidToolId { offset: 6, problem: IdProblem::Name, .. }
+            ErrorKind::InvalidToolId {
+                offset: 6,
+                problem: IdProblem::Name,
+                ..
+            }
         ));
         let parts = ToolIdParts {
             namespace: "ns".into(),
@@ -629,7 +664,11 @@ mod tests {
         };
         assert!(matches!(
             format_tool_id(&parts).unwrap_err().kind(),
-            ErrorKind::InvalidToolId { offset: 4, problem: IdProblem::Unversioned, .. }
+            ErrorKind::InvalidToolId {
+                offset: 4,
+                problem: IdProblem::Unversioned,
+                ..
+            }
         ));
         let parts = ToolIdParts {
             namespace: "ns".into(),
@@ -639,7 +678,11 @@ mod tests {
         };
         assert!(matches!(
             format_tool_id(&parts).unwrap_err().kind(),
-            ErrorKind::InvalidToolId { offset: 5, problem: IdProblem::Version, .. }
+            ErrorKind::InvalidToolId {
+                offset: 5,
+                problem: IdProblem::Version,
+                ..
+            }
         ));
     }
 
@@ -654,7 +697,9 @@ mod tests {
         assert_eq!(wire, "a-b%3AX.y_z%40v1.0%2300ff00ff");
         assert_eq!(ToolId::from_percent_encoded(&wire).unwrap(), id);
         assert_eq!(
-            ToolId::from_percent_encoded("a-b%3ax.y%40v1").unwrap().as_str(),
+            ToolId::from_percent_encoded("a-b%3ax.y%40v1")
+                .unwrap()
+                .as_str(),
             "a-b:x.y@v1"
         );
         assert_eq!(ToolId::from_percent_encoded(id.as_str()).unwrap(), id);

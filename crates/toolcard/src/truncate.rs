@@ -124,7 +124,10 @@ mod tests {
     #[test]
     fn boundaries_need_whitespace_or_the_end() {
         assert_eq!(sentence_boundaries("a. b! c?"), vec![3, 6, 8]);
-        assert_eq!(sentence_boundaries("v1.2 e.g.x dot.No"), Vec::<usize>::new());
+        assert_eq!(
+            sentence_boundaries("v1.2 e.g.x dot.No"),
+            Vec::<usize>::new()
+        );
         assert_eq!(sentence_boundaries("end.\nnext"), vec![5]);
         assert_eq!(sentence_boundaries("wait…"), Vec::<usize>::new());
     }
