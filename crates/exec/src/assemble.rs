@@ -1,0 +1,548 @@
+//! Folding a stream of events into what a consumer wants: the text and the tool calls.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+
+use serde::Serialize;
+
+use crate::event::{ContentPart, ErrorEvent, Event, OutputItem, Response, Usage};
+use crate::{Error, ErrorKind, EventReader, Outcome};
+
+/// The final text of one message item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Message {
+    /// The item id.
+    pub item_id: String,
+    /// The item's position in the output.
+    pub output_index: u64,
+    /// The text of its `output_text` parts, concatenated.
+    pub text: String,
+}
+
+/// A completed function call: what the orchestrator runs, and answers with a
+/// `function_call_output` carrying the same `call_id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ToolCall {
+    /// The item id.
+    pub item_id: String,
+    /// The item's position in the output.
+    pub output_index: u64,
+    /// The id to answer with.
+    pub call_id: String,
+    /// The tool.
+    pub name: String,
+    /// The arguments, a JSON text exactly as streamed.
+    pub arguments: String,
+}
+
+/// What a stream amounted to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Transcript {
+    /// How the stream ended; `None` when it was truncated (no terminal event).
+    #[serde(serialize_with = "serialize_outcome")]
+    pub outcome: Option<Outcome>,
+    /// The response id, when the stream named one.
+    pub response_id: Option<String>,
+    /// The message items, in output order.
+    pub messages: Vec<Message>,
+    /// The completed function calls, in output order.
+    pub tool_calls: Vec<ToolCall>,
+    /// Items that were announced but never finished (a truncated or failed stream).
+    pub unfinished: Vec<String>,
+    /// The `error` events.
+    #[serde(serialize_with = "serialize_errors")]
+    pub errors: Vec<ErrorEvent>,
+    /// The usage of the terminal event.
+    pub usage: Option<Usage>,
+    /// Events read, of every type.
+    pub events: u64,
+    /// Events of types this crate does not model.
+    pub other_events: u64,
+    /// The terminal event's response object.
+    #[serde(skip)]
+    pub response: Option<Response>,
+}
+
+fn serialize_outcome<S: serde::Serializer>(
+    outcome: &Option<Outcome>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(outcome.map_or("truncated", Outcome::status))
+}
+
+fn serialize_errors<S: serde::Serializer>(
+    errors: &[ErrorEvent],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = serializer.serialize_seq(Some(errors.len()))?;
+    for error in errors {
+        #[derive(Serialize)]
+        struct Brief<'a> {
+            code: Option<&'a str>,
+            message: Option<&'a str>,
+        }
+        seq.serialize_element(&Brief {
+            code: error.code_text(),
+            message: error.text(),
+        })?;
+    }
+    seq.end()
+}
+
+impl Transcript {
+    /// The text of every message, joined with newlines.
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self.messages.iter().map(|m| m.text.as_str()).collect();
+        texts.join("\n")
+    }
+
+    /// Whether the stream ended with `response.completed`.
+    pub fn is_completed(&self) -> bool {
+        self.outcome == Some(Outcome::Completed)
+    }
+
+    /// Whether the stream stopped before a terminal event.
+    pub fn is_truncated(&self) -> bool {
+        self.outcome.is_none()
+    }
+}
+
+#[derive(Debug)]
+struct Item {
+    id: String,
+    output_index: u64,
+    kind: Kind,
+    done: bool,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Message {
+        parts: Vec<PartText>,
+    },
+    Call {
+        call_id: String,
+        name: String,
+        arguments: String,
+        deltas: bool,
+        final_arguments: Option<String>,
+    },
+    Other,
+}
+
+#[derive(Debug, Default)]
+struct PartText {
+    text: String,
+    deltas: bool,
+}
+
+/// Folds events, one at a time, into a [`Transcript`], checking the stream as it goes:
+///
+/// - final arguments (`function_call_arguments.done`, `output_item.done`) equal the
+///   concatenated argument deltas, and final text equals the concatenated text deltas;
+/// - argument deltas name an item that `output_item.added` announced;
+/// - `sequence_number`s, where present, increase;
+/// - exactly one terminal event (`response.completed`, `response.failed`,
+///   `response.incomplete`), and nothing after it.
+///
+/// It is tolerant where the protocol's dialects differ: text deltas without an `item_id`
+/// belong to the open message, items may appear only in `output_item.done` or only in the
+/// terminal response's `output`, the text of `content_part.added` is ignored (the API sends
+/// `""`; the text comes as deltas), and unknown event types are counted and skipped.
+///
+/// ```
+/// let jsonl = r#"{"type":"response.output_item.added","item":{"id":"fc_1","type":"function_call","call_id":"call_1","name":"web_fetch"}}
+/// {"type":"response.function_call_arguments.delta","item_id":"fc_1","delta":"{\"url\":"}
+/// {"type":"response.function_call_arguments.delta","item_id":"fc_1","delta":"\"https://example.com\"}"}
+/// {"type":"response.output_item.done","item":{"id":"fc_1","type":"function_call","call_id":"call_1","name":"web_fetch","arguments":"{\"url\":\"https://example.com\"}"}}
+/// {"type":"response.completed","response":{"usage":{"input_tokens":128,"output_tokens":9,"cached_tokens":0}}}
+/// "#;
+/// let transcript = agentwire_exec::assemble(jsonl.as_bytes())?;
+/// assert!(transcript.is_completed());
+/// let call = &transcript.tool_calls[0];
+/// assert_eq!((call.call_id.as_str(), call.name.as_str()), ("call_1", "web_fetch"));
+/// assert_eq!(call.arguments, r#"{"url":"https://example.com"}"#);
+/// assert_eq!(transcript.usage.unwrap().input_tokens, 128);
+/// # Ok::<(), agentwire_exec::Error>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct Assembler {
+    items: Vec<Item>,
+    by_id: HashMap<String, usize>,
+    current_message: Option<usize>,
+    outcome: Option<Outcome>,
+    terminal_seen: bool,
+    response_id: Option<String>,
+    response: Option<Response>,
+    errors: Vec<ErrorEvent>,
+    last_sequence: Option<u64>,
+    events: u64,
+    other_events: u64,
+}
+
+impl Assembler {
+    /// An empty assembler.
+    pub fn new() -> Self {
+        Assembler::default()
+    }
+
+    /// Folds one event. After an error the stream is invalid; the assembler stays usable but
+    /// what it has folded so far is unspecified.
+    pub fn push(&mut self, event: &Event) -> Result<(), Error> {
+        if self.terminal_seen {
+            return Err(Error::new(ErrorKind::EventAfterTerminal {
+                event_type: event.event_type().to_owned(),
+            }));
+        }
+        if let Some(found) = event.sequence_number() {
+            if let Some(previous) = self.last_sequence {
+                if found <= previous {
+                    return Err(Error::new(ErrorKind::SequenceNotIncreasing {
+                        previous,
+                        found,
+                    }));
+                }
+            }
+        }
+        self.fold(event)?;
+        if let Some(n) = event.sequence_number() {
+            self.last_sequence = Some(n);
+        }
+        self.events += 1;
+        Ok(())
+    }
+
+    fn fold(&mut self, event: &Event) -> Result<(), Error> {
+        match event {
+            Event::ResponseCreated(e) | Event::ResponseInProgress(e) => {
+                if self.response_id.is_none() {
+                    self.response_id.clone_from(&e.response.id);
+                }
+            }
+            Event::OutputItemAdded(e) => {
+                let index = self.announce(&e.item, e.output_index);
+                if let (Kind::Call { arguments, .. }, OutputItem::FunctionCall(call)) =
+                    (&mut self.items[index].kind, &e.item)
+                {
+                    // Arguments announced up front count as the first delta.
+                    arguments.push_str(call.arguments.as_deref().unwrap_or(""));
+                }
+            }
+            Event::ContentPartAdded(e) => {
+                let index = self.message(e.item_id.as_deref(), e.output_index);
+                if let Kind::Message { parts } = &mut self.items[index].kind {
+                    // A part index far beyond the parts seen is clamped: memory stays bounded.
+                    let at = e
+                        .content_index
+                        .map_or(parts.len(), |ci| usize::try_from(ci).unwrap_or(usize::MAX))
+                        .min(parts.len() + 64);
+                    while parts.len() <= at {
+                        parts.push(PartText::default());
+                    }
+                }
+            }
+            Event::OutputTextDelta(e) => {
+                let index = self.message(e.item_id.as_deref(), e.output_index);
+                let part = self.part(index, e.content_index);
+                part.text.push_str(&e.delta);
+                part.deltas = true;
+            }
+            Event::OutputTextDone(e) => {
+                let index = self.message(e.item_id.as_deref(), e.output_index);
+                self.final_text(index, e.content_index, &e.text)?;
+            }
+            Event::ContentPartDone(e) => {
+                if let ContentPart::OutputText(part) = &e.part {
+                    let index = self.message(e.item_id.as_deref(), e.output_index);
+                    self.final_text(index, e.content_index, &part.text)?;
+                }
+            }
+            Event::FunctionCallArgumentsDelta(e) => {
+                let index = self.call(&e.item_id)?;
+                if let Kind::Call {
+                    arguments, deltas, ..
+                } = &mut self.items[index].kind
+                {
+                    arguments.push_str(&e.delta);
+                    *deltas = true;
+                }
+            }
+            Event::FunctionCallArgumentsDone(e) => {
+                let index = self.call(&e.item_id)?;
+                self.final_arguments(index, &e.arguments)?;
+            }
+            Event::OutputItemDone(e) => self.item_done(&e.item, e.output_index)?,
+            Event::ResponseCompleted(e)
+            | Event::ResponseFailed(e)
+            | Event::ResponseIncomplete(e) => {
+                if let Some(output) = &e.response.output {
+                    self.adopt_output(output)?;
+                }
+                if self.response_id.is_none() {
+                    self.response_id.clone_from(&e.response.id);
+                }
+                self.response = Some(e.response.clone());
+                self.outcome = Some(match event {
+                    Event::ResponseCompleted(_) => Outcome::Completed,
+                    Event::ResponseFailed(_) => Outcome::Failed,
+                    _ => Outcome::Incomplete,
+                });
+                self.terminal_seen = true;
+            }
+            Event::Error(e) => self.errors.push(e.clone()),
+            _ => self.other_events += 1,
+        }
+        Ok(())
+    }
+
+    /// Ends the stream and returns what it amounted to. A stream without a terminal event is
+    /// reported as truncated ([`Transcript::is_truncated`]), not as an error.
+    pub fn finish(self) -> Transcript {
+        let mut items: Vec<&Item> = self.items.iter().collect();
+        items.sort_by_key(|item| item.output_index);
+        let mut messages = Vec::new();
+        let mut tool_calls = Vec::new();
+        let mut unfinished = Vec::new();
+        for item in items {
+            if !item.done {
+                unfinished.push(item.id.clone());
+            }
+            match &item.kind {
+                Kind::Message { parts } => messages.push(Message {
+                    item_id: item.id.clone(),
+                    output_index: item.output_index,
+                    text: parts.iter().map(|p| p.text.as_str()).collect(),
+                }),
+                Kind::Call {
+                    call_id,
+                    name,
+                    arguments,
+                    ..
+                } if item.done => tool_calls.push(ToolCall {
+                    item_id: item.id.clone(),
+                    output_index: item.output_index,
+                    call_id: call_id.clone(),
+                    name: name.clone(),
+                    arguments: arguments.clone(),
+                }),
+                _ => {}
+            }
+        }
+        Transcript {
+            outcome: self.outcome,
+            response_id: self.response_id,
+            messages,
+            tool_calls,
+            unfinished,
+            errors: self.errors,
+            usage: self.response.as_ref().and_then(|r| r.usage.clone()),
+            events: self.events,
+            other_events: self.other_events,
+            response: self.response,
+        }
+    }
+
+    fn next_output_index(&self) -> u64 {
+        self.items
+            .iter()
+            .map(|item| item.output_index + 1)
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn announce(&mut self, item: &OutputItem, output_index: Option<u64>) -> usize {
+        let output_index = output_index.unwrap_or_else(|| self.next_output_index());
+        let id = item
+            .id()
+            .map_or_else(|| format!("item_{output_index}"), str::to_owned);
+        if let Some(&index) = self.by_id.get(&id) {
+            return index;
+        }
+        let kind = match item {
+            OutputItem::Message(_) => Kind::Message { parts: Vec::new() },
+            OutputItem::FunctionCall(call) => Kind::Call {
+                call_id: call.call_id.clone(),
+                name: call.name.clone(),
+                arguments: String::new(),
+                deltas: false,
+                final_arguments: None,
+            },
+            OutputItem::Other(_) => Kind::Other,
+        };
+        let index = self.items.len();
+        if matches!(kind, Kind::Message { .. }) {
+            self.current_message = Some(index);
+        }
+        self.items.push(Item {
+            id: id.clone(),
+            output_index,
+            kind,
+            done: false,
+        });
+        self.by_id.insert(id, index);
+        index
+    }
+
+    /// The message an event refers to, announcing one implicitly when needed.
+    fn message(&mut self, item_id: Option<&str>, output_index: Option<u64>) -> usize {
+        let found = match item_id {
+            Some(id) => self.by_id.get(id).copied(),
+            None => self.current_message.filter(|&i| !self.items[i].done),
+        };
+        match found {
+            Some(index) if matches!(self.items[index].kind, Kind::Message { .. }) => index,
+            _ => {
+                let mut message = crate::event::MessageItem::new();
+                message.id = item_id.map(str::to_owned);
+                if found.is_some() {
+                    // The id names another kind of item: keep it apart.
+                    message.id = None;
+                }
+                self.announce(&OutputItem::Message(message), output_index)
+            }
+        }
+    }
+
+    fn part(&mut self, index: usize, content_index: Option<u64>) -> &mut PartText {
+        let Kind::Message { parts } = &mut self.items[index].kind else {
+            unreachable!("message() returns message items")
+        };
+        let at = match content_index {
+            Some(ci) => usize::try_from(ci)
+                .unwrap_or(usize::MAX)
+                .min(parts.len() + 64),
+            None => parts.len().saturating_sub(1),
+        };
+        while parts.len() <= at {
+            parts.push(PartText::default());
+        }
+        &mut parts[at]
+    }
+
+    fn final_text(
+        &mut self,
+        index: usize,
+        content_index: Option<u64>,
+        text: &str,
+    ) -> Result<(), Error> {
+        let item_id = self.items[index].id.clone();
+        let part = self.part(index, content_index);
+        if part.deltas {
+            if part.text != text {
+                return Err(Error::new(ErrorKind::TextMismatch { item_id }));
+            }
+        } else {
+            text.clone_into(&mut part.text);
+        }
+        Ok(())
+    }
+
+    fn call(&self, item_id: &str) -> Result<usize, Error> {
+        match self.by_id.get(item_id) {
+            Some(&index) if matches!(self.items[index].kind, Kind::Call { .. }) => Ok(index),
+            _ => Err(Error::new(ErrorKind::UnknownItem {
+                item_id: item_id.to_owned(),
+            })),
+        }
+    }
+
+    fn final_arguments(&mut self, index: usize, value: &str) -> Result<(), Error> {
+        let item_id = self.items[index].id.clone();
+        let Kind::Call {
+            arguments,
+            deltas,
+            final_arguments,
+            ..
+        } = &mut self.items[index].kind
+        else {
+            unreachable!("call() returns function calls")
+        };
+        if *deltas || final_arguments.is_some() {
+            if arguments != value {
+                return Err(Error::new(ErrorKind::ArgumentsMismatch { item_id }));
+            }
+        } else {
+            value.clone_into(arguments);
+        }
+        *final_arguments = Some(value.to_owned());
+        Ok(())
+    }
+
+    fn item_done(&mut self, item: &OutputItem, output_index: Option<u64>) -> Result<(), Error> {
+        let found = match item {
+            OutputItem::FunctionCall(call) => match &call.id {
+                Some(id) => self.by_id.get(id).copied(),
+                None => self.items.iter().position(
+                    |i| matches!(&i.kind, Kind::Call { call_id, .. } if *call_id == call.call_id),
+                ),
+            },
+            OutputItem::Message(message) => match &message.id {
+                Some(id) => self.by_id.get(id).copied(),
+                None => self.current_message.filter(|&i| !self.items[i].done),
+            },
+            OutputItem::Other(_) => item.id().and_then(|id| self.by_id.get(id).copied()),
+        };
+        let index = match found {
+            Some(index) => index,
+            None => self.announce(item, output_index),
+        };
+        match item {
+            OutputItem::FunctionCall(call) => {
+                if !matches!(self.items[index].kind, Kind::Call { .. }) {
+                    return Err(Error::new(ErrorKind::UnknownItem {
+                        item_id: self.items[index].id.clone(),
+                    }));
+                }
+                if let Some(arguments) = &call.arguments {
+                    self.final_arguments(index, arguments)?;
+                }
+            }
+            OutputItem::Message(message) => {
+                for (i, part) in message.content.iter().flatten().enumerate() {
+                    if let ContentPart::OutputText(part) = part {
+                        self.final_text(index, Some(i as u64), &part.text)?;
+                    }
+                }
+            }
+            OutputItem::Other(_) => {}
+        }
+        self.items[index].done = true;
+        if self.current_message == Some(index) {
+            self.current_message = None;
+        }
+        Ok(())
+    }
+
+    /// Takes items that only the terminal response's `output` shows.
+    fn adopt_output(&mut self, output: &[OutputItem]) -> Result<(), Error> {
+        for (i, item) in output.iter().enumerate() {
+            let known = match item {
+                OutputItem::FunctionCall(call) => self.items.iter().any(|known| {
+                    matches!(&known.kind, Kind::Call { call_id, .. } if *call_id == call.call_id)
+                }),
+                _ => item.id().is_some_and(|id| self.by_id.contains_key(id)),
+            };
+            if !known && !matches!(item, OutputItem::Other(_)) {
+                self.item_done(item, Some(i as u64))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads JSONL events from `reader` and folds them. Errors carry the line of the offending
+/// event.
+pub fn assemble<R: BufRead>(reader: R) -> Result<Transcript, Error> {
+    let mut reader = EventReader::new(reader);
+    let mut assembler = Assembler::new();
+    while let Some(event) = reader.read_event()? {
+        assembler
+            .push(&event)
+            .map_err(|e| e.at_line(reader.line()))?;
+    }
+    Ok(assembler.finish())
+}

@@ -1,0 +1,413 @@
+//! Server-sent events: the framing of a streaming Responses-API body.
+//!
+//! The decoder follows the WHATWG event-stream interpretation: lines end with `\r\n`, `\n` or
+//! `\r`; a leading byte-order mark is dropped; `:` starts a comment; `data` lines of one event
+//! are joined with `\n`; `event`, `id` and `retry` are recorded; an empty line dispatches the
+//! event, and an event with no data is not dispatched; an event left open at the end of the
+//! stream is discarded. Two differences: a line that is not UTF-8 is an error (the standard
+//! replaces bytes, which would corrupt data silently), and one event may hold at most a fixed
+//! number of bytes, so memory stays bounded whatever the server sends.
+
+use std::io::Read;
+
+use crate::{Error, ErrorKind};
+
+/// The default largest event [`SseDecoder`] accepts: 32 MiB of field lines. The final event of
+/// a response repeats the whole output, so events can be large.
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 32 << 20;
+
+/// One dispatched server-sent event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SseEvent {
+    /// The `event` field, when the event had one.
+    pub event: Option<String>,
+    /// The `data` lines, joined with `\n`.
+    pub data: String,
+    /// The last event id seen so far in the stream (the `id` field persists across events).
+    pub id: Option<String>,
+    /// The `retry` field, when this event had a valid one.
+    pub retry: Option<u64>,
+    /// The 1-based line of the event's first field.
+    pub line: u64,
+}
+
+/// A push decoder: feed it the body's bytes in chunks of any size and collect events.
+///
+/// ```
+/// use agentwire_exec::SseDecoder;
+///
+/// let mut decoder = SseDecoder::new();
+/// let mut events = Vec::new();
+/// decoder.feed(b": keep-alive\r\nevent: response.created\r\ndata: {\"a\":", &mut events)?;
+/// decoder.feed(b"1}\r\n\r\ndata: x\ndata: y\n\n", &mut events)?;
+/// assert_eq!(events[0].event.as_deref(), Some("response.created"));
+/// assert_eq!(events[0].data, "{\"a\":1}");
+/// assert_eq!(events[1].data, "x\ny");
+/// assert_eq!(decoder.finish(), None);
+/// # Ok::<(), agentwire_exec::Error>(())
+/// ```
+///
+/// An error is final: the decoder rejects every later chunk with the same kind of error.
+#[derive(Debug)]
+pub struct SseDecoder {
+    max_event_bytes: usize,
+    line: Vec<u8>,
+    /// The last byte of the previous chunk was `\r`: a `\n` starting this chunk belongs to it.
+    after_cr: bool,
+    at_start: bool,
+    line_no: u64,
+    /// Bytes of field lines of the current event so far.
+    event_bytes: usize,
+    event_start: Option<u64>,
+    data: String,
+    has_data: bool,
+    event: Option<String>,
+    last_id: Option<String>,
+    retry: Option<u64>,
+    failed: Option<ErrorKindCopy>,
+}
+
+/// Enough of a past error to repeat it.
+#[derive(Debug, Clone, Copy)]
+enum ErrorKindCopy {
+    TooLarge,
+    Utf8,
+}
+
+impl Default for SseDecoder {
+    fn default() -> Self {
+        SseDecoder::new()
+    }
+}
+
+impl SseDecoder {
+    /// A decoder with the default event limit ([`DEFAULT_MAX_EVENT_BYTES`]).
+    pub fn new() -> Self {
+        SseDecoder {
+            max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
+            line: Vec::new(),
+            after_cr: false,
+            at_start: true,
+            line_no: 0,
+            event_bytes: 0,
+            event_start: None,
+            data: String::new(),
+            has_data: false,
+            event: None,
+            last_id: None,
+            retry: None,
+            failed: None,
+        }
+    }
+
+    /// Sets the largest event accepted: the bytes of its field lines, comments included, line
+    /// breaks excluded.
+    #[must_use]
+    pub fn max_event_bytes(mut self, limit: usize) -> Self {
+        self.max_event_bytes = limit;
+        self
+    }
+
+    /// Decodes a chunk, appending the events it completes to `out`.
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), Error> {
+        if let Some(failed) = self.failed {
+            return Err(self.repeat(failed));
+        }
+        let mut rest = chunk;
+        if self.after_cr {
+            self.after_cr = false;
+            if let Some(tail) = rest.strip_prefix(b"\n") {
+                rest = tail;
+            }
+        }
+        while !rest.is_empty() {
+            match memchr::memchr2(b'\n', b'\r', rest) {
+                Some(i) => {
+                    self.push_bytes(&rest[..i])?;
+                    let cr = rest[i] == b'\r';
+                    rest = &rest[i + 1..];
+                    if cr {
+                        match rest.first() {
+                            Some(b'\n') => rest = &rest[1..],
+                            Some(_) => {}
+                            None => self.after_cr = true,
+                        }
+                    }
+                    self.end_line(out)?;
+                }
+                None => {
+                    self.push_bytes(rest)?;
+                    rest = &[];
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the stream. Returns the first line of an event that was still open (some field
+    /// line seen but no empty line after it): per the standard it is discarded, and a caller
+    /// can report the stream as cut.
+    pub fn finish(&mut self) -> Option<u64> {
+        if !self.line.is_empty() && self.failed.is_none() {
+            // A last line without a line break still belongs to the open event.
+            self.event_start.get_or_insert(self.line_no + 1);
+        }
+        self.line.clear();
+        let open = self.event_start.take();
+        self.reset_event();
+        open
+    }
+
+    fn repeat(&self, failed: ErrorKindCopy) -> Error {
+        match failed {
+            ErrorKindCopy::TooLarge => Error::new(ErrorKind::EventTooLarge {
+                limit: self.max_event_bytes,
+            }),
+            ErrorKindCopy::Utf8 => Error::new(ErrorKind::InvalidUtf8 { offset: 0 }),
+        }
+        .at_line(self.line_no + 1)
+    }
+
+    fn push_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        if self.event_bytes + self.line.len() + bytes.len() > self.max_event_bytes {
+            self.failed = Some(ErrorKindCopy::TooLarge);
+            self.line = Vec::new();
+            self.data = String::new();
+            return Err(Error::new(ErrorKind::EventTooLarge {
+                limit: self.max_event_bytes,
+            })
+            .at_line(self.event_start.unwrap_or(self.line_no + 1)));
+        }
+        self.line.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn end_line(&mut self, out: &mut Vec<SseEvent>) -> Result<(), Error> {
+        self.line_no += 1;
+        let mut line = std::mem::take(&mut self.line);
+        let result = self.process_line(&line, out);
+        line.clear();
+        self.line = line;
+        result
+    }
+
+    fn process_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), Error> {
+        let mut line = line;
+        if self.at_start {
+            self.at_start = false;
+            if let Some(rest) = line.strip_prefix("\u{feff}".as_bytes()) {
+                line = rest;
+            }
+        }
+        if line.is_empty() {
+            self.dispatch(out);
+            return Ok(());
+        }
+        self.event_bytes += line.len();
+        self.event_start.get_or_insert(self.line_no);
+        if line[0] == b':' {
+            return Ok(());
+        }
+        let text = std::str::from_utf8(line).map_err(|e| {
+            self.failed = Some(ErrorKindCopy::Utf8);
+            Error::new(ErrorKind::InvalidUtf8 {
+                offset: e.valid_up_to(),
+            })
+            .at_line(self.line_no)
+            .at_column(e.valid_up_to() as u64 + 1)
+        })?;
+        let (field, value) = match text.find(':') {
+            Some(i) => {
+                let value = &text[i + 1..];
+                (&text[..i], value.strip_prefix(' ').unwrap_or(value))
+            }
+            None => (text, ""),
+        };
+        match field {
+            "data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
+            }
+            "event" => self.event = Some(value.to_owned()),
+            "id" if !value.contains('\0') => self.last_id = Some(value.to_owned()),
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                self.retry = value.parse().ok();
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        if self.has_data {
+            out.push(SseEvent {
+                event: self.event.take(),
+                data: std::mem::take(&mut self.data),
+                id: self.last_id.clone(),
+                retry: self.retry.take(),
+                line: self.event_start.unwrap_or(self.line_no),
+            });
+        }
+        self.reset_event();
+    }
+
+    fn reset_event(&mut self) {
+        self.event_bytes = 0;
+        self.event_start = None;
+        self.data.clear();
+        self.has_data = false;
+        self.event = None;
+        self.retry = None;
+    }
+}
+
+/// A pull reader of server-sent events over any `io::Read` (an HTTP response body).
+///
+/// ```
+/// use agentwire_exec::SseReader;
+///
+/// let body = "event: response.created\ndata: {}\n\ndata: [cut";
+/// let mut reader = SseReader::new(body.as_bytes());
+/// assert_eq!(reader.next_event()?.unwrap().data, "{}");
+/// assert!(reader.next_event()?.is_none());
+/// assert_eq!(reader.open_event_at_end(), Some(4));
+/// # Ok::<(), agentwire_exec::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct SseReader<R> {
+    inner: R,
+    decoder: SseDecoder,
+    pending: std::collections::VecDeque<SseEvent>,
+    batch: Vec<SseEvent>,
+    buf: Box<[u8]>,
+    eof: bool,
+    open_at_end: Option<u64>,
+}
+
+impl<R: Read> SseReader<R> {
+    /// A reader over `inner` with the default event limit.
+    pub fn new(inner: R) -> Self {
+        SseReader::with_decoder(inner, SseDecoder::new())
+    }
+
+    /// A reader over `inner` using `decoder` (for its limit).
+    pub fn with_decoder(inner: R, decoder: SseDecoder) -> Self {
+        SseReader {
+            inner,
+            decoder,
+            pending: std::collections::VecDeque::new(),
+            batch: Vec::new(),
+            buf: vec![0; 16 * 1024].into_boxed_slice(),
+            eof: false,
+            open_at_end: None,
+        }
+    }
+
+    /// The next event; `Ok(None)` at the end of the body.
+    pub fn next_event(&mut self) -> Result<Option<SseEvent>, Error> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Ok(Some(event));
+            }
+            if self.eof {
+                return Ok(None);
+            }
+            let n = match self.inner.read(&mut self.buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.into()),
+            };
+            if n == 0 {
+                self.eof = true;
+                self.open_at_end = self.decoder.finish();
+                continue;
+            }
+            self.decoder.feed(&self.buf[..n], &mut self.batch)?;
+            self.pending.extend(self.batch.drain(..));
+        }
+    }
+
+    /// After the end of the body: the first line of an event left open by a body that stopped
+    /// in the middle of it.
+    pub fn open_event_at_end(&self) -> Option<u64> {
+        self.open_at_end
+    }
+
+    /// Consumes the reader, returning the underlying reader.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+}
+
+impl<R: Read> Iterator for SseReader<R> {
+    type Item = Result<SseEvent, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_event().transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_in_chunks(
+        input: &[u8],
+        chunk: usize,
+        limit: usize,
+    ) -> (Vec<SseEvent>, Option<String>) {
+        let mut decoder = SseDecoder::new().max_event_bytes(limit);
+        let mut out = Vec::new();
+        for piece in input.chunks(chunk.max(1)) {
+            if let Err(e) = decoder.feed(piece, &mut out) {
+                return (out, Some(format!("{}@{:?}", e.code(), e.line())));
+            }
+        }
+        (out, decoder.finish().map(|l| format!("open@{l}")))
+    }
+
+    #[test]
+    fn chunking_does_not_change_events() {
+        let input = "\u{feff}: hi\r\nevent: a\r\ndata: 1\r\ndata:2\r\rid: 7\nretry: 10\n\ndata\n\nevent: e\n\ndata: é\r\n\r\n";
+        let (whole, end) = decode_in_chunks(input.as_bytes(), usize::MAX, 1000);
+        assert_eq!(end, None);
+        assert_eq!(whole.len(), 3);
+        assert_eq!(whole[0].event.as_deref(), Some("a"));
+        assert_eq!(whole[0].data, "1\n2");
+        assert_eq!(whole[0].line, 1);
+        assert_eq!(whole[1].data, "");
+        assert_eq!(whole[1].id.as_deref(), Some("7"));
+        assert_eq!(whole[1].retry, None);
+        // `\r` alone ended the `data:2` line and the empty line after it dispatched event 0.
+        assert_eq!(whole[2].data, "é");
+        for chunk in 1..8 {
+            assert_eq!(decode_in_chunks(input.as_bytes(), chunk, 1000).0, whole);
+        }
+    }
+
+    #[test]
+    fn limits_and_truncation() {
+        let big = format!("data: {}\n\n", "x".repeat(100));
+        let (events, end) = decode_in_chunks(big.as_bytes(), 7, 50);
+        assert!(events.is_empty());
+        assert_eq!(end.as_deref(), Some("event_too_large@Some(1)"));
+        let (events, end) = decode_in_chunks(b"data: a\n\ndata: b", 3, 50);
+        assert_eq!(events.len(), 1);
+        assert_eq!(end.as_deref(), Some("open@3"));
+        let (_, end) = decode_in_chunks(b"data: \xff\n\n", 100, 50);
+        assert_eq!(end.as_deref(), Some("invalid_utf8@Some(1)"));
+    }
+
+    #[test]
+    fn the_error_is_final() {
+        let mut decoder = SseDecoder::new().max_event_bytes(4);
+        let mut out = Vec::new();
+        assert!(decoder.feed(b"data: 12345\n\n", &mut out).is_err());
+        assert!(decoder.feed(b"data: 1\n\n", &mut out).is_err());
+        assert!(out.is_empty());
+    }
+}
