@@ -1,0 +1,734 @@
+//! Encoding: [`Encoder`] writes sections (a header, then rows and comments) to any
+//! `io::Write`, and [`Cell`] is what a row is made of.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::decoder::Section;
+use crate::error::{Error, ErrorKind, Position, Result};
+use crate::escape::{escape_first_into, escape_into};
+use crate::float::{write_go_g32, write_go_g64};
+use crate::header::{write_header, Header};
+
+/// Buffered output is handed to the writer once it exceeds this many bytes.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// Where a [`Cell`] writes itself: one cell of the row being written.
+///
+/// Text is escaped as it is written; numbers are written as the Go reference writes them.
+#[derive(Debug)]
+pub struct CellWriter<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> CellWriter<'a> {
+    pub(crate) fn new(out: &'a mut Vec<u8>, first: bool) -> Self {
+        CellWriter { out, first }
+    }
+
+    /// Appends text, escaped. In the first cell of a row, text starting with `#` or `GCX`
+    /// gets a leading backslash so that decoders do not take the row for a comment or a
+    /// header; the backslash decodes away.
+    #[inline]
+    pub fn write_str(&mut self, text: &str) {
+        if self.first && !text.is_empty() {
+            escape_first_into(self.out, text);
+            self.first = false;
+        } else {
+            escape_into(self.out, text);
+        }
+    }
+
+    /// Appends a signed integer in decimal.
+    #[inline]
+    pub fn write_i64(&mut self, value: i64) {
+        self.raw(itoa::Buffer::new().format(value).as_bytes());
+    }
+
+    /// Appends an unsigned integer in decimal.
+    #[inline]
+    pub fn write_u64(&mut self, value: u64) {
+        self.raw(itoa::Buffer::new().format(value).as_bytes());
+    }
+
+    /// Appends a float as Go's `strconv.FormatFloat(value, 'g', -1, 64)` does (`0.5`,
+    /// `1e+06`, `1e-05`, `-0`). NaN and infinities are a `non_finite_float` error.
+    #[inline]
+    pub fn write_f64(&mut self, value: f64) -> Result<()> {
+        if !value.is_finite() {
+            return Err(ErrorKind::NonFiniteFloat { value }.into());
+        }
+        self.first = false;
+        write_go_g64(self.out, value);
+        Ok(())
+    }
+
+    /// Appends a float as Go's `strconv.FormatFloat(float64(value), 'g', -1, 32)` does.
+    #[inline]
+    pub fn write_f32(&mut self, value: f32) -> Result<()> {
+        if !value.is_finite() {
+            return Err(ErrorKind::NonFiniteFloat {
+                value: f64::from(value),
+            }
+            .into());
+        }
+        self.first = false;
+        write_go_g32(self.out, value);
+        Ok(())
+    }
+
+    /// Appends `true` or `false`.
+    #[inline]
+    pub fn write_bool(&mut self, value: bool) {
+        self.raw(if value { b"true" } else { b"false" });
+    }
+
+    /// Appends bytes that need no escaping and cannot start a comment or header.
+    #[inline]
+    pub(crate) fn raw(&mut self, bytes: &[u8]) {
+        self.first = false;
+        self.out.extend_from_slice(bytes);
+    }
+
+    pub(crate) fn buffer(&mut self) -> &mut Vec<u8> {
+        self.out
+    }
+}
+
+/// A value that can be one cell of a row: text, numbers, booleans, `Option`s of those
+/// (`None` is an empty cell), and `serde_json::Value`.
+///
+/// | value | cell |
+/// |---|---|
+/// | `&str`, `String`, `char` | the text, escaped |
+/// | `bool` | `true` / `false` |
+/// | integers | decimal, the full 128-bit range |
+/// | `f64`, `f32` | Go's shortest `%g` (`0.5`, `1e+06`, `-0`); NaN and infinities are an error |
+/// | `None`, `()` | empty |
+/// | `serde_json::Value` | null empty, strings as text, numbers as their JSON text, arrays and objects as compact JSON |
+///
+/// Rows with cells of different types can be written as `&[&dyn Cell]`:
+///
+/// ```
+/// use agentwire_gcx1::{Cell, Encoder, Header};
+///
+/// let mut encoder = Encoder::new(Vec::new());
+/// encoder.begin_section(&Header::new("find_usages", ["from", "confidence", "line"]))?;
+/// encoder.write_row([&"main.go::run" as &dyn Cell, &0.95, &42])?;
+/// let text = String::from_utf8(encoder.finish()?).unwrap();
+/// assert_eq!(text, "GCX1 tool=find_usages fields=from,confidence,line\nmain.go::run\t0.95\t42\n");
+/// # Ok::<(), agentwire_gcx1::Error>(())
+/// ```
+pub trait Cell {
+    /// Writes the cell.
+    fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()>;
+}
+
+impl Cell for str {
+    #[inline]
+    fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
+        out.write_str(self);
+        Ok(())
+    }
+}
+
+impl Cell for String {
+    #[inline]
+    fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
+        out.write_str(self);
+        Ok(())
+    }
+}
+
+impl Cell for Cow<'_, str> {
+    #[inline]
+    fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
+        out.write_str(self);
+        Ok(())
+    }
+}
+
+impl Cell for char {
+    fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
+        out.write_str(self.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+}
+
+impl Cell for bool {
+    #[inline]
+    fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
+        out.write_bool(*self);
+        Ok(())
+    }
+}
+
+impl Cell for f64 {
+    #[inline]
+    fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
+        out.write_f64(*self)
+    }
+}
+
+impl Cell for f32 {
+    #[inline]
+    fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
+        out.write_f32(*self)
+    }
+}
+
+macro_rules! integer_cells {
+    ($($t:ty),*) => {$(
+        impl Cell for $t {
+            #[inline]
+            fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
+                out.raw(itoa::Buffer::new().format(*self).as_bytes());
+                Ok(())
+            }
+        }
+    )*};
+}
+
+integer_cells!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
+
+impl Cell for () {
+    fn write_cell(&self, _out: &mut CellWriter<'_>) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl<T: Cell> Cell for Option<T> {
+    #[inline]
+    fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
+        match self {
+            Some(value) => value.write_cell(out),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<T: Cell + ?Sized> Cell for &T {
+    #[inline]
+    fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
+        (**self).write_cell(out)
+    }
+}
+
+impl<T: Cell + ?Sized> Cell for Box<T> {
+    fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
+        (**self).write_cell(out)
+    }
+}
+
+impl Cell for serde_json::Value {
+    fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
+        crate::json::write_value_cell(out, self)
+    }
+}
+
+/// The state of the section being written.
+#[derive(Debug)]
+struct OpenSection {
+    header: Header,
+    width: usize,
+    /// The header waits for the first serialized row's field names.
+    deferred: bool,
+    /// Comments written before a deferred header could be written.
+    comments: Vec<String>,
+    /// Field names seen in serialized rows, for a pointer comparison on later rows.
+    names: Vec<Option<&'static str>>,
+}
+
+/// Writes a GCX1 payload: one or more sections, each a header followed by rows and comments.
+///
+/// Output is buffered internally and handed to the writer in large chunks; call
+/// [`Encoder::finish`] to flush and get the writer back (dropping the encoder flushes too,
+/// ignoring errors).
+///
+/// ```
+/// use agentwire_gcx1::{Encoder, Header};
+///
+/// let header = Header::new("search_symbols", ["id", "kind", "line"])
+///     .with_meta("total", 7)
+///     .with_meta("truncated", false);
+/// let mut encoder = Encoder::new(Vec::new());
+/// encoder.begin_section(&header)?;
+/// encoder.write_comment("2 result(s)")?;
+/// encoder.serialize_row(&("a.go::F", "function", 10))?;
+/// encoder.serialize_row(&("#tag", "type", 12))?;
+/// let text = String::from_utf8(encoder.finish()?).unwrap();
+/// assert_eq!(
+///     text,
+///     "GCX1 tool=search_symbols fields=id,kind,line total=7 truncated=false\n\
+///      # 2 result(s)\n\
+///      a.go::F\tfunction\t10\n\
+///      \\#tag\ttype\t12\n"
+/// );
+/// # Ok::<(), agentwire_gcx1::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Encoder<W: Write> {
+    writer: Option<W>,
+    buf: Vec<u8>,
+    /// Lines written so far, buffered ones included.
+    lines: u64,
+    section: Option<OpenSection>,
+    /// A write to the underlying writer failed; the output is incomplete.
+    failed: bool,
+}
+
+impl<W: Write> Encoder<W> {
+    /// An encoder writing to `writer`. Begin a section with [`Encoder::begin_section`].
+    pub fn new(writer: W) -> Self {
+        Encoder {
+            writer: Some(writer),
+            buf: Vec::with_capacity(8 * 1024),
+            lines: 0,
+            section: None,
+            failed: false,
+        }
+    }
+
+    /// An encoder writing to `writer` that has already begun a section with `header`, as
+    /// the Go reference's `NewEncoder(w, h)` does.
+    pub fn with_header(writer: W, header: &Header) -> Result<Self> {
+        let mut encoder = Encoder::new(writer);
+        encoder.begin_section(header)?;
+        Ok(encoder)
+    }
+
+    /// The number of lines written so far.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// The header of the section being written (while its fields are deferred, without
+    /// fields).
+    pub fn header(&self) -> Option<&Header> {
+        self.section.as_ref().map(|s| &s.header)
+    }
+
+    /// The underlying writer.
+    pub fn get_ref(&self) -> Option<&W> {
+        self.writer.as_ref()
+    }
+
+    /// Begins a new section by writing its header.
+    ///
+    /// The header is checked so that every decoder reads it back unchanged; it is an error
+    /// (`invalid_header`, `empty_field_list`, `duplicate_field`, `reserved_meta_key`) when:
+    ///
+    /// - the tool name is empty;
+    /// - a tool name, field name or meta key contains whitespace (the header is split on
+    ///   spaces and trimmed) or U+FEFF; meta values may contain TAB and LF, which are escaped;
+    /// - a field name contains `,`, or a meta key `=`;
+    /// - two fields have the same name, or a meta key is `tool` or `fields`.
+    ///
+    /// A header without fields ([`Header::named`]) is written when the first row is
+    /// serialized, with that row's field names.
+    pub fn begin_section(&mut self, header: &Header) -> Result<()> {
+        self.close_section()?;
+        let line = self.lines + 1;
+        if header.fields.is_empty() {
+            let mut probe = header.clone();
+            probe.fields = vec![String::new()];
+            write_header(&mut Vec::new(), &probe, line)?;
+            self.section = Some(OpenSection {
+                header: header.clone(),
+                width: 0,
+                deferred: true,
+                comments: Vec::new(),
+                names: Vec::new(),
+            });
+            return Ok(());
+        }
+        write_header(&mut self.buf, header, line)?;
+        self.lines += 1;
+        self.section = Some(OpenSection {
+            header: header.clone(),
+            width: header.fields.len(),
+            deferred: false,
+            comments: Vec::new(),
+            names: vec![None; header.fields.len()],
+        });
+        self.maybe_flush()
+    }
+
+    /// Fails if the open section is still waiting for its fields.
+    fn close_section(&mut self) -> Result<()> {
+        if let Some(section) = &self.section {
+            if section.deferred {
+                return Err(Error::at(ErrorKind::EmptyFieldList, self.lines + 1, 1));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes one row. Fewer values than fields are padded with empty cells; more values are
+    /// a `too_many_values` error. A one-column row with an empty value is an `empty_row`
+    /// error: it would be a blank line, which decoders skip.
+    ///
+    /// On error nothing of the row is written and the encoder stays usable.
+    pub fn write_row<I>(&mut self, cells: I) -> Result<()>
+    where
+        I: IntoIterator,
+        I::Item: Cell,
+    {
+        let line = self.lines + 1;
+        let width = match &self.section {
+            None => return Err(Error::at(ErrorKind::NoSection, line, 1)),
+            Some(s) if s.deferred => return Err(Error::at(ErrorKind::EmptyFieldList, line, 1)),
+            Some(s) => s.width,
+        };
+        let start = self.buf.len();
+        let mut count = 0;
+        let mut cells = cells.into_iter();
+        for cell in cells.by_ref() {
+            if count == width {
+                let found = width + 1 + cells.count();
+                return Err(self.row_error(
+                    start,
+                    ErrorKind::TooManyValues {
+                        expected: width,
+                        found,
+                    },
+                ));
+            }
+            if count > 0 {
+                self.buf.push(b'\t');
+            }
+            let cell_start = self.buf.len();
+            if let Err(e) = cell.write_cell(&mut CellWriter::new(&mut self.buf, count == 0)) {
+                self.buf.truncate(cell_start);
+                return Err(self.row_error(start, e.into_kind()));
+            }
+            count += 1;
+        }
+        self.end_row(start, count, width)
+    }
+
+    /// Pads the row being written to `width` cells and ends it.
+    fn end_row(&mut self, start: usize, count: usize, width: usize) -> Result<()> {
+        for _ in count.max(1)..width {
+            self.buf.push(b'\t');
+        }
+        if width == 1 && self.buf.len() == start {
+            return Err(self.row_error(start, ErrorKind::EmptyRow));
+        }
+        self.buf.push(b'\n');
+        self.lines += 1;
+        self.maybe_flush()
+    }
+
+    /// An error for the row that started at `start`, positioned where the buffer ends; the
+    /// row is removed from the buffer.
+    fn row_error(&mut self, start: usize, kind: ErrorKind) -> Error {
+        let written = String::from_utf8_lossy(&self.buf[start..]).chars().count() as u64;
+        self.buf.truncate(start);
+        Error::new(kind, Some(Position::new(self.lines + 1, written + 1)))
+    }
+
+    /// Writes one row from a `Serialize` value, like the csv crate:
+    ///
+    /// - a struct or map gives its fields in order; their names must match the header's
+    ///   fields (`field_mismatch` otherwise), or become the header's fields when the section
+    ///   was begun with [`Header::named`];
+    /// - a tuple, array or sequence gives positional cells;
+    /// - a field skipped by `skip_serializing_if` is an empty cell;
+    /// - each value is a cell as in [`Cell`]: `Option::None` and `()` are empty, unit enum
+    ///   variants are their names, and nested sequences, maps and structs are compact JSON
+    ///   (object keys sorted, as Go's `encoding/json` writes them).
+    ///
+    /// ```
+    /// use agentwire_gcx1::{Encoder, Header};
+    /// use serde::Serialize;
+    ///
+    /// #[derive(Serialize)]
+    /// struct Hit<'a> { id: &'a str, line: u32, tags: Vec<&'a str> }
+    ///
+    /// let mut encoder = Encoder::new(Vec::new());
+    /// encoder.begin_section(&Header::named("hits"))?;
+    /// encoder.serialize_row(&Hit { id: "a", line: 3, tags: vec!["x", "y"] })?;
+    /// let text = String::from_utf8(encoder.finish()?).unwrap();
+    /// assert_eq!(text, "GCX1 tool=hits fields=id,line,tags\na\t3\t[\"x\",\"y\"]\n");
+    /// # Ok::<(), agentwire_gcx1::Error>(())
+    /// ```
+    pub fn serialize_row<T: Serialize + ?Sized>(&mut self, row: &T) -> Result<()> {
+        let line = self.lines + 1;
+        let (deferred, width) = match &self.section {
+            None => return Err(Error::at(ErrorKind::NoSection, line, 1)),
+            Some(section) => (section.deferred, section.width),
+        };
+        let start = self.buf.len();
+        if deferred {
+            return self.serialize_first_row(row, start, line);
+        }
+        let result = match self.section.as_mut() {
+            Some(section) => crate::ser::serialize_row(
+                row,
+                &mut self.buf,
+                crate::ser::Fields::Check {
+                    fields: &section.header.fields,
+                    seen: &mut section.names,
+                },
+            ),
+            None => Err(ErrorKind::NoSection.into()),
+        };
+        match result {
+            Ok(count) => self.end_row(start, count, width),
+            Err(e) => {
+                let kind = e.into_kind();
+                Err(self.row_error(start, kind))
+            }
+        }
+    }
+
+    /// Serializes the first row of a section begun without fields, then writes the header
+    /// with the row's field names, any comments waiting for it, and the row.
+    fn serialize_first_row<T: Serialize + ?Sized>(
+        &mut self,
+        row: &T,
+        start: usize,
+        line: u64,
+    ) -> Result<()> {
+        let mut names = Vec::new();
+        let result =
+            crate::ser::serialize_row(row, &mut self.buf, crate::ser::Fields::Collect(&mut names));
+        let count = match result {
+            Ok(count) => count,
+            Err(e) => {
+                let kind = e.into_kind();
+                return Err(self.row_error(start, kind));
+            }
+        };
+        let row_bytes = self.buf.split_off(start);
+        let Some(mut section) = self.section.take() else {
+            return Err(Error::at(ErrorKind::NoSection, line, 1));
+        };
+        let mut header = section.header.clone();
+        header.fields = names;
+        if let Err(e) = write_header(&mut self.buf, &header, line) {
+            self.section = Some(section);
+            return Err(e);
+        }
+        self.lines += 1;
+        for comment in std::mem::take(&mut section.comments) {
+            self.push_comment(&comment);
+        }
+        let width = header.fields.len();
+        section.width = width;
+        section.names = vec![None; width];
+        section.header = header;
+        section.deferred = false;
+        self.section = Some(section);
+        let start = self.buf.len();
+        self.buf.extend_from_slice(&row_bytes);
+        self.end_row(start, count, width)
+    }
+
+    /// Writes a comment line, `# ` followed by `text` with line breaks replaced by spaces (as
+    /// the reference encoder does). Comments carry no data; decoders skip them.
+    ///
+    /// A comment needs an open section: the reference decoders reject a payload that does
+    /// not start with a header.
+    pub fn write_comment(&mut self, text: &str) -> Result<()> {
+        let line = self.lines + 1;
+        match &mut self.section {
+            None => Err(Error::at(ErrorKind::NoSection, line, 1)),
+            Some(section) if section.deferred => {
+                section.comments.push(text.to_owned());
+                Ok(())
+            }
+            Some(_) => {
+                self.push_comment(text);
+                self.maybe_flush()
+            }
+        }
+    }
+
+    fn push_comment(&mut self, text: &str) {
+        self.buf.extend_from_slice(b"# ");
+        for part in text.split(['\n', '\r']).enumerate() {
+            if part.0 > 0 {
+                self.buf.push(b' ');
+            }
+            self.buf.extend_from_slice(part.1.as_bytes());
+        }
+        self.buf.push(b'\n');
+        self.lines += 1;
+    }
+
+    /// Writes a whole section: its header and rows.
+    pub fn write_section(&mut self, section: &Section) -> Result<()> {
+        self.begin_section(&section.header)?;
+        for row in &section.rows {
+            self.write_row(row)?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn maybe_flush(&mut self) -> Result<()> {
+        if self.buf.len() >= FLUSH_AT {
+            self.write_buffer()?;
+        }
+        Ok(())
+    }
+
+    fn write_buffer(&mut self) -> Result<()> {
+        if self.failed {
+            return Err(io::Error::other("an earlier write failed; the output is incomplete").into());
+        }
+        if let Some(writer) = self.writer.as_mut() {
+            if let Err(e) = writer.write_all(&self.buf) {
+                self.failed = true;
+                return Err(e.into());
+            }
+        }
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Hands buffered output to the writer and flushes it.
+    pub fn flush(&mut self) -> Result<()> {
+        self.write_buffer()?;
+        if let Some(writer) = self.writer.as_mut() {
+            writer.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Flushes and returns the writer. Fails if the open section never received the row
+    /// that was to give it its fields (`empty_field_list`).
+    pub fn finish(mut self) -> Result<W> {
+        self.close_section()?;
+        self.flush()?;
+        self.writer
+            .take()
+            .ok_or_else(|| io::Error::other("the encoder has no writer").into())
+    }
+}
+
+impl<W: Write> Drop for Encoder<W> {
+    fn drop(&mut self) {
+        if self.writer.is_some() && !self.failed && !self.buf.is_empty() {
+            let _ = self.write_buffer();
+        }
+    }
+}
+
+/// Encodes sections into a string.
+///
+/// ```
+/// use agentwire_gcx1::{Header, Section};
+///
+/// let section = Section {
+///     header: Header::new("t", ["a", "b"]),
+///     rows: vec![vec!["x".into(), "tab\there".into()]],
+/// };
+/// assert_eq!(agentwire_gcx1::encode(&[section])?, "GCX1 tool=t fields=a,b\nx\ttab\\there\n");
+/// # Ok::<(), agentwire_gcx1::Error>(())
+/// ```
+pub fn encode(sections: &[Section]) -> Result<String> {
+    let mut encoder = Encoder::new(Vec::new());
+    for section in sections {
+        encoder.write_section(section)?;
+    }
+    into_string(encoder.finish()?)
+}
+
+/// Encodes sections to a writer.
+pub fn encode_to_writer<W: Write>(writer: W, sections: &[Section]) -> Result<W> {
+    let mut encoder = Encoder::new(writer);
+    for section in sections {
+        encoder.write_section(section)?;
+    }
+    encoder.finish()
+}
+
+/// The encoder's output as a `String` (it only ever writes UTF-8).
+pub(crate) fn into_string(bytes: Vec<u8>) -> Result<String> {
+    String::from_utf8(bytes).map_err(|_| ErrorKind::InvalidUtf8.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encode_rows(fields: &[&str], rows: &[&[&dyn Cell]]) -> Result<String> {
+        let mut encoder = Encoder::new(Vec::new());
+        encoder.begin_section(&Header::new("t", fields.iter().copied()))?;
+        for row in rows {
+            encoder.write_row(row.iter())?;
+        }
+        into_string(encoder.finish()?)
+    }
+
+    #[test]
+    fn rows_pad_and_format() {
+        let text = encode_rows(
+            &["a", "b", "c"],
+            &[&[&"x"], &[&1u64, &-2i64, &0.5f64], &[&true, &None::<&str>, &1e6]],
+        )
+        .unwrap();
+        assert_eq!(
+            text,
+            "GCX1 tool=t fields=a,b,c\nx\t\t\n1\t-2\t0.5\ntrue\t\t1e+06\n"
+        );
+    }
+
+    #[test]
+    fn row_errors_leave_the_encoder_usable() {
+        let mut encoder = Encoder::new(Vec::new());
+        encoder.begin_section(&Header::new("t", ["a"])).unwrap();
+        let e = encoder.write_row(["x", "y", "z"]).unwrap_err();
+        assert!(matches!(
+            e.kind(),
+            ErrorKind::TooManyValues {
+                expected: 1,
+                found: 3
+            }
+        ));
+        assert_eq!(e.position(), Some(Position::new(2, 2)));
+        assert_eq!(encoder.write_row([""]).unwrap_err().code(), "empty_row");
+        assert_eq!(encoder.write_row([f64::NAN]).unwrap_err().code(), "non_finite_float");
+        encoder.write_row(["ok"]).unwrap();
+        assert_eq!(
+            into_string(encoder.finish().unwrap()).unwrap(),
+            "GCX1 tool=t fields=a\nok\n"
+        );
+    }
+
+    #[test]
+    fn needs_a_section() {
+        let mut encoder = Encoder::new(Vec::new());
+        assert_eq!(encoder.write_row(["x"]).unwrap_err().code(), "no_section");
+        assert_eq!(encoder.write_comment("x").unwrap_err().code(), "no_section");
+    }
+
+    #[test]
+    fn comments_flatten_line_breaks() {
+        let mut encoder = Encoder::new(Vec::new());
+        encoder.begin_section(&Header::new("t", ["a"])).unwrap();
+        encoder.write_comment("two\nlines\twith tab").unwrap();
+        assert_eq!(
+            into_string(encoder.finish().unwrap()).unwrap(),
+            "GCX1 tool=t fields=a\n# two lines\twith tab\n"
+        );
+    }
+
+    #[test]
+    fn large_outputs_flush_in_chunks() {
+        let mut encoder = Encoder::new(Vec::new());
+        encoder.begin_section(&Header::new("t", ["a"])).unwrap();
+        for i in 0..20_000u32 {
+            encoder.write_row([i]).unwrap();
+        }
+        assert!(encoder.get_ref().unwrap().len() >= FLUSH_AT);
+        let out = encoder.finish().unwrap();
+        assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 20_001);
+    }
+}
