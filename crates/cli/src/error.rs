@@ -23,6 +23,9 @@ pub(crate) enum CliError {
     #[allow(dead_code)] // used by subcommands that validate their arguments themselves
     #[error("{0}")]
     Usage(String),
+    /// An `exec` turn failed after it started (the events say how).
+    #[error(transparent)]
+    Exec(#[from] crate::exec::ExecError),
 }
 
 impl CliError {

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod count;
 mod error;
+mod exec;
 mod input;
 
 use error::CliError;
@@ -25,6 +26,8 @@ struct Cli {
 enum Command {
     /// Count the tokens of a text.
     Count(count::Args),
+    /// Send one turn to a model with JSON-Schema tools; print its events as JSONL.
+    Exec(Box<exec::Args>),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Count(args) => count::run(&args),
+        Command::Exec(args) => exec::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
