@@ -26,6 +26,15 @@ pub(crate) enum CliError {
     /// An `exec` turn failed after it started (the events say how).
     #[error(transparent)]
     Exec(#[from] crate::exec::ExecError),
+    /// A tool catalog, tool_id or browse request was rejected by `agentwire-toolcard`;
+    /// printed as `CODE: message` on one line.
+    #[error("{}: {}", .0.code(), one_line(&.0.to_string()))]
+    Toolcard(#[from] agentwire_toolcard::Error),
+}
+
+/// Error text on a single line: line breaks become spaces.
+fn one_line(text: &str) -> String {
+    text.replace(['\n', '\r'], " ")
 }
 
 impl CliError {

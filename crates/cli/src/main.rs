@@ -11,6 +11,7 @@ mod count;
 mod error;
 mod exec;
 mod input;
+mod tools;
 
 use error::CliError;
 
@@ -28,6 +29,8 @@ enum Command {
     Count(count::Args),
     /// Send one turn to a model with JSON-Schema tools; print its events as JSONL.
     Exec(Box<exec::Args>),
+    /// Tool ids, ChoiceCards and tool_browse over an MCP tools/list result.
+    Tools(tools::Args),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Count(args) => count::run(&args),
         Command::Exec(args) => exec::run(&args),
+        Command::Tools(args) => tools::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

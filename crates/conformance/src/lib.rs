@@ -72,6 +72,7 @@ mod diff;
 mod fixture;
 pub mod gcf;
 mod harness;
+pub mod toolcard;
 
 use std::path::{Path, PathBuf};
 

@@ -27,7 +27,9 @@
 //!    one character or only digits, and without words that every tool of the namespace has.
 //! 2. Repeatedly, the keyword shared by the most tools not yet in a cluster (at least two;
 //!    ties go to the alphabetically first keyword) becomes a cluster of those tools, until no
-//!    keyword is shared by two remaining tools or there are 19 clusters.
+//!    keyword is shared by two remaining tools or there are 19 clusters. The cluster's
+//!    segment is the keyword in the plural (`issue` → `issues`, `repository` →
+//!    `repositories`, `branch` → `branches`), as in the spec's `/github/issues`.
 //! 3. The remaining tools form the cluster `other`.
 //! 4. If this gives fewer than two clusters, the tools are instead cut, in segment order,
 //!    into pages of 20: `page-1`, `page-2`, ...
@@ -341,7 +343,7 @@ fn clusters(namespace: &str, names: &[&str], segments: &[String]) -> Vec<(String
                 .filter(|w| {
                     w.len() > 1
                         && !w.bytes().all(|b| b.is_ascii_digit())
-                        && w.len() <= MAX_SEGMENT
+                        && w.len() <= MAX_SEGMENT - 2
                         && !is_stop_word(w)
                         && CLUSTER_STOP_WORDS.binary_search(&w.as_str()).is_err()
                         && CLUSTER_STOP_WORDS.binary_search(&stem(w).as_str()).is_err()
@@ -388,7 +390,7 @@ fn clusters(namespace: &str, names: &[&str], segments: &[String]) -> Vec<(String
         for &k in &members {
             assigned[k] = true;
         }
-        groups.push((keyword, members));
+        groups.push((plural(&keyword), members));
     }
     let rest: Vec<usize> = (0..names.len()).filter(|&k| !assigned[k]).collect();
     if !rest.is_empty() {
@@ -408,6 +410,25 @@ fn clusters(namespace: &str, names: &[&str], segments: &[String]) -> Vec<(String
         members.sort_by(|&a, &b| segments[a].cmp(&segments[b]));
     }
     groups
+}
+
+/// A cluster's label: its keyword in the plural (`issue` → `issues`, `repository` →
+/// `repositories`, `branch` → `branches`), so paths read like the spec's `/github/issues`.
+fn plural(word: &str) -> String {
+    let bytes = word.as_bytes();
+    let consonant_y = bytes.len() >= 2
+        && word.ends_with('y')
+        && !matches!(bytes[bytes.len() - 2], b'a' | b'e' | b'i' | b'o' | b'u');
+    if consonant_y {
+        format!("{}ies", &word[..word.len() - 1])
+    } else if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|end| word.ends_with(end))
+    {
+        format!("{word}es")
+    } else {
+        format!("{word}s")
+    }
 }
 
 #[cfg(test)]
