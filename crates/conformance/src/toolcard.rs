@@ -21,8 +21,9 @@
 //! names must be there with an equal value (recursively for objects), so a fixture pins the
 //! code and, where it matters, the offset, path or message. A session step is
 //! `{"browse": <arguments>, ...}` or `{"hydrate": "<tool_id>", ...}` with the step's own
-//! `expected` or `expectedError`; a browse step expects `{ids, text?}`, a hydrate step
-//! expects the hydration object.
+//! `expected` or `expectedError`. A browse result is `{ids, scores, text, tokens}` (`scores`
+//! holds each card's score or `null`) and is compared on the members the fixture names; a
+//! hydrate result is the hydration object `{tool_id, upstream_name, server?, input_schema}`.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -232,7 +233,8 @@ pub trait ToolcardCodec: Send + Sync {
     /// The stripped tools/list of the transparent proxy.
     fn discovery(&self, tools: &Value, percent_encoded: bool) -> Result<Value, ErrorObject>;
     /// Runs calls in one session over a catalog; the outer error is a catalog failure. A
-    /// browse result is `{ids, text}`; a hydrate result is the hydration object.
+    /// browse result is `{ids, scores, text, tokens}`; a hydrate result is the hydration
+    /// object.
     fn session(
         &self,
         tools: &Value,

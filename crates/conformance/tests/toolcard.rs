@@ -144,6 +144,16 @@ impl ToolcardCodec for AgentwireToolcard {
                                     response.ids().map(|id| Value::String(id.into())).collect(),
                                 ),
                             ),
+                            (
+                                "scores",
+                                Value::Array(
+                                    response
+                                        .cards()
+                                        .iter()
+                                        .map(|c| c.score().map_or(Value::Null, Value::from))
+                                        .collect(),
+                                ),
+                            ),
                             ("text", Value::String(response.text().to_owned())),
                             ("tokens", Value::from(response.tokens())),
                         ])
