@@ -12,10 +12,16 @@ struct Codec {
     test_target: &'static str,
 }
 
-const CODECS: &[Codec] = &[Codec {
-    name: "gcf",
-    test_target: "gcf",
-}];
+const CODECS: &[Codec] = &[
+    Codec {
+        name: "gcf",
+        test_target: "gcf",
+    },
+    Codec {
+        name: "toolcard",
+        test_target: "toolcard",
+    },
+];
 
 #[derive(Debug, Default)]
 pub(crate) struct Options {
