@@ -842,6 +842,101 @@ impl<R: BufRead> Decoder<R> {
     }
 }
 
+/// What the typed layers need from either decoder: headers, and rows with their header's
+/// field names.
+pub(crate) trait SectionSource {
+    /// Advances to the next section and returns a copy of its header; `None` at the end.
+    fn next_header(&mut self) -> Result<Option<Header>>;
+    /// Applies `f` to the next row of the current section and its header's field names.
+    fn with_next_row<T>(
+        &mut self,
+        f: impl FnOnce(Row<'_>, &[String]) -> Result<T>,
+    ) -> Result<Option<T>>;
+    /// The tool of the next section, without advancing to it (the rest of the current
+    /// section is skipped); `None` at the end of the input.
+    fn peek_tool(&mut self) -> Result<Option<String>>;
+    /// The number of lines read so far (after [`SectionSource::next_header`], the header's
+    /// line).
+    fn line_no(&self) -> u64;
+}
+
+/// See [`SectionSource::peek_tool`].
+fn peek_tool<S: Steps>(source: &mut S) -> Result<Option<String>> {
+    loop {
+        match source.core().state {
+            State::Start => match source.next_step()? {
+                Some(Step::Header(header)) => {
+                    let core = source.core();
+                    core.pending = Some(header);
+                    core.state = State::SectionEnd;
+                }
+                Some(_) => continue,
+                None => {
+                    let core = source.core();
+                    core.state = State::Done;
+                    return Err(Error::at(ErrorKind::EmptyPayload, core.line_no.max(1), 1));
+                }
+            },
+            State::Rows => while advance_row(source)?.is_some() {},
+            State::SectionEnd => {
+                return Ok(source.core().pending.as_ref().map(|h| h.tool.clone()));
+            }
+            State::Done => return Ok(None),
+        }
+    }
+}
+
+impl SectionSource for StrDecoder<'_> {
+    fn next_header(&mut self) -> Result<Option<Header>> {
+        Ok(self.next_section()?.cloned())
+    }
+
+    fn with_next_row<T>(
+        &mut self,
+        f: impl FnOnce(Row<'_>, &[String]) -> Result<T>,
+    ) -> Result<Option<T>> {
+        match self.next_row()? {
+            Some(row) => {
+                let fields = self.core.header.as_ref().map_or(&[][..], |h| &h.fields[..]);
+                f(row, fields).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn peek_tool(&mut self) -> Result<Option<String>> {
+        peek_tool(self)
+    }
+
+    fn line_no(&self) -> u64 {
+        self.core.line_no
+    }
+}
+
+impl<R: BufRead> SectionSource for Decoder<R> {
+    fn next_header(&mut self) -> Result<Option<Header>> {
+        Ok(self.next_section()?.cloned())
+    }
+
+    fn with_next_row<T>(
+        &mut self,
+        f: impl FnOnce(Row<'_>, &[String]) -> Result<T>,
+    ) -> Result<Option<T>> {
+        match self.next_row_and_fields()? {
+            Some((row, fields)) => f(row, fields).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn peek_tool(&mut self) -> Result<Option<String>> {
+        peek_tool(self)
+    }
+
+    fn line_no(&self) -> u64 {
+        self.core.line_no
+    }
+}
+
 /// Decodes every section of `input` into memory.
 ///
 /// ```

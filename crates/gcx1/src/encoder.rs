@@ -263,7 +263,7 @@ struct OpenSection {
 /// assert_eq!(
 ///     text,
 ///     "GCX1 tool=search_symbols fields=id,kind,line total=7 truncated=false\n\
-///      # 2 result(s)\n\
+///      ## 2 result(s)\n\
 ///      a.go::F\tfunction\t10\n\
 ///      \\#tag\ttype\t12\n"
 /// );

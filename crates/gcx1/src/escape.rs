@@ -88,13 +88,8 @@ pub(crate) fn escape_first_into(out: &mut Vec<u8>, text: &str) {
     escape_into(out, text);
 }
 
-/// Whether `text` would come back unchanged from [`escape_into`] and [`unescape`]: it has no
-/// CR directly followed by LF (CRLF is normalised to LF).
-pub(crate) fn survives_escape(text: &str) -> bool {
-    !text.contains("\r\n")
-}
-
 /// The escaped form of `text`, as a `String`.
+#[cfg(test)]
 pub(crate) fn escape(text: &str) -> String {
     let mut out = Vec::with_capacity(text.len() + 2);
     escape_into(&mut out, text);

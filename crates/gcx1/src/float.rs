@@ -11,6 +11,8 @@
 //! The shortest digits come from `ryu`, which, like Go, picks the shortest digit string that
 //! round-trips and, among those, the one closest to the exact value.
 
+use crate::error::{ErrorKind, Result};
+
 /// The shortest decimal digits of a finite float: the value is `0.d₁d₂…dₙ × 10^dp`.
 struct Digits {
     negative: bool,
@@ -131,7 +133,7 @@ impl Digits {
     /// `strconv.FormatFloat(x, 'g', -1, bits)`.
     fn write_go_g(&self, out: &mut Vec<u8>) {
         let exp = self.point - 1;
-        if self.len > 0 && (exp < -4 || exp >= 6) {
+        if self.len > 0 && !(-4..6).contains(&exp) {
             self.write_exponent(out);
         } else {
             self.write_fixed(out);
@@ -173,15 +175,49 @@ pub(crate) fn write_go_json_f64(out: &mut Vec<u8>, value: f64) {
     }
 }
 
-/// [`write_go_g64`] into a new `String`.
-pub(crate) fn go_g64(value: f64) -> String {
+/// Formats a float as a GCX1 cell, exactly as the Go reference writes it:
+/// `strconv.FormatFloat(value, 'g', -1, 64)`, the shortest decimal that reads back as the
+/// same float, with an exponent when the decimal exponent is below -4 or at least 6.
+///
+/// NaN and infinities have no GCX1 form and are a `non_finite_float` error.
+///
+/// ```
+/// use agentwire_gcx1::format_f64;
+///
+/// assert_eq!(format_f64(1e6)?, "1e+06");
+/// assert_eq!(format_f64(123456.0)?, "123456");
+/// assert_eq!(format_f64(0.00001)?, "1e-05");
+/// assert_eq!(format_f64(0.0001)?, "0.0001");
+/// assert_eq!(format_f64(-0.0)?, "-0");
+/// assert!(format_f64(f64::NAN).is_err());
+/// # Ok::<(), agentwire_gcx1::Error>(())
+/// ```
+pub fn format_f64(value: f64) -> Result<String> {
+    if !value.is_finite() {
+        return Err(ErrorKind::NonFiniteFloat { value }.into());
+    }
+    Ok(go_g64(value))
+}
+
+/// [`format_f64`] for an `f32`: Go's `strconv.FormatFloat(float64(value), 'g', -1, 32)`,
+/// the shortest decimal that reads back as the same `f32` (`0.1f32` is `0.1`).
+pub fn format_f32(value: f32) -> Result<String> {
+    if !value.is_finite() {
+        return Err(ErrorKind::NonFiniteFloat {
+            value: f64::from(value),
+        }
+        .into());
+    }
+    Ok(go_g32(value))
+}
+
+fn go_g64(value: f64) -> String {
     let mut out = Vec::with_capacity(24);
     write_go_g64(&mut out, value);
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// [`write_go_g32`] into a new `String`.
-pub(crate) fn go_g32(value: f32) -> String {
+fn go_g32(value: f32) -> String {
     let mut out = Vec::with_capacity(16);
     write_go_g32(&mut out, value);
     String::from_utf8(out).unwrap_or_default()
@@ -232,7 +268,7 @@ mod tests {
             (f64::MAX, "1.7976931348623157e+308"),
             (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
             (-2.5e-10, "-2.5e-10"),
-            (3.14159, "3.14159"),
+            (2.71, "2.71"),
             (12345.678, "12345.678"),
             (0.95, "0.95"),
             (9007199254740993.0, "9.007199254740992e+15"),

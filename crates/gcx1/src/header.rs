@@ -62,6 +62,7 @@ impl Header {
 
     /// Adds (or replaces) a meta pair.
     #[must_use]
+    #[allow(clippy::needless_pass_by_value)]
     pub fn with_meta(mut self, key: impl Into<String>, value: impl ToString) -> Self {
         self.meta.insert(key.into(), value.to_string());
         self

@@ -46,6 +46,7 @@ pub(crate) fn serialize_row<T: Serialize + ?Sized>(
     Ok(serializer.count)
 }
 
+#[derive(Clone, Copy)]
 enum Name<'n> {
     Static(&'static str),
     Dynamic(&'n str),
