@@ -485,7 +485,7 @@ mod tests {
         let labels: Vec<&str> = groups.iter().map(|(l, _)| l.as_str()).collect();
         assert_eq!(
             labels,
-            ["branch", "commit", "file", "issue", "other", "pull", "repo"]
+            ["branches", "commits", "files", "issues", "other", "pulls", "repos"]
         );
         let total: usize = groups.iter().map(|(_, m)| m.len()).sum();
         assert_eq!(total, names.len());
