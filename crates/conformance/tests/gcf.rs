@@ -3,19 +3,26 @@
 //! Run one area with `cargo test -p agentwire-conformance --test gcf -- numbers/`.
 
 use agentwire_conformance::gcf::{self, GcfCodec, PackRoot};
-use agentwire_conformance::{find_workspace_root, CodecError};
+use agentwire_conformance::{find_workspace_root, CodecError, Suite};
+use agentwire_gcf::Profile;
+use serde::de::IgnoredAny;
 use serde_json::Value;
+
+/// An `agentwire_gcf::Error` as the runner sees it: its spec code and its full message.
+fn codec_error(error: agentwire_gcf::Error) -> CodecError {
+    CodecError::new(error.code(), error.to_string())
+}
 
 /// The adapter from the runner's JSON world to `agentwire-gcf`.
 struct AgentwireGcf;
 
 impl GcfCodec for AgentwireGcf {
-    fn encode(&self, _value: &Value) -> Result<String, CodecError> {
-        Err(CodecError::unsupported("generic encode"))
+    fn encode(&self, value: &Value) -> Result<String, CodecError> {
+        agentwire_gcf::to_string(value).map_err(codec_error)
     }
 
-    fn decode(&self, _text: &str) -> Result<Value, CodecError> {
-        Err(CodecError::unsupported("generic decode"))
+    fn decode(&self, text: &str) -> Result<Value, CodecError> {
+        agentwire_gcf::from_str(text).map_err(codec_error)
     }
 
     fn encode_graph(&self, _graph: &Value) -> Result<String, CodecError> {
@@ -30,8 +37,20 @@ impl GcfCodec for AgentwireGcf {
         Err(CodecError::unsupported("graph model"))
     }
 
-    fn validate(&self, _input: &[u8]) -> Result<(), CodecError> {
-        Err(CodecError::unsupported("decode"))
+    fn validate(&self, input: &[u8]) -> Result<(), CodecError> {
+        // Dispatch on the header's profile; header errors are the same for both profiles.
+        let header_end = input
+            .iter()
+            .position(|&b| b == b'\n')
+            .unwrap_or(input.len());
+        match std::str::from_utf8(&input[..header_end]).map(agentwire_gcf::profile) {
+            Ok(Ok(Profile::Graph)) => Err(CodecError::unsupported("graph decode")),
+            Ok(Err(error)) => Err(codec_error(error)),
+            // Generic, or a header that is not UTF-8 (the decoder reports where).
+            _ => agentwire_gcf::from_slice::<IgnoredAny>(input)
+                .map(drop)
+                .map_err(codec_error),
+        }
     }
 
     fn encode_session(&self, _calls: &[Value]) -> Result<Vec<String>, CodecError> {
@@ -56,5 +75,6 @@ fn main() {
         .expect("the conformance crate lives inside the agentwire workspace");
     gcf::harness(AgentwireGcf)
         .suite(gcf::upstream_suite(&root))
+        .suite(Suite::new("gcf", root.join("conformance/gcf")))
         .run()
 }

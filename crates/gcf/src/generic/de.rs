@@ -1,0 +1,1877 @@
+//! The generic-profile decoder: a serde `Deserializer` that drives the target's visitors
+//! straight from the input lines (no intermediate tree), borrowing strings where it can.
+//!
+//! Structure is recognised line by line with the indentation rules of spec §4.1 as the v3.1
+//! reference encoder applies them: an object's members one level below its `## key` line;
+//! a named array's rows or items at the level of its header; an expanded item's content one
+//! level below it; a tabular row's attachments (`.field` lines and positional inline bodies)
+//! at the row's level or one below, with traditional bodies two levels below the row.
+//!
+//! Every declared count is checked against the items found; deferred `[?]` counts against the
+//! `##! summary` trailer at the end. Depth, element, field and line-length limits are enforced
+//! as the input is read, and no allocation is sized by a declared count.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::rc::Rc;
+use std::sync::OnceLock;
+
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess as _, Visitor};
+use serde::forward_to_deserialize_any;
+
+use super::tape::{Tape, Tok};
+use crate::error::{Error, ErrorKind, Limit, Position, Result};
+use crate::header::{self, Profile};
+use crate::lex::{self, Count, Cursor, Line, Lines, Scalar};
+use crate::number::{self, Number};
+use crate::options::{DecoderOptions, Limits};
+
+/// Reads past a value, validating it.
+const SKIP: PhantomData<IgnoredAny> = PhantomData;
+
+/// The field names of a tabular array or an inline object schema.
+type Fields<'de> = Rc<Vec<Cow<'de, str>>>;
+
+/// Decodes a whole generic-profile payload.
+pub(crate) fn decode<'de, T: de::Deserialize<'de>>(
+    input: &'de str,
+    opts: &DecoderOptions,
+) -> Result<T> {
+    let mut p = Parser::new(input, opts);
+    let header = header::read_header(&mut p.lines)?;
+    if header.profile != Profile::Generic {
+        return Err(header.line.error(
+            ErrorKind::ProfileMismatch,
+            format!(
+                "this is a {} payload; the generic decoder reads profile=generic",
+                header.profile
+            ),
+        ));
+    }
+    if let Some(tokens) = header.get("tokens") {
+        if !tokens.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(header.error_at(
+                "tokens",
+                ErrorKind::MalformedHeaderField,
+                format!("tokens={tokens} is not a non-negative integer"),
+            ));
+        }
+    }
+    let (pending, root) = p.root(header.line)?;
+    let value = T::deserialize(ValueDe { p: &mut p, pending })?;
+    p.finish(root)?;
+    Ok(value)
+}
+
+/// What the root value is, for the checks after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Root {
+    Object,
+    Scalar,
+    Array(Count),
+}
+
+struct Parser<'de> {
+    lines: Lines<'de>,
+    limits: Limits,
+    require_trailer: bool,
+    depth: usize,
+    /// Deferred `[?]` sections: where their count bracket is, and the items found.
+    deferred: Vec<(Position, u64)>,
+}
+
+/// The value the deserializer is about to read.
+#[derive(Debug, Clone)]
+enum Pending<'de> {
+    /// A scalar token (trimmed) on `line`.
+    Scalar { line: Line<'de>, token: &'de str },
+    /// An object whose members are at `level`; `line` opened it.
+    Object { line: Line<'de>, level: usize },
+    /// An array; `at` is its count bracket on `line`.
+    Array {
+        line: Line<'de>,
+        at: &'de str,
+        count: Count,
+        body: Body<'de>,
+    },
+    /// A positional inline object body (spec §7.4.5.1).
+    InlineObject {
+        line: Line<'de>,
+        fields: Fields<'de>,
+    },
+}
+
+/// The body of an array.
+#[derive(Debug, Clone)]
+enum Body<'de> {
+    /// Comma-separated scalars after `:` (untrimmed).
+    Inline(&'de str),
+    /// Expanded `@N` items at `level`.
+    Items { level: usize },
+    /// Tabular rows at `level`.
+    Rows { fields: Fields<'de>, level: usize },
+}
+
+#[cold]
+fn line_position(line: &Line<'_>) -> Position {
+    Position {
+        line: line.number,
+        column: line.indent + 1,
+    }
+}
+
+impl<'de> Parser<'de> {
+    fn new(input: &'de str, opts: &DecoderOptions) -> Self {
+        Parser {
+            lines: Lines::new(input, opts.limits.max_line_length),
+            limits: opts.limits,
+            require_trailer: opts.require_trailer,
+            depth: 0,
+            deferred: Vec::new(),
+        }
+    }
+
+    fn enter(&mut self, line: &Line<'_>) -> Result<()> {
+        self.depth += 1;
+        if self.depth > self.limits.max_depth {
+            return Err(line.error(
+                ErrorKind::LimitExceeded(Limit::Depth),
+                format!(
+                    "nesting exceeds the limit of {} levels",
+                    self.limits.max_depth
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    fn check_count(&self, line: &Line<'_>, at: &str, count: Count) -> Result<()> {
+        if let Count::Known(n) = count {
+            if n > self.limits.max_elements as u64 {
+                return Err(line.error_at(
+                    ErrorKind::LimitExceeded(Limit::Elements),
+                    at,
+                    format!(
+                        "declared count {n} exceeds the limit of {} elements",
+                        self.limits.max_elements
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_elements(&self, line: &Line<'_>, n: u64) -> Result<()> {
+        if n > self.limits.max_elements as u64 {
+            return Err(line.error(
+                ErrorKind::LimitExceeded(Limit::Elements),
+                format!(
+                    "a container exceeds the limit of {} elements",
+                    self.limits.max_elements
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks an array's item count against its declaration, or records a deferred one.
+    fn settle_count(&mut self, line: &Line<'_>, at: &str, count: Count, found: u64) -> Result<()> {
+        match count {
+            Count::Known(n) if n != found => Err(line.error_at(
+                ErrorKind::CountMismatch,
+                at,
+                format!("declared [{n}] but found {found} items"),
+            )),
+            Count::Known(_) => Ok(()),
+            Count::Deferred => {
+                self.deferred.push((line.position_of(at), found));
+                Ok(())
+            }
+        }
+    }
+
+    /// Reads the count bracket, field declaration or inline values after an array's name,
+    /// giving the pending array with its body at `level`.
+    fn array_header(
+        &self,
+        line: Line<'de>,
+        s: &'de str,
+        level: usize,
+        shared: Option<&Fields<'de>>,
+    ) -> Result<Pending<'de>> {
+        let (count, rest) = lex::count(&line, s)?;
+        self.check_count(&line, s, count)?;
+        let rest = rest.trim_end_matches([' ', '\t']);
+        let body = if rest.is_empty() {
+            match shared {
+                Some(fields) => Body::Rows {
+                    fields: Rc::clone(fields),
+                    level,
+                },
+                None => Body::Items { level },
+            }
+        } else if rest.starts_with('{') {
+            let (fields, after) =
+                lex::field_decl(&line, rest, self.limits.max_fields, ErrorKind::InvalidLine)?;
+            if !after.is_empty() {
+                return Err(line.error_at(
+                    ErrorKind::InvalidLine,
+                    after,
+                    "unexpected text after the field declaration",
+                ));
+            }
+            Body::Rows {
+                fields: Rc::new(fields),
+                level,
+            }
+        } else if let Some(values) = rest.strip_prefix(':') {
+            Body::Inline(values)
+        } else {
+            return Err(line.error_at(
+                ErrorKind::InvalidLine,
+                rest,
+                "expected `{fields}`, `:` or the end of the line after the count",
+            ));
+        };
+        Ok(Pending::Array {
+            line,
+            at: s,
+            count,
+            body,
+        })
+    }
+
+    /// Reads the first body line to decide the root: `=scalar`, an anonymous `## [N]` array,
+    /// or an object.
+    fn root(&mut self, header: Line<'de>) -> Result<(Pending<'de>, Root)> {
+        let Some(line) = self.lines.peek()? else {
+            return Ok((
+                Pending::Object {
+                    line: header,
+                    level: 0,
+                },
+                Root::Object,
+            ));
+        };
+        if line.indent != 0 {
+            return Err(line.error(
+                ErrorKind::InvalidIndent,
+                "the first line of the body must not be indented",
+            ));
+        }
+        if let Some(token) = line.text.strip_prefix('=') {
+            self.lines.advance();
+            return Ok((
+                Pending::Scalar {
+                    line,
+                    token: lex::trim(token),
+                },
+                Root::Scalar,
+            ));
+        }
+        if let Some(bracket) = line.text.strip_prefix("## ").filter(|s| s.starts_with('[')) {
+            self.lines.advance();
+            let pending = self.array_header(line, bracket, 0, None)?;
+            let count = match &pending {
+                Pending::Array { count, .. } => *count,
+                _ => Count::Deferred,
+            };
+            return Ok((pending, Root::Array(count)));
+        }
+        Ok((
+            Pending::Object {
+                line: header,
+                level: 0,
+            },
+            Root::Object,
+        ))
+    }
+
+    /// Parses an object member line at `level`: `key=value`, `key[N]: values`, `## key`,
+    /// `## key [N]` or `## key [N]{fields}`.
+    fn member(&self, line: Line<'de>, level: usize) -> Result<(Cow<'de, str>, Pending<'de>)> {
+        let text = line.text;
+        if let Some(rest) = text.strip_prefix("## ") {
+            if rest.starts_with('[') {
+                return Err(line.error(
+                    ErrorKind::InvalidLine,
+                    "an anonymous `## [N]` array is only valid as the root value",
+                ));
+            }
+            let quoted = rest.starts_with('"');
+            let (key, after) = lex::key(&line, rest, b" \t")?;
+            let after_trimmed = after.trim_end_matches([' ', '\t']);
+            if after_trimmed.is_empty() {
+                return Ok((
+                    key,
+                    Pending::Object {
+                        line,
+                        level: level + 1,
+                    },
+                ));
+            }
+            if let Some(bracket) = after.strip_prefix(' ').filter(|s| s.starts_with('[')) {
+                return Ok((key, self.array_header(line, bracket, level, None)?));
+            }
+            return Err(line.error_at(
+                if quoted {
+                    ErrorKind::TrailingCharacters
+                } else {
+                    ErrorKind::InvalidLine
+                },
+                after,
+                "expected ` [N]` or the end of the line after a section name",
+            ));
+        }
+        if text.starts_with('#') {
+            return Err(line.error(
+                ErrorKind::InvalidLine,
+                if text.starts_with("##") {
+                    "a section line is `## name`, with one space"
+                } else {
+                    "a comment is `# ` followed by text (hash and space)"
+                },
+            ));
+        }
+        let quoted = text.starts_with('"');
+        let (key, rest) = lex::key(&line, text, b"=[")?;
+        if let Some(value) = rest.strip_prefix('=') {
+            return Ok((
+                key,
+                Pending::Scalar {
+                    line,
+                    token: lex::trim(value),
+                },
+            ));
+        }
+        if rest.starts_with('[') {
+            let pending = self.array_header(line, rest, level, None)?;
+            if !matches!(
+                &pending,
+                Pending::Array {
+                    body: Body::Inline(_),
+                    ..
+                }
+            ) {
+                return Err(line.error_at(
+                    ErrorKind::InvalidLine,
+                    rest,
+                    "a `key[N]` member needs `: values`; blocks are written `## key [N]`",
+                ));
+            }
+            return Ok((key, pending));
+        }
+        Err(line.error_at(
+            if quoted {
+                ErrorKind::TrailingCharacters
+            } else {
+                ErrorKind::InvalidLine
+            },
+            rest,
+            "expected `key=value`, `key[N]: values` or a `## ` section",
+        ))
+    }
+
+    /// Whether `line` could start an object member (used to tell an extra tabular row from
+    /// the next member after a declared count is reached).
+    fn looks_like_member(&self, line: &Line<'de>) -> bool {
+        if line.text.starts_with("##") {
+            return true;
+        }
+        match lex::key(line, line.text, b"=[") {
+            Ok((_, rest)) => rest.starts_with('=') || rest.starts_with('['),
+            Err(_) => false,
+        }
+    }
+
+    /// The checks after the root value: only the trailer may follow; deferred counts must
+    /// match it; a deferred section without a trailer is truncated input.
+    fn finish(&mut self, root: Root) -> Result<()> {
+        let mut summary = None;
+        while let Some(line) = self.lines.next()? {
+            if summary.is_none() && line.indent == 0 && header::is_metadata(&line) {
+                summary = Some(header::parse_summary(line)?);
+                continue;
+            }
+            let (kind, message) = if summary.is_some() {
+                (
+                    ErrorKind::InvalidLine,
+                    "content after the `##! summary` trailer",
+                )
+            } else {
+                match root {
+                    Root::Array(Count::Known(_)) => (
+                        ErrorKind::CountMismatch,
+                        "more items than the root array declares",
+                    ),
+                    Root::Array(Count::Deferred) => (
+                        ErrorKind::InvalidLine,
+                        "a root array cannot be followed by other content",
+                    ),
+                    Root::Scalar => (ErrorKind::InvalidLine, "content after a root scalar"),
+                    Root::Object => (ErrorKind::InvalidLine, "unexpected line"),
+                }
+            };
+            return Err(line.error(kind, message));
+        }
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        self.deferred.sort_by_key(|(at, _)| *at);
+        let Some(summary) = summary else {
+            if !self.require_trailer {
+                return Ok(());
+            }
+            let (at, _) = self.deferred[0];
+            return Err(Error::at(
+                ErrorKind::TruncatedInput,
+                self.lines.end_line(),
+                1,
+                format!(
+                    "the input ends without the `##! summary` trailer that the deferred [?] \
+                     section at line {} requires: it may be truncated",
+                    at.line
+                ),
+            ));
+        };
+        let Some(counts) = summary.counts()? else {
+            return Err(summary.line.error(
+                ErrorKind::CountMismatch,
+                format!(
+                    "the trailer has no counts= but the payload has {} deferred sections",
+                    self.deferred.len()
+                ),
+            ));
+        };
+        if counts.len() != self.deferred.len() {
+            return Err(summary.line.error_at(
+                ErrorKind::CountMismatch,
+                summary.get("counts").unwrap_or(summary.line.text),
+                format!(
+                    "the trailer lists {} counts but the payload has {} deferred sections",
+                    counts.len(),
+                    self.deferred.len()
+                ),
+            ));
+        }
+        for ((at, found), (declared, text)) in self.deferred.iter().zip(&counts) {
+            if found != declared {
+                return Err(summary.line.error_at(
+                    ErrorKind::CountMismatch,
+                    text,
+                    format!(
+                        "the trailer declares {declared} items for the [?] section at line {}, \
+                         which has {found}",
+                        at.line
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalars and numbers
+
+/// Whether serde_json is built with `arbitrary_precision` (Cargo may unify the feature in from
+/// anywhere in the build): then a `Number` serializes as its private struct.
+fn arbitrary_precision() -> bool {
+    static AP: OnceLock<bool> = OnceLock::new();
+    *AP.get_or_init(|| {
+        let mut tape = Tape::default();
+        tape.build(&serde_json::Number::from(1u8), 4).is_ok()
+            && matches!(tape.toks.first(), Some(Tok::Num(_)))
+    })
+}
+
+#[cold]
+fn out_of_range(lexeme: &str) -> Error {
+    Error::new(
+        ErrorKind::OutOfRange,
+        format!(
+            "the number {lexeme} cannot be represented exactly (the numeric domain is i64, u64, \
+             i128/u128 for typed targets, and f64; enable serde_json's arbitrary_precision \
+             feature to decode it into serde_json::Value losslessly)"
+        ),
+    )
+}
+
+/// Visits a number exactly: integers as integers, `-0` and exact decimals as `f64`; numbers
+/// no native type holds go to serde_json's arbitrary-precision form when it is enabled and
+/// are `out_of_range` otherwise (spec §2.3.2: never silently approximate).
+fn visit_number<'de, V: Visitor<'de>>(lexeme: &'de str, visitor: V) -> Result<V::Value> {
+    let widen = |e: Error| {
+        if e.kind() == ErrorKind::Custom {
+            out_of_range(lexeme)
+        } else {
+            e
+        }
+    };
+    match number::parse(lexeme) {
+        Number::U64(v) => visitor.visit_u64(v),
+        Number::I64(v) => visitor.visit_i64(v),
+        Number::F64(v) => visitor.visit_f64(v),
+        Number::U128(v) => visitor.visit_u128(v).map_err(widen),
+        Number::I128(v) => visitor.visit_i128(v).map_err(widen),
+        Number::Inexact(_) if arbitrary_precision() => visitor.visit_map(NumberMap {
+            lexeme: Some(lexeme),
+        }),
+        Number::Inexact(_) => Err(out_of_range(lexeme)),
+    }
+}
+
+/// serde_json's arbitrary-precision number: a map of one entry,
+/// `{"$serde_json::private::Number": "<lexeme>"}`.
+struct NumberMap<'de> {
+    lexeme: Option<&'de str>,
+}
+
+impl<'de> de::MapAccess<'de> for NumberMap<'de> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        if self.lexeme.is_none() {
+            return Ok(None);
+        }
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(
+            super::tape::NUMBER_TOKEN,
+        ))
+        .map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let lexeme = self.lexeme.take().unwrap_or("0");
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(lexeme))
+    }
+}
+
+/// Classifies a value-position scalar and visits it; `~` and attachment markers are errors
+/// here (they are only valid in tabular cells, which handle them before).
+fn visit_scalar<'de, V: Visitor<'de>>(
+    line: &Line<'de>,
+    token: &'de str,
+    visitor: V,
+) -> Result<V::Value> {
+    let result = match lex::scalar(line, token)? {
+        Scalar::Null => visitor.visit_unit(),
+        Scalar::Bool(b) => visitor.visit_bool(b),
+        Scalar::Number(lexeme) => visit_number(lexeme, visitor),
+        Scalar::Str(Cow::Borrowed(s)) => visitor.visit_borrowed_str(s),
+        Scalar::Str(Cow::Owned(s)) => visitor.visit_string(s),
+        Scalar::Missing => Err(line.error_at(
+            ErrorKind::InvalidMissing,
+            token,
+            "`~` (missing) is only valid in a tabular row cell",
+        )),
+        Scalar::Marker | Scalar::InlineMarker(_) => Err(line.error_at(
+            ErrorKind::InvalidAttachmentMarker,
+            token,
+            "an attachment marker is only valid in a tabular row cell",
+        )),
+    };
+    result.map_err(|e| e.or_position(|| line.position_of(token)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys
+
+/// A map key: an object key or field name.
+enum KeyDe<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl<'de> KeyDe<'de> {
+    fn of(key: &Cow<'de, str>) -> Self {
+        match key {
+            Cow::Borrowed(s) => KeyDe::Borrowed(s),
+            Cow::Owned(s) => KeyDe::Owned(s.clone()),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            KeyDe::Borrowed(s) => s,
+            KeyDe::Owned(s) => s,
+        }
+    }
+
+    fn parse<T: std::str::FromStr>(&self, what: &'static str) -> Result<T> {
+        self.as_str()
+            .parse()
+            .map_err(|_| de::Error::invalid_type(de::Unexpected::Str(self.as_str()), &what))
+    }
+}
+
+macro_rules! key_numbers {
+    ($($method:ident => $visit:ident: $ty:ty,)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+                let v: $ty = self.parse(stringify!($ty))?;
+                visitor.$visit(v)
+            }
+        )*
+    };
+}
+
+impl<'de> de::Deserializer<'de> for KeyDe<'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self {
+            KeyDe::Borrowed(s) => visitor.visit_borrowed_str(s),
+            KeyDe::Owned(s) => visitor.visit_string(s),
+        }
+    }
+
+    key_numbers! {
+        deserialize_i8 => visit_i8: i8,
+        deserialize_i16 => visit_i16: i16,
+        deserialize_i32 => visit_i32: i32,
+        deserialize_i64 => visit_i64: i64,
+        deserialize_i128 => visit_i128: i128,
+        deserialize_u8 => visit_u8: u8,
+        deserialize_u16 => visit_u16: u16,
+        deserialize_u32 => visit_u32: u32,
+        deserialize_u64 => visit_u64: u64,
+        deserialize_u128 => visit_u128: u128,
+        deserialize_f32 => visit_f32: f32,
+        deserialize_f64 => visit_f64: f64,
+        deserialize_bool => visit_bool: bool,
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        match self {
+            KeyDe::Borrowed(s) => visitor.visit_enum(de::value::BorrowedStrDeserializer::new(s)),
+            KeyDe::Owned(s) => visitor.visit_enum(de::value::StringDeserializer::new(s)),
+        }
+    }
+
+    forward_to_deserialize_any! {
+        char str string bytes byte_buf unit unit_struct seq tuple tuple_struct map struct
+        identifier ignored_any
+    }
+}
+
+/// The keys of one object seen so far, for `duplicate_key`.
+#[derive(Default)]
+struct KeySet<'de> {
+    small: Vec<Cow<'de, str>>,
+    big: Option<HashSet<Cow<'de, str>>>,
+}
+
+impl<'de> KeySet<'de> {
+    /// Adds `key`; `false` if it was there already.
+    #[allow(clippy::ptr_arg)] // the set stores the Cow itself
+    fn insert(&mut self, key: &Cow<'de, str>) -> bool {
+        if let Some(big) = &mut self.big {
+            return big.insert(key.clone());
+        }
+        if self.small.contains(key) {
+            return false;
+        }
+        self.small.push(key.clone());
+        if self.small.len() > 16 {
+            self.big = Some(self.small.drain(..).collect());
+        }
+        true
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+struct ValueDe<'a, 'de> {
+    p: &'a mut Parser<'de>,
+    pending: Pending<'de>,
+}
+
+impl<'de> ValueDe<'_, 'de> {
+    fn scalar<V: Visitor<'de>>(
+        self,
+        visitor: V,
+        then: impl FnOnce(&Line<'de>, Number, &'de str, V) -> Result<V::Value>,
+    ) -> Result<V::Value> {
+        match self.pending {
+            Pending::Scalar { line, token } => match lex::scalar(&line, token)? {
+                Scalar::Number(lexeme) => then(&line, number::parse(lexeme), lexeme, visitor)
+                    .map_err(|e| e.or_position(|| line.position_of(token))),
+                _ => visit_scalar(&line, token, visitor),
+            },
+            pending => ValueDe { p: self.p, pending }.deserialize_any(visitor),
+        }
+    }
+}
+
+macro_rules! int_targets {
+    ($($method:ident,)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+                self.scalar(visitor, |_, n, lexeme, visitor| {
+                    let integer = !lexeme.contains(['.', 'e', 'E']);
+                    match n {
+                        Number::U64(v) => visitor.visit_u64(v),
+                        Number::I64(v) => visitor.visit_i64(v),
+                        Number::U128(v) => visitor.visit_u128(v),
+                        Number::I128(v) => visitor.visit_i128(v),
+                        // `-0` is zero to an integer target.
+                        Number::F64(z) if z == 0.0 && integer => visitor.visit_u64(0),
+                        Number::F64(v) => visitor.visit_f64(v),
+                        Number::Inexact(_) if integer => Err(out_of_range(lexeme)),
+                        Number::Inexact(v) => visitor.visit_f64(v),
+                    }
+                })
+            }
+        )*
+    };
+}
+
+macro_rules! float_targets {
+    ($($method:ident,)*) => {
+        $(
+            /// An explicit float target accepts the nearest double (it asked for one).
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+                self.scalar(visitor, |line, n, lexeme, visitor| match n {
+                    Number::U64(v) => visitor.visit_u64(v),
+                    Number::I64(v) => visitor.visit_i64(v),
+                    Number::F64(v) => visitor.visit_f64(v),
+                    Number::U128(_) | Number::I128(_) | Number::Inexact(_) => {
+                        let v = lexeme.parse::<f64>().unwrap_or(f64::NAN);
+                        if v.is_finite() {
+                            visitor.visit_f64(v)
+                        } else {
+                            Err(line.error_at(
+                                ErrorKind::OutOfRange,
+                                lexeme,
+                                format!("the number {lexeme} overflows f64"),
+                            ))
+                        }
+                    }
+                })
+            }
+        )*
+    };
+}
+
+impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let p = self.p;
+        match self.pending {
+            Pending::Scalar { line, token } => visit_scalar(&line, token, visitor),
+            Pending::Object { line, level } => {
+                p.enter(&line)?;
+                let mut access = ObjectAccess::new(p, level);
+                let value = visitor
+                    .visit_map(&mut access)
+                    .map_err(|e| e.or_position(|| line_position(&line)))?;
+                access.end(&line)?;
+                p.leave();
+                Ok(value)
+            }
+            Pending::Array {
+                line,
+                at,
+                count,
+                body,
+            } => {
+                p.enter(&line)?;
+                let value = match body {
+                    Body::Inline(values) => {
+                        let mut seq = InlineSeq::new(p, line, at, count, values);
+                        let value = visitor
+                            .visit_seq(&mut seq)
+                            .map_err(|e| e.or_position(|| line.position_of(at)))?;
+                        seq.end()?;
+                        value
+                    }
+                    Body::Items { level } => {
+                        let mut seq = ItemSeq {
+                            p: &mut *p,
+                            line,
+                            at,
+                            count,
+                            level,
+                            found: 0,
+                        };
+                        let value = visitor
+                            .visit_seq(&mut seq)
+                            .map_err(|e| e.or_position(|| line.position_of(at)))?;
+                        seq.end()?;
+                        value
+                    }
+                    Body::Rows { fields, level } => {
+                        let mut seq = RowSeq {
+                            p: &mut *p,
+                            st: Table::new(fields, level, count, line, at),
+                        };
+                        let value = visitor
+                            .visit_seq(&mut seq)
+                            .map_err(|e| e.or_position(|| line.position_of(at)))?;
+                        seq.end()?;
+                        value
+                    }
+                };
+                p.leave();
+                Ok(value)
+            }
+            Pending::InlineObject { line, fields } => {
+                p.enter(&line)?;
+                let mut access = InlineObjectAccess::new(p, line, fields)?;
+                let value = visitor
+                    .visit_map(&mut access)
+                    .map_err(|e| e.or_position(|| line_position(&line)))?;
+                access.end(&line)?;
+                p.leave();
+                Ok(value)
+            }
+        }
+    }
+
+    int_targets! {
+        deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64, deserialize_i128,
+        deserialize_u8, deserialize_u16, deserialize_u32, deserialize_u64, deserialize_u128,
+    }
+
+    float_targets! { deserialize_f32, deserialize_f64, }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if let Pending::Scalar { token: "-", .. } = self.pending {
+            return visitor.visit_none();
+        }
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if let Pending::Scalar { line, token } = &self.pending {
+            if let Scalar::Str(s) = lex::scalar(line, token)? {
+                return match s {
+                    Cow::Borrowed(s) => visitor.visit_borrowed_bytes(s.as_bytes()),
+                    Cow::Owned(s) => visitor.visit_byte_buf(s.into_bytes()),
+                };
+            }
+        }
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_bytes(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        let p = self.p;
+        match self.pending {
+            Pending::Scalar { line, token } => match lex::scalar(&line, token)? {
+                Scalar::Str(Cow::Borrowed(s)) => visitor
+                    .visit_enum(de::value::BorrowedStrDeserializer::new(s))
+                    .map_err(|e: Error| e.or_position(|| line.position_of(token))),
+                Scalar::Str(Cow::Owned(s)) => visitor
+                    .visit_enum(de::value::StringDeserializer::new(s))
+                    .map_err(|e: Error| e.or_position(|| line.position_of(token))),
+                _ => visit_scalar(&line, token, visitor),
+            },
+            Pending::Object { line, level } => {
+                p.enter(&line)?;
+                let mut access = ObjectAccess::new(p, level);
+                let value = visitor
+                    .visit_enum(EnumAccess {
+                        access: &mut access,
+                    })
+                    .map_err(|e| e.or_position(|| line_position(&line)))?;
+                if access.next_key_seed(SKIP)?.is_some() {
+                    return Err(line.error(
+                        ErrorKind::Custom,
+                        "an enum variant is an object with exactly one member",
+                    ));
+                }
+                p.leave();
+                Ok(value)
+            }
+            pending => ValueDe { p, pending }.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if let Pending::Scalar { line, token } = &self.pending {
+            // Validate the token (markers, escapes) without the numeric-domain check.
+            if let Scalar::Missing | Scalar::Marker | Scalar::InlineMarker(_) =
+                lex::scalar(line, token)?
+            {
+                return visit_scalar(line, token, visitor);
+            }
+            return visitor.visit_unit();
+        }
+        self.deserialize_any(visitor)
+    }
+
+    forward_to_deserialize_any! {
+        bool char str string unit unit_struct seq tuple tuple_struct map struct identifier
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Objects
+
+struct ObjectAccess<'a, 'de> {
+    p: &'a mut Parser<'de>,
+    level: usize,
+    keys: KeySet<'de>,
+    pending: Option<Pending<'de>>,
+    found: u64,
+}
+
+impl<'a, 'de> ObjectAccess<'a, 'de> {
+    fn new(p: &'a mut Parser<'de>, level: usize) -> Self {
+        ObjectAccess {
+            p,
+            level,
+            keys: KeySet::default(),
+            pending: None,
+            found: 0,
+        }
+    }
+
+    /// After the visitor: it must have read every member.
+    fn end(&mut self, line: &Line<'de>) -> Result<()> {
+        if self.pending.is_some() || self.next_key_seed(SKIP)?.is_some() {
+            return Err(line.error(
+                ErrorKind::Custom,
+                "the object has more members than the target type reads",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<'de> de::MapAccess<'de> for ObjectAccess<'_, 'de> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        if let Some(pending) = self.pending.take() {
+            // The visitor skipped a value: read past it.
+            de::Deserializer::deserialize_ignored_any(
+                ValueDe {
+                    p: &mut *self.p,
+                    pending,
+                },
+                IgnoredAny,
+            )?;
+        }
+        let Some(line) = self.p.lines.peek()? else {
+            return Ok(None);
+        };
+        let level = line.level()?;
+        if level < self.level {
+            return Ok(None);
+        }
+        if level > self.level {
+            return Err(line.error(
+                ErrorKind::InvalidIndent,
+                format!(
+                    "unexpected indentation: expected {} spaces here",
+                    self.level * 2
+                ),
+            ));
+        }
+        if header::is_metadata(&line) {
+            if self.level == 0 {
+                return Ok(None);
+            }
+            return Err(line.error(
+                ErrorKind::InvalidLine,
+                "the `##! summary` trailer is only valid at the top level",
+            ));
+        }
+        let (key, pending) = self.p.member(line, self.level)?;
+        self.p.lines.advance();
+        self.found += 1;
+        self.p.check_elements(&line, self.found)?;
+        if !self.keys.insert(&key) {
+            return Err(line.error(
+                ErrorKind::DuplicateKey,
+                format!("key {key:?} appears twice in one object"),
+            ));
+        }
+        self.pending = Some(pending);
+        seed.deserialize(KeyDe::of(&key))
+            .map(Some)
+            .map_err(|e| e.or_position(|| line_position(&line)))
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let pending = self
+            .pending
+            .take()
+            .ok_or_else(|| Error::new(ErrorKind::Custom, "a value was requested before its key"))?;
+        seed.deserialize(ValueDe {
+            p: &mut *self.p,
+            pending,
+        })
+    }
+}
+
+/// An object of one member read as an enum variant.
+struct EnumAccess<'b, 'a, 'de> {
+    access: &'b mut ObjectAccess<'a, 'de>,
+}
+
+impl<'b, 'a, 'de> de::EnumAccess<'de> for EnumAccess<'b, 'a, 'de> {
+    type Error = Error;
+    type Variant = Self;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<(S::Value, Self)> {
+        match self.access.next_key_seed(seed)? {
+            Some(variant) => Ok((variant, self)),
+            None => Err(Error::new(
+                ErrorKind::Custom,
+                "an enum variant is a string or an object with exactly one member",
+            )),
+        }
+    }
+}
+
+impl<'de> de::VariantAccess<'de> for EnumAccess<'_, '_, 'de> {
+    type Error = Error;
+
+    fn unit_variant(self) -> Result<()> {
+        self.access.next_value_seed(PhantomData::<()>)
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value> {
+        self.access.next_value_seed(seed)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(mut self, _len: usize, visitor: V) -> Result<V::Value> {
+        let pending = self.take_pending()?;
+        de::Deserializer::deserialize_seq(
+            ValueDe {
+                p: &mut *self.access.p,
+                pending,
+            },
+            visitor,
+        )
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        mut self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        let pending = self.take_pending()?;
+        de::Deserializer::deserialize_map(
+            ValueDe {
+                p: &mut *self.access.p,
+                pending,
+            },
+            visitor,
+        )
+    }
+}
+
+impl<'de> EnumAccess<'_, '_, 'de> {
+    fn take_pending(&mut self) -> Result<Pending<'de>> {
+        self.access
+            .pending
+            .take()
+            .ok_or_else(|| Error::new(ErrorKind::Custom, "an enum variant without a value"))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inline primitive arrays
+
+struct InlineSeq<'a, 'de> {
+    p: &'a mut Parser<'de>,
+    line: Line<'de>,
+    at: &'de str,
+    count: Count,
+    values: Option<lex::Split<'de>>,
+    found: u64,
+}
+
+impl<'a, 'de> InlineSeq<'a, 'de> {
+    fn new(
+        p: &'a mut Parser<'de>,
+        line: Line<'de>,
+        at: &'de str,
+        count: Count,
+        values: &'de str,
+    ) -> Self {
+        let values = (!lex::trim(values).is_empty()).then(|| lex::split(values, b','));
+        InlineSeq {
+            p,
+            line,
+            at,
+            count,
+            values,
+            found: 0,
+        }
+    }
+
+    fn end(&mut self) -> Result<()> {
+        if self.values.as_mut().and_then(Iterator::next).is_some() {
+            return Err(self.line.error_at(
+                ErrorKind::Custom,
+                self.at,
+                "the array has more elements than the target type reads",
+            ));
+        }
+        self.p
+            .settle_count(&self.line, self.at, self.count, self.found)
+    }
+}
+
+impl<'de> de::SeqAccess<'de> for InlineSeq<'_, 'de> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        let Some(raw) = self.values.as_mut().and_then(Iterator::next) else {
+            return Ok(None);
+        };
+        self.found += 1;
+        self.p.check_elements(&self.line, self.found)?;
+        seed.deserialize(ValueDe {
+            p: &mut *self.p,
+            pending: Pending::Scalar {
+                line: self.line,
+                token: lex::trim(raw),
+            },
+        })
+        .map(Some)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expanded items
+
+struct ItemSeq<'a, 'de> {
+    p: &'a mut Parser<'de>,
+    line: Line<'de>,
+    at: &'de str,
+    count: Count,
+    level: usize,
+    found: u64,
+}
+
+impl<'de> ItemSeq<'_, 'de> {
+    /// The next line if it is an item of this array (at its level, starting with `@`).
+    fn next_item_line(&mut self) -> Result<Option<Line<'de>>> {
+        let Some(line) = self.p.lines.peek()? else {
+            return Ok(None);
+        };
+        let level = line.level()?;
+        if level < self.level {
+            return Ok(None);
+        }
+        if level > self.level {
+            return Err(line.error(
+                ErrorKind::InvalidIndent,
+                format!(
+                    "unexpected indentation: expected {} spaces here",
+                    self.level * 2
+                ),
+            ));
+        }
+        Ok(line.text.starts_with('@').then_some(line))
+    }
+
+    fn end(&mut self) -> Result<()> {
+        let more = self.next_item_line()?;
+        if let Some(line) = more {
+            let done = matches!(self.count, Count::Known(n) if self.found >= n);
+            return Err(if done {
+                line.error(
+                    ErrorKind::CountMismatch,
+                    format!("more items than the declared [{}]", self.found),
+                )
+            } else {
+                line.error(
+                    ErrorKind::Custom,
+                    "the array has more elements than the target type reads",
+                )
+            });
+        }
+        self.p
+            .settle_count(&self.line, self.at, self.count, self.found)
+    }
+}
+
+impl<'de> de::SeqAccess<'de> for ItemSeq<'_, 'de> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        if matches!(self.count, Count::Known(n) if self.found >= n) {
+            return Ok(None);
+        }
+        let Some(line) = self.next_item_line()? else {
+            return Ok(None);
+        };
+        let text = &line.text[1..];
+        let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return Err(line.error(
+                ErrorKind::InvalidItemId,
+                "an expanded item starts with `@N ` (N its zero-based index)",
+            ));
+        }
+        let id = text[..digits].parse::<u64>().unwrap_or(u64::MAX);
+        if id != self.found {
+            return Err(line.error(
+                ErrorKind::InvalidItemId,
+                format!("item @{} is at index {}", &text[..digits], self.found),
+            ));
+        }
+        let Some(rest) = text[digits..].strip_prefix(' ') else {
+            return Err(line.error_at(
+                ErrorKind::InvalidLine,
+                &text[digits..],
+                "expected a space after the item id",
+            ));
+        };
+        let pending = if let Some(token) = rest.strip_prefix('=') {
+            Pending::Scalar {
+                line,
+                token: lex::trim(token),
+            }
+        } else if rest.trim_end_matches([' ', '\t']) == "{}" {
+            Pending::Object {
+                line,
+                level: self.level + 1,
+            }
+        } else if rest.starts_with('[') {
+            self.p.array_header(line, rest, self.level + 1, None)?
+        } else {
+            return Err(line.error_at(
+                ErrorKind::InvalidLine,
+                rest,
+                "an expanded item is `@N =scalar`, `@N {}` or `@N [M]...`",
+            ));
+        };
+        self.p.lines.advance();
+        self.found += 1;
+        self.p.check_elements(&line, self.found)?;
+        seed.deserialize(ValueDe {
+            p: &mut *self.p,
+            pending,
+        })
+        .map(Some)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tabular rows
+
+/// What a row cell holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CellKind {
+    Scalar,
+    Missing,
+    /// `^`.
+    Marker,
+    /// `^{fields}`.
+    InlineMarker,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Cell<'de> {
+    token: &'de str,
+    kind: CellKind,
+}
+
+/// Where a marker cell's body is.
+#[derive(Debug, Clone, Copy)]
+enum Child<'de> {
+    /// A positional inline body line.
+    Positional(Line<'de>),
+    /// A `.field rest` line; the body follows at `cursor` and ends before line `end` (the next
+    /// significant line's number, `None` at the end of input).
+    Traditional {
+        line: Line<'de>,
+        rest: &'de str,
+        cursor: Cursor,
+        end: Option<usize>,
+    },
+}
+
+/// The state of one tabular array: its fields, schemas established so far, and the row being
+/// read.
+struct Table<'de> {
+    fields: Fields<'de>,
+    level: usize,
+    count: Count,
+    line: Line<'de>,
+    at: &'de str,
+    found: u64,
+    /// Inline object schemas established per column (spec §7.4.5.1).
+    inline: Vec<Option<Fields<'de>>>,
+    /// Shared array schemas established per column (spec §7.4.5.3).
+    shared: Vec<Option<Fields<'de>>>,
+    /// The current row.
+    row: Option<Line<'de>>,
+    cells: Vec<Cell<'de>>,
+    children: Vec<Option<Child<'de>>>,
+    /// Where the current row's attachment region ends.
+    after_row: Cursor,
+}
+
+impl<'de> Table<'de> {
+    fn new(fields: Fields<'de>, level: usize, count: Count, line: Line<'de>, at: &'de str) -> Self {
+        let n = fields.len();
+        Table {
+            fields,
+            level,
+            count,
+            line,
+            at,
+            found: 0,
+            inline: vec![None; n],
+            shared: vec![None; n],
+            row: None,
+            cells: Vec::with_capacity(n),
+            children: Vec::with_capacity(n),
+            after_row: Cursor {
+                offset: 0,
+                number: 0,
+            },
+        }
+    }
+
+    fn eligible(&self, c: usize) -> bool {
+        match self.cells[c].kind {
+            CellKind::InlineMarker => true,
+            CellKind::Marker => self.inline[c].is_some(),
+            _ => false,
+        }
+    }
+}
+
+struct RowSeq<'a, 'de> {
+    p: &'a mut Parser<'de>,
+    st: Table<'de>,
+}
+
+impl<'de> RowSeq<'_, 'de> {
+    /// The next line if it is a row of this table.
+    fn next_row_line(&mut self) -> Result<Option<Line<'de>>> {
+        let Some(line) = self.p.lines.peek()? else {
+            return Ok(None);
+        };
+        let level = line.level()?;
+        if level < self.st.level {
+            return Ok(None);
+        }
+        if level > self.st.level {
+            return Err(line.error(
+                ErrorKind::InvalidIndent,
+                format!(
+                    "unexpected indentation: expected {} spaces here",
+                    self.st.level * 2
+                ),
+            ));
+        }
+        if line.text.starts_with("##") {
+            return Ok(None);
+        }
+        Ok(Some(line))
+    }
+
+    fn end(&mut self) -> Result<()> {
+        let done = matches!(self.st.count, Count::Known(n) if self.st.found >= n);
+        if let Some(line) = self.next_row_line()? {
+            if !done {
+                return Err(line.error(
+                    ErrorKind::Custom,
+                    "the array has more elements than the target type reads",
+                ));
+            }
+            if !self.p.looks_like_member(&line) {
+                return Err(line.error(
+                    ErrorKind::CountMismatch,
+                    format!("more rows than the declared [{}]", self.st.found),
+                ));
+            }
+        }
+        self.p
+            .settle_count(&self.st.line, self.st.at, self.st.count, self.st.found)
+    }
+
+    /// Splits a row line into cells and finds its attachments.
+    fn read_row(&mut self, line: Line<'de>) -> Result<()> {
+        let st = &mut self.st;
+        let mut text = line.text;
+        let mut has_id = false;
+        if let Some(rest) = text.strip_prefix('@') {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            if digits > 0 && rest.as_bytes().get(digits) == Some(&b' ') {
+                let id = rest[..digits].parse::<u64>().unwrap_or(u64::MAX);
+                if id != st.found {
+                    return Err(line.error(
+                        ErrorKind::InvalidItemId,
+                        format!("row @{} is at index {}", &rest[..digits], st.found),
+                    ));
+                }
+                has_id = true;
+                text = &rest[digits + 1..];
+            }
+        }
+        st.cells.clear();
+        for raw in lex::split(text, b'|') {
+            let token = lex::trim(raw);
+            let b = token.as_bytes();
+            let kind = match b {
+                b"~" => CellKind::Missing,
+                b"^" => CellKind::Marker,
+                [b'^', b'{', .., b'}'] => CellKind::InlineMarker,
+                _ => CellKind::Scalar,
+            };
+            st.cells.push(Cell { token, kind });
+            if st.cells.len() > st.fields.len() {
+                break;
+            }
+        }
+        if st.cells.len() != st.fields.len() {
+            let found = lex::split(text, b'|').count();
+            return Err(line.error(
+                ErrorKind::RowWidthMismatch,
+                format!(
+                    "row has {found} cells but the table declares {} fields",
+                    st.fields.len()
+                ),
+            ));
+        }
+        let mut markers = false;
+        for c in 0..st.cells.len() {
+            match st.cells[c].kind {
+                CellKind::InlineMarker => {
+                    markers = true;
+                    let decl = &st.cells[c].token[1..];
+                    let (fields, after) = lex::field_decl(
+                        &line,
+                        decl,
+                        self.p.limits.max_fields,
+                        ErrorKind::InvalidAttachmentMarker,
+                    )?;
+                    if !after.is_empty() {
+                        return Err(line.error_at(
+                            ErrorKind::InvalidAttachmentMarker,
+                            after,
+                            "unexpected text after the inline field declaration",
+                        ));
+                    }
+                    st.inline[c] = Some(Rc::new(fields));
+                }
+                CellKind::Marker => markers = true,
+                _ => {}
+            }
+        }
+        self.p.lines.advance();
+        st.row = Some(line);
+        st.children.clear();
+        st.children.resize(st.fields.len(), None);
+        // The attachment region: `.field` lines and positional bodies at the row's level or
+        // one below, until the next row, a section, or a dedent.
+        let level = st.level;
+        while let Some(child) = self.p.lines.peek()? {
+            let child_level = child.level()?;
+            if child_level < level {
+                break;
+            }
+            if child_level > level + 1 {
+                return Err(child.error(
+                    ErrorKind::InvalidIndent,
+                    "unexpected indentation (an attachment body follows a `.field` line)",
+                ));
+            }
+            if let Some(name) = child.text.strip_prefix('.') {
+                let (key, rest) = lex::key(&child, name, b" \t")?;
+                let c = st.fields.iter().position(|f| *f == key);
+                let Some(c) = c.filter(|&c| has_id && st.cells[c].kind == CellKind::Marker) else {
+                    return Err(child.error(
+                        ErrorKind::OrphanAttachment,
+                        format!(
+                            "attachment .{key} has no matching `^` cell in an `@N` row above it"
+                        ),
+                    ));
+                };
+                if st.children[c].is_some() {
+                    return Err(child.error(
+                        ErrorKind::DuplicateAttachment,
+                        format!("a second attachment for field {key:?} of this row"),
+                    ));
+                }
+                self.p.lines.advance();
+                let cursor = self.p.lines.cursor();
+                // Skip the body: every line at least two levels below the row.
+                let end = loop {
+                    match self.p.lines.peek()? {
+                        Some(body) if body.level()? >= level + 2 => self.p.lines.advance(),
+                        Some(next) => break Some(next.number),
+                        None => break None,
+                    }
+                };
+                st.children[c] = Some(Child::Traditional {
+                    line: child,
+                    rest: rest.strip_prefix(' ').unwrap_or(rest),
+                    cursor,
+                    end,
+                });
+                continue;
+            }
+            let positional = child_level > level
+                || !(child.text.starts_with("##") || child.text.starts_with('@'));
+            let target = if has_id && positional {
+                (0..st.cells.len()).find(|&c| st.children[c].is_none() && st.eligible(c))
+            } else {
+                None
+            };
+            match target {
+                Some(c) => {
+                    st.children[c] = Some(Child::Positional(child));
+                    self.p.lines.advance();
+                }
+                None if child_level == level => break,
+                None => {
+                    return Err(child.error(
+                        ErrorKind::OrphanInlineAttachment,
+                        "a positional attachment body without an inline-schema marker to fill",
+                    ))
+                }
+            }
+        }
+        if markers {
+            if let Some(c) = (0..st.cells.len()).find(|&c| {
+                matches!(st.cells[c].kind, CellKind::Marker | CellKind::InlineMarker)
+                    && st.children[c].is_none()
+            }) {
+                let field = &st.fields[c];
+                let token = st.cells[c].token;
+                return Err(line.error_at(
+                    ErrorKind::MissingAttachment,
+                    token,
+                    if has_id {
+                        format!("field {field:?} is marked `^` but has no attachment body")
+                    } else {
+                        format!(
+                            "field {field:?} is marked `^` but the row has no `@N` prefix to \
+                             attach a body to"
+                        )
+                    },
+                ));
+            }
+        }
+        self.st.after_row = self.p.lines.cursor();
+        Ok(())
+    }
+}
+
+impl<'de> de::SeqAccess<'de> for RowSeq<'_, 'de> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        if matches!(self.st.count, Count::Known(n) if self.st.found >= n) {
+            return Ok(None);
+        }
+        let Some(line) = self.next_row_line()? else {
+            return Ok(None);
+        };
+        self.read_row(line)?;
+        self.st.found += 1;
+        self.p.check_elements(&line, self.st.found)?;
+        seed.deserialize(RowDe {
+            p: &mut *self.p,
+            st: &mut self.st,
+        })
+        .map(Some)
+    }
+}
+
+/// One tabular row as a map.
+struct RowDe<'a, 'de> {
+    p: &'a mut Parser<'de>,
+    st: &'a mut Table<'de>,
+}
+
+impl<'de> de::Deserializer<'de> for RowDe<'_, 'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let line = self.st.row.unwrap_or(self.st.line);
+        self.p.enter(&line)?;
+        let mut access = RowAccess {
+            p: &mut *self.p,
+            st: &mut *self.st,
+            col: 0,
+            value: None,
+        };
+        let value = visitor
+            .visit_map(&mut access)
+            .map_err(|e| e.or_position(|| line_position(&line)))?;
+        if access.value.is_some() || de::MapAccess::next_key_seed(&mut access, SKIP)?.is_some() {
+            return Err(line.error(
+                ErrorKind::Custom,
+                "the row has more fields than the target type reads",
+            ));
+        }
+        self.p.leave();
+        Ok(value)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+struct RowAccess<'a, 'de> {
+    p: &'a mut Parser<'de>,
+    st: &'a mut Table<'de>,
+    col: usize,
+    value: Option<usize>,
+}
+
+impl<'de> de::MapAccess<'de> for RowAccess<'_, 'de> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        if let Some(c) = self.value.take() {
+            self.value_at(c, SKIP)?;
+        }
+        while self.col < self.st.cells.len() {
+            let c = self.col;
+            self.col += 1;
+            if self.st.cells[c].kind == CellKind::Missing {
+                continue;
+            }
+            self.value = Some(c);
+            return seed.deserialize(KeyDe::of(&self.st.fields[c])).map(Some);
+        }
+        Ok(None)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let c = self
+            .value
+            .take()
+            .ok_or_else(|| Error::new(ErrorKind::Custom, "a value was requested before its key"))?;
+        self.value_at(c, seed)
+    }
+}
+
+impl<'de> RowAccess<'_, 'de> {
+    fn value_at<V: DeserializeSeed<'de>>(&mut self, c: usize, seed: V) -> Result<V::Value> {
+        let st = &mut *self.st;
+        let row = st.row.unwrap_or(st.line);
+        let cell = st.cells[c];
+        if cell.kind == CellKind::Scalar {
+            return seed.deserialize(ValueDe {
+                p: &mut *self.p,
+                pending: Pending::Scalar {
+                    line: row,
+                    token: cell.token,
+                },
+            });
+        }
+        match st.children[c] {
+            Some(Child::Positional(line)) => {
+                let fields = st.inline[c].clone().ok_or_else(|| {
+                    line.error(ErrorKind::OrphanInlineAttachment, "no inline schema")
+                })?;
+                seed.deserialize(ValueDe {
+                    p: &mut *self.p,
+                    pending: Pending::InlineObject { line, fields },
+                })
+            }
+            Some(Child::Traditional {
+                line,
+                rest,
+                cursor,
+                end,
+            }) => {
+                let level = st.level + 2;
+                let trimmed = rest.trim_end_matches([' ', '\t']);
+                let pending = if trimmed == "{}" {
+                    Pending::Object { line, level }
+                } else if trimmed.starts_with('[') {
+                    let pending =
+                        self.p
+                            .array_header(line, trimmed, level, st.shared[c].as_ref())?;
+                    if let Pending::Array {
+                        body: Body::Rows { fields, .. },
+                        ..
+                    } = &pending
+                    {
+                        if st.shared[c].is_none() {
+                            st.shared[c] = Some(Rc::clone(fields));
+                        }
+                    }
+                    pending
+                } else {
+                    return Err(line.error_at(
+                        ErrorKind::InvalidLine,
+                        rest,
+                        "an attachment is `.field {}` or `.field [N]...`",
+                    ));
+                };
+                let counted = matches!(pending, Pending::Array { .. });
+                let resume = self.p.lines.cursor();
+                self.p.lines.seek(cursor);
+                let value = seed.deserialize(ValueDe {
+                    p: &mut *self.p,
+                    pending,
+                })?;
+                let next = self.p.lines.peek()?;
+                if next.map(|l| l.number) != end {
+                    if let Some(next) = next {
+                        return Err(next.error(
+                            if counted {
+                                ErrorKind::CountMismatch
+                            } else {
+                                ErrorKind::InvalidIndent
+                            },
+                            if counted {
+                                "more items than the attachment's declared count"
+                            } else {
+                                "unexpected line in an attachment body"
+                            },
+                        ));
+                    }
+                }
+                self.p.lines.seek(resume);
+                Ok(value)
+            }
+            None => Err(row.error_at(
+                ErrorKind::MissingAttachment,
+                cell.token,
+                "attachment marker without a body",
+            )),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Positional inline objects
+
+struct InlineObjectAccess<'a, 'de> {
+    p: &'a mut Parser<'de>,
+    line: Line<'de>,
+    fields: Fields<'de>,
+    values: lex::Split<'de>,
+    index: usize,
+    value: Option<&'de str>,
+}
+
+impl<'a, 'de> InlineObjectAccess<'a, 'de> {
+    fn new(p: &'a mut Parser<'de>, line: Line<'de>, fields: Fields<'de>) -> Result<Self> {
+        let found = lex::split(line.text, b'|').count();
+        if found != fields.len() {
+            return Err(line.error(
+                ErrorKind::InlineWidthMismatch,
+                format!(
+                    "inline body has {found} values but its schema declares {} fields",
+                    fields.len()
+                ),
+            ));
+        }
+        Ok(InlineObjectAccess {
+            p,
+            line,
+            fields,
+            values: lex::split(line.text, b'|'),
+            index: 0,
+            value: None,
+        })
+    }
+
+    fn end(&mut self, line: &Line<'de>) -> Result<()> {
+        if self.value.is_some() || self.index < self.fields.len() {
+            return Err(line.error(
+                ErrorKind::Custom,
+                "the object has more members than the target type reads",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<'de> de::MapAccess<'de> for InlineObjectAccess<'_, 'de> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        if let Some(token) = self.value.take() {
+            // Validate a skipped value.
+            lex::scalar(&self.line, token)?;
+        }
+        if self.index >= self.fields.len() {
+            return Ok(None);
+        }
+        let raw = self.values.next().unwrap_or("");
+        self.value = Some(lex::trim(raw));
+        let key = KeyDe::of(&self.fields[self.index]);
+        self.index += 1;
+        seed.deserialize(key).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let token = self
+            .value
+            .take()
+            .ok_or_else(|| Error::new(ErrorKind::Custom, "a value was requested before its key"))?;
+        seed.deserialize(ValueDe {
+            p: &mut *self.p,
+            pending: Pending::Scalar {
+                line: self.line,
+                token,
+            },
+        })
+    }
+}

@@ -1,0 +1,160 @@
+//! The generic profile (spec §7): any serde value to and from GCF.
+
+mod de;
+mod encode;
+mod stream;
+pub(crate) mod tape;
+
+use std::io;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, ErrorKind, Limit, Result};
+use crate::options::{DecoderOptions, EncoderOptions};
+
+pub use stream::{GenericStreamEncoder, ListWriter, TableWriter};
+
+/// The header line every generic payload starts with.
+pub(crate) const HEADER: &str = "GCF profile=generic\n";
+
+/// Encodes `value` as a generic-profile GCF payload with the default [`EncoderOptions`].
+///
+/// Object members keep the order the value yields them (a struct's field order, a map's
+/// iteration order). Integers of any `i64`/`u64`/`i128`/`u128` value are written exactly,
+/// floats with their shortest round-trip digits; NaN and infinities are an error
+/// (`invalid_number`).
+///
+/// ```
+/// use serde::Serialize;
+///
+/// #[derive(Serialize)]
+/// struct Employee<'a> {
+///     id: u32,
+///     name: &'a str,
+///     tags: Vec<&'a str>,
+/// }
+///
+/// let staff = [
+///     Employee { id: 1, name: "Alice", tags: vec!["admin"] },
+///     Employee { id: 2, name: "Bob", tags: vec![] },
+/// ];
+/// assert_eq!(
+///     agentwire_gcf::to_string(&staff)?,
+///     "GCF profile=generic\n## [2]{id,name,tags}\n@0 1|Alice|^\n.tags [1]: admin\n@1 2|Bob|^\n.tags [0]\n"
+/// );
+/// # Ok::<(), agentwire_gcf::Error>(())
+/// ```
+pub fn to_string<T: ?Sized + Serialize>(value: &T) -> Result<String> {
+    EncoderOptions::new().to_string(value)
+}
+
+/// Encodes `value` into `writer` (see [`to_string`]). The payload is built in memory and then
+/// written; for data that arrives incrementally use [`GenericStreamEncoder`].
+pub fn to_writer<W: io::Write, T: ?Sized + Serialize>(writer: W, value: &T) -> Result<()> {
+    EncoderOptions::new().to_writer(writer, value)
+}
+
+/// Decodes a generic-profile payload into any `T: Deserialize`, with the default
+/// [`DecoderOptions`]. Strings without escapes are borrowed from `input` when `T` allows.
+///
+/// ```
+/// use serde_json::{json, Value};
+///
+/// let text = "GCF profile=generic\n## rows [2]{id,note,tag}\n1|-|active\n2|hello|~\n";
+/// let value: Value = agentwire_gcf::from_str(text)?;
+/// assert_eq!(
+///     value,
+///     json!({"rows": [{"id": 1, "note": null, "tag": "active"}, {"id": 2, "note": "hello"}]})
+/// );
+/// # Ok::<(), agentwire_gcf::Error>(())
+/// ```
+pub fn from_str<'a, T: Deserialize<'a>>(input: &'a str) -> Result<T> {
+    DecoderOptions::new().from_str(input)
+}
+
+/// Decodes a generic-profile payload from bytes (validated as UTF-8 first: `invalid_utf8`).
+pub fn from_slice<'a, T: Deserialize<'a>>(input: &'a [u8]) -> Result<T> {
+    DecoderOptions::new().from_slice(input)
+}
+
+/// Reads a generic-profile payload to its end, then decodes it.
+pub fn from_reader<R: io::Read, T: DeserializeOwned>(reader: R) -> Result<T> {
+    DecoderOptions::new().from_reader(reader)
+}
+
+impl EncoderOptions {
+    /// Encodes `value` with these options (see [`to_string`]).
+    pub fn to_string<T: ?Sized + Serialize>(&self, value: &T) -> Result<String> {
+        let mut tape = tape::Tape::default();
+        tape.build(value, self.max_depth)?;
+        let mut out = String::with_capacity(HEADER.len() + tape.toks.len() * 6);
+        out.push_str(HEADER);
+        encode::Encoder::new(&tape, self, &mut out).root()?;
+        Ok(out)
+    }
+
+    /// Encodes `value` into `writer` with these options (see [`to_writer`]).
+    pub fn to_writer<W: io::Write, T: ?Sized + Serialize>(
+        &self,
+        mut writer: W,
+        value: &T,
+    ) -> Result<()> {
+        let text = self.to_string(value)?;
+        writer.write_all(text.as_bytes())?;
+        writer.flush()?;
+        Ok(())
+    }
+}
+
+impl DecoderOptions {
+    /// Decodes with these options (see [`from_str`]).
+    pub fn from_str<'a, T: Deserialize<'a>>(&self, input: &'a str) -> Result<T> {
+        if let Some(max) = self.limits.max_input_size {
+            if input.len() > max {
+                return Err(too_large(max));
+            }
+        }
+        de::decode(input, self)
+    }
+
+    /// Decodes bytes with these options (see [`from_slice`]).
+    pub fn from_slice<'a, T: Deserialize<'a>>(&self, input: &'a [u8]) -> Result<T> {
+        if let Some(max) = self.limits.max_input_size {
+            if input.len() > max {
+                return Err(too_large(max));
+            }
+        }
+        self.from_str(crate::lex::utf8(input)?)
+    }
+
+    /// Reads `reader` to its end (at most [`Limits::max_input_size`] bytes) and decodes it
+    /// with these options (see [`from_reader`]).
+    ///
+    /// [`Limits::max_input_size`]: crate::Limits::max_input_size
+    pub fn from_reader<R: io::Read, T: DeserializeOwned>(&self, reader: R) -> Result<T> {
+        let mut bytes = Vec::new();
+        match self.limits.max_input_size {
+            Some(max) => {
+                let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
+                io::Read::read_to_end(&mut io::Read::take(reader, limit), &mut bytes)?;
+                if bytes.len() > max {
+                    return Err(too_large(max));
+                }
+            }
+            None => {
+                let mut reader = reader;
+                reader.read_to_end(&mut bytes)?;
+            }
+        }
+        self.from_slice(&bytes)
+    }
+}
+
+#[cold]
+fn too_large(max: usize) -> Error {
+    Error::new(
+        ErrorKind::LimitExceeded(Limit::InputSize),
+        format!("the input exceeds the limit of {max} bytes"),
+    )
+}

@@ -1,0 +1,474 @@
+//! The streaming generic encoder (spec §8): sections whose item count is not known up front
+//! are written `[?]`, rows and items go to the writer as they arrive, and `finish` writes the
+//! `##! summary counts=...` trailer. Memory per row is constant: each row is flattened into a
+//! reused buffer, written, and forgotten.
+
+use std::collections::HashSet;
+use std::io;
+
+use serde::Serialize;
+
+use super::encode::{Columns, Encoder};
+use super::tape::{Tape, Tok};
+use super::HEADER;
+use crate::error::{Error, ErrorKind, Result};
+use crate::lex;
+use crate::number;
+use crate::options::EncoderOptions;
+
+/// Writes a generic-profile payload incrementally to an [`io::Write`].
+///
+/// The root is an object: write members with [`member`](Self::member) (any value, encoded as
+/// the buffered encoder would), open nested objects with [`begin_object`](Self::begin_object)
+/// and [`end_object`](Self::end_object), and stream arrays whose length is unknown with
+/// [`table`](Self::table) (rows of a declared field list, spec §8.3) or
+/// [`list`](Self::list) (expanded items of any shape). A root array is streamed with
+/// [`root_table`](Self::root_table) or [`root_list`](Self::root_list) instead.
+/// [`finish`](Self::finish) writes the trailer and returns the writer.
+///
+/// Each call writes its lines with one `write_all`; wrap an unbuffered writer (a file, a
+/// socket) in an [`io::BufWriter`]. The first error (I/O or encoding) is returned and the
+/// encoder refuses further writes, so a broken stream is never silently continued.
+///
+/// ```
+/// use agentwire_gcf::GenericStreamEncoder;
+/// use serde::Serialize;
+///
+/// #[derive(Serialize)]
+/// struct Employee { id: u32, name: &'static str, department: &'static str }
+///
+/// let mut out = Vec::new();
+/// let mut encoder = GenericStreamEncoder::new(&mut out)?;
+/// let mut table = encoder.table("employees", &["id", "name", "department"])?;
+/// table.row(&Employee { id: 1, name: "Alice Smith", department: "Engineering" })?;
+/// table.row(&Employee { id: 2, name: "Bob Jones", department: "Sales" })?;
+/// encoder.finish()?;
+/// assert_eq!(
+///     String::from_utf8(out).unwrap(),
+///     "GCF profile=generic\n## employees [?]{id,name,department}\n\
+///      1|Alice Smith|Engineering\n2|Bob Jones|Sales\n##! summary counts=2\n"
+/// );
+/// # Ok::<(), agentwire_gcf::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct GenericStreamEncoder<W: io::Write> {
+    writer: W,
+    opts: EncoderOptions,
+    buf: String,
+    tape: Tape,
+    /// The open objects, outermost first (the root is `scopes[0]`).
+    scopes: Vec<Scope>,
+    /// The item count of each deferred section, in document order.
+    counts: Vec<u64>,
+    /// A root array is being streamed: nothing else may be written.
+    root_array: bool,
+    /// Nothing but the header has been written.
+    empty: bool,
+    /// A write failed; the stream is unusable.
+    failed: bool,
+}
+
+#[derive(Debug, Default)]
+struct Scope {
+    keys: HashSet<String>,
+    /// The last member written here was a deferred table, whose rows run until the next `##`
+    /// line: a `key=value` line now would read as one more row.
+    after_table: bool,
+}
+
+impl<W: io::Write> GenericStreamEncoder<W> {
+    /// Starts a payload on `writer` with the default options, writing the header line.
+    pub fn new(writer: W) -> Result<Self> {
+        Self::with_options(writer, EncoderOptions::new())
+    }
+
+    /// Starts a payload with `options` (their schema settings apply to values written with
+    /// [`member`](Self::member); streamed rows always use traditional attachments, since later
+    /// rows are unknown).
+    pub fn with_options(writer: W, options: EncoderOptions) -> Result<Self> {
+        let mut encoder = GenericStreamEncoder {
+            writer,
+            opts: options,
+            buf: String::new(),
+            tape: Tape::default(),
+            scopes: vec![Scope::default()],
+            counts: Vec::new(),
+            root_array: false,
+            empty: true,
+            failed: false,
+        };
+        encoder.buf.push_str(HEADER);
+        encoder.flush_buf()?;
+        Ok(encoder)
+    }
+
+    fn depth(&self) -> usize {
+        self.scopes.len() - 1
+    }
+
+    fn flush_buf(&mut self) -> Result<()> {
+        let result = self.writer.write_all(self.buf.as_bytes());
+        self.buf.clear();
+        result.map_err(|e| {
+            self.failed = true;
+            Error::io(e)
+        })
+    }
+
+    fn usable(&self) -> Result<()> {
+        if self.failed {
+            return Err(misuse(
+                "a previous write failed; the stream cannot continue",
+            ));
+        }
+        if self.root_array {
+            return Err(misuse(
+                "the root is a streamed array; nothing else can be written",
+            ));
+        }
+        Ok(())
+    }
+
+    fn claim_key(&mut self, key: &str) -> Result<()> {
+        let scope = self
+            .scopes
+            .last_mut()
+            .ok_or_else(|| misuse("no open object"))?;
+        if !scope.keys.insert(key.to_owned()) {
+            return Err(Error::new(
+                ErrorKind::DuplicateKey,
+                format!("key {key:?} was already written in this object"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes one member of the current object: `key=value`, a `## key` section, or an array
+    /// in the form the buffered encoder would choose.
+    pub fn member<T: ?Sized + Serialize>(&mut self, key: &str, value: &T) -> Result<()> {
+        self.usable()?;
+        self.tape.build(value, self.opts.max_depth)?;
+        let line_form = match self.tape.tok(0) {
+            Tok::Object { .. } => false,
+            Tok::Array { .. } => {
+                // Only a non-empty array of scalars takes the `key[N]: ...` line form.
+                let tape = &self.tape;
+                tape.len(0) > 0 && tape.elements(0).all(|e| tape.is_scalar(e))
+            }
+            _ => true,
+        };
+        if line_form && self.scopes.last().is_some_and(|s| s.after_table) {
+            return Err(misuse(
+                "a scalar or inline-array member cannot follow a deferred [?] table at the \
+                 same level (it would read as one more row): write it before the table",
+            ));
+        }
+        self.claim_key(key)?;
+        let depth = self.depth();
+        if let Err(e) = Encoder::new(&self.tape, &self.opts, &mut self.buf).member(key, 0, depth) {
+            self.buf.clear();
+            return Err(e);
+        }
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.after_table = false;
+        }
+        self.empty = false;
+        self.flush_buf()
+    }
+
+    /// Opens a nested object `## key`; later members go inside it until
+    /// [`end_object`](Self::end_object).
+    pub fn begin_object(&mut self, key: &str) -> Result<()> {
+        self.usable()?;
+        self.claim_key(key)?;
+        let mut line = String::new();
+        push_indent(&mut line, self.depth());
+        line.push_str("## ");
+        lex::write_key(&mut line, key);
+        line.push('\n');
+        self.buf = line;
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.after_table = false;
+        }
+        self.scopes.push(Scope::default());
+        self.empty = false;
+        self.flush_buf()
+    }
+
+    /// Closes the object opened last by [`begin_object`](Self::begin_object).
+    pub fn end_object(&mut self) -> Result<()> {
+        self.usable()?;
+        if self.scopes.len() <= 1 {
+            return Err(misuse("end_object without an open object"));
+        }
+        self.scopes.pop();
+        Ok(())
+    }
+
+    fn deferred_header(&mut self, key: Option<&str>, fields: Option<&[&str]>) -> Result<usize> {
+        let mut line = String::new();
+        push_indent(&mut line, self.depth());
+        line.push_str("## ");
+        if let Some(key) = key {
+            lex::write_key(&mut line, key);
+            line.push(' ');
+        }
+        line.push_str("[?]");
+        if let Some(fields) = fields {
+            if fields.is_empty() {
+                return Err(misuse(
+                    "a table needs at least one field (use a list for empty objects)",
+                ));
+            }
+            for (i, f) in fields.iter().enumerate() {
+                if fields[..i].contains(f) {
+                    return Err(Error::new(
+                        ErrorKind::DuplicateFieldName,
+                        format!("field {f:?} is declared twice"),
+                    ));
+                }
+            }
+            line.push('{');
+            for (i, f) in fields.iter().enumerate() {
+                if i > 0 {
+                    line.push(',');
+                }
+                lex::write_key(&mut line, f);
+            }
+            line.push('}');
+        }
+        line.push('\n');
+        self.buf = line;
+        self.counts.push(0);
+        self.empty = false;
+        self.flush_buf()?;
+        Ok(self.counts.len() - 1)
+    }
+
+    /// Starts a deferred table member `## key [?]{fields}` of the current object; write its
+    /// rows with [`TableWriter::row`]. Every row must be an object whose keys are among
+    /// `fields` (absent ones are written `~`); nested values become traditional attachments.
+    pub fn table<'e>(&'e mut self, key: &str, fields: &[&str]) -> Result<TableWriter<'e, W>> {
+        self.usable()?;
+        self.claim_key(key)?;
+        let section = self.deferred_header(Some(key), Some(fields))?;
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.after_table = true;
+        }
+        let depth = self.depth();
+        Ok(TableWriter::new(self, fields, section, depth))
+    }
+
+    /// Starts a deferred list member `## key [?]` of the current object: expanded items
+    /// (`@N ...`) of any shape; write them with [`ListWriter::item`].
+    pub fn list<'e>(&'e mut self, key: &str) -> Result<ListWriter<'e, W>> {
+        self.usable()?;
+        self.claim_key(key)?;
+        let section = self.deferred_header(Some(key), None)?;
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.after_table = false;
+        }
+        let depth = self.depth();
+        Ok(ListWriter {
+            enc: self,
+            section,
+            depth,
+        })
+    }
+
+    fn claim_root(&mut self) -> Result<()> {
+        self.usable()?;
+        if !self.empty {
+            return Err(misuse(
+                "a root array must be the first and only thing written",
+            ));
+        }
+        self.root_array = true;
+        Ok(())
+    }
+
+    /// Makes the root a deferred table `## [?]{fields}`; nothing else can be written but its
+    /// rows.
+    pub fn root_table<'e>(&'e mut self, fields: &[&str]) -> Result<TableWriter<'e, W>> {
+        self.claim_root()?;
+        let section = self.deferred_header(None, Some(fields))?;
+        Ok(TableWriter::new(self, fields, section, 0))
+    }
+
+    /// Makes the root a deferred list `## [?]`; nothing else can be written but its items.
+    pub fn root_list(&mut self) -> Result<ListWriter<'_, W>> {
+        self.claim_root()?;
+        let section = self.deferred_header(None, None)?;
+        Ok(ListWriter {
+            enc: self,
+            section,
+            depth: 0,
+        })
+    }
+
+    /// The number of deferred sections started so far.
+    pub fn deferred_sections(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// Flushes the writer.
+    pub fn flush(&mut self) -> Result<()> {
+        self.writer.flush().map_err(|e| {
+            self.failed = true;
+            Error::io(e)
+        })
+    }
+
+    /// Writes the `##! summary` trailer (with `counts=` listing every deferred section's
+    /// items, in document order), flushes, and returns the writer.
+    pub fn finish(mut self) -> Result<W> {
+        if self.failed {
+            return Err(misuse(
+                "a previous write failed; the stream cannot continue",
+            ));
+        }
+        self.buf.push_str("##! summary");
+        if !self.counts.is_empty() {
+            self.buf.push_str(" counts=");
+            for (i, count) in self.counts.iter().enumerate() {
+                if i > 0 {
+                    self.buf.push(',');
+                }
+                number::write_u64(&mut self.buf, *count);
+            }
+        }
+        self.buf.push('\n');
+        self.flush_buf()?;
+        self.flush()?;
+        Ok(self.writer)
+    }
+}
+
+fn push_indent(out: &mut String, depth: usize) {
+    for _ in 0..depth {
+        out.push_str("  ");
+    }
+}
+
+#[cold]
+fn misuse(message: &str) -> Error {
+    Error::new(ErrorKind::UnsupportedValue, message)
+}
+
+/// Writes the rows of a deferred table; see [`GenericStreamEncoder::table`].
+#[derive(Debug)]
+pub struct TableWriter<'e, W: io::Write> {
+    enc: &'e mut GenericStreamEncoder<W>,
+    fields: Vec<String>,
+    section: usize,
+    depth: usize,
+    slots: Vec<usize>,
+}
+
+impl<'e, W: io::Write> TableWriter<'e, W> {
+    fn new(
+        enc: &'e mut GenericStreamEncoder<W>,
+        fields: &[&str],
+        section: usize,
+        depth: usize,
+    ) -> Self {
+        TableWriter {
+            enc,
+            fields: fields.iter().map(|f| (*f).to_owned()).collect(),
+            section,
+            depth,
+            slots: Vec::new(),
+        }
+    }
+
+    /// Writes one row (a struct or map whose keys are among the table's fields) and its
+    /// attachments.
+    pub fn row<T: ?Sized + Serialize>(&mut self, row: &T) -> Result<()> {
+        let enc = &mut *self.enc;
+        if enc.failed {
+            return Err(misuse(
+                "a previous write failed; the stream cannot continue",
+            ));
+        }
+        enc.tape.build(row, enc.opts.max_depth)?;
+        let names: Vec<&str> = self.fields.iter().map(String::as_str).collect();
+        let columns = Columns::from_names(&names);
+        let r = enc.counts[self.section] as usize;
+        let written = Encoder::new(&enc.tape, &enc.opts, &mut enc.buf).row(
+            r,
+            0,
+            &columns,
+            self.depth,
+            &[],
+            &[],
+            &mut self.slots,
+        );
+        if let Err(e) = written {
+            enc.buf.clear();
+            return Err(e);
+        }
+        enc.flush_buf()?;
+        enc.counts[self.section] += 1;
+        Ok(())
+    }
+
+    /// The rows written so far.
+    pub fn len(&self) -> u64 {
+        self.enc.counts[self.section]
+    }
+
+    /// Whether no row has been written.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Ends the table, returning its row count (dropping the writer ends it too).
+    pub fn finish(self) -> u64 {
+        self.len()
+    }
+}
+
+/// Writes the items of a deferred list; see [`GenericStreamEncoder::list`].
+#[derive(Debug)]
+pub struct ListWriter<'e, W: io::Write> {
+    enc: &'e mut GenericStreamEncoder<W>,
+    section: usize,
+    depth: usize,
+}
+
+impl<W: io::Write> ListWriter<'_, W> {
+    /// Writes one item (any value) as `@N ...`.
+    pub fn item<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        let enc = &mut *self.enc;
+        if enc.failed {
+            return Err(misuse(
+                "a previous write failed; the stream cannot continue",
+            ));
+        }
+        enc.tape.build(value, enc.opts.max_depth)?;
+        let index = enc.counts[self.section] as usize;
+        if let Err(e) = Encoder::new(&enc.tape, &enc.opts, &mut enc.buf).item(index, 0, self.depth)
+        {
+            enc.buf.clear();
+            return Err(e);
+        }
+        enc.flush_buf()?;
+        enc.counts[self.section] += 1;
+        Ok(())
+    }
+
+    /// The items written so far.
+    pub fn len(&self) -> u64 {
+        self.enc.counts[self.section]
+    }
+
+    /// Whether no item has been written.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Ends the list, returning its item count (dropping the writer ends it too).
+    pub fn finish(self) -> u64 {
+        self.len()
+    }
+}

@@ -1,0 +1,1023 @@
+//! A `Serialize` value flattened into a tape: one 16-byte token per scalar, key and container,
+//! with every string copied once into a single text arena. The buffered encoder needs to look
+//! ahead (tabular field unions, inline and shared schemas span all rows) and serde offers a
+//! value only once, for the duration of a call; the tape is the cheapest form that can be
+//! revisited — two allocations for the whole value instead of one per node, and no
+//! `serde_json::Value` in between.
+//!
+//! Two serde_json conventions are recognised: with its `arbitrary_precision` feature a
+//! `Number` serializes as the struct `$serde_json::private::Number` holding the lexeme, which
+//! becomes a number token with every digit kept; and a `RawValue` (feature `raw_value`)
+//! serializes as `$serde_json::private::RawValue` holding JSON text, which is parsed and
+//! stored as the value it denotes.
+
+use serde::ser::{self, Impossible, Serialize};
+
+use crate::error::{Error, ErrorKind, Limit, Result};
+use crate::number;
+
+/// serde_json's name for an arbitrary-precision number.
+pub(crate) const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+/// serde_json's name for a raw JSON value.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// A span of the text arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span {
+    start: u32,
+    len: u32,
+}
+
+/// One token. Containers know how many children they have and where their subtree ends;
+/// an object's children alternate key (`Str`) and value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Tok {
+    Null,
+    Bool(bool),
+    U64(u64),
+    I64(i64),
+    F64(f64),
+    F32(f32),
+    /// A JSON number lexeme in the arena, validated.
+    Num(Span),
+    Str(Span),
+    Array {
+        len: u32,
+        end: u32,
+    },
+    Object {
+        len: u32,
+        end: u32,
+    },
+}
+
+/// The flattened value.
+#[derive(Debug, Default)]
+pub(crate) struct Tape {
+    pub(crate) toks: Vec<Tok>,
+    text: String,
+}
+
+impl Tape {
+    /// Clears the tape for reuse, keeping its allocations.
+    pub(crate) fn clear(&mut self) {
+        self.toks.clear();
+        self.text.clear();
+    }
+
+    /// Flattens `value`, nesting at most `max_depth` containers.
+    pub(crate) fn build<T: ?Sized + Serialize>(
+        &mut self,
+        value: &T,
+        max_depth: usize,
+    ) -> Result<()> {
+        self.clear();
+        value.serialize(&mut Builder {
+            tape: self,
+            depth: 0,
+            max_depth,
+        })
+    }
+
+    /// The token at `i`.
+    #[inline]
+    pub(crate) fn tok(&self, i: usize) -> Tok {
+        self.toks[i]
+    }
+
+    /// The index just past the subtree at `i`.
+    #[inline]
+    pub(crate) fn next(&self, i: usize) -> usize {
+        match self.toks[i] {
+            Tok::Array { end, .. } | Tok::Object { end, .. } => end as usize,
+            _ => i + 1,
+        }
+    }
+
+    /// The text of a span.
+    #[inline]
+    pub(crate) fn span(&self, span: Span) -> &str {
+        &self.text[span.start as usize..(span.start + span.len) as usize]
+    }
+
+    /// The string of a `Str` token (an object key).
+    #[inline]
+    pub(crate) fn key(&self, i: usize) -> &str {
+        match self.toks[i] {
+            Tok::Str(span) => self.span(span),
+            _ => "",
+        }
+    }
+
+    /// Whether the token at `i` is a scalar (not an array or object).
+    #[inline]
+    pub(crate) fn is_scalar(&self, i: usize) -> bool {
+        !matches!(self.toks[i], Tok::Array { .. } | Tok::Object { .. })
+    }
+
+    /// The elements of the array at `i`.
+    pub(crate) fn elements(&self, i: usize) -> Elements<'_> {
+        let end = match self.toks[i] {
+            Tok::Array { end, .. } => end as usize,
+            _ => i + 1,
+        };
+        Elements {
+            tape: self,
+            at: i + 1,
+            end,
+        }
+    }
+
+    /// The members (key index, value index) of the object at `i`.
+    pub(crate) fn members(&self, i: usize) -> Members<'_> {
+        let end = match self.toks[i] {
+            Tok::Object { end, .. } => end as usize,
+            _ => i + 1,
+        };
+        Members {
+            tape: self,
+            at: i + 1,
+            end,
+        }
+    }
+
+    /// The number of children of the container at `i` (0 for scalars).
+    pub(crate) fn len(&self, i: usize) -> usize {
+        match self.toks[i] {
+            Tok::Array { len, .. } | Tok::Object { len, .. } => len as usize,
+            _ => 0,
+        }
+    }
+
+    fn push_text(&mut self, s: &str) -> Result<Span> {
+        let start = self.text.len();
+        let too_big = || {
+            Error::new(
+                ErrorKind::UnsupportedValue,
+                "the value's strings exceed 4 GiB, the encoder's limit",
+            )
+        };
+        let start32 = u32::try_from(start).map_err(|_| too_big())?;
+        let len32 = u32::try_from(s.len()).map_err(|_| too_big())?;
+        start32.checked_add(len32).ok_or_else(too_big)?;
+        self.text.push_str(s);
+        Ok(Span {
+            start: start32,
+            len: len32,
+        })
+    }
+
+    fn push_str(&mut self, s: &str) -> Result<()> {
+        let span = self.push_text(s)?;
+        self.toks.push(Tok::Str(span));
+        Ok(())
+    }
+
+    fn push_static(&mut self, s: &'static str) -> Result<()> {
+        self.push_str(s)
+    }
+}
+
+/// The iterator of [`Tape::elements`]: token indices.
+#[derive(Debug, Clone)]
+pub(crate) struct Elements<'t> {
+    tape: &'t Tape,
+    at: usize,
+    end: usize,
+}
+
+impl Iterator for Elements<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.at >= self.end {
+            return None;
+        }
+        let i = self.at;
+        self.at = self.tape.next(i);
+        Some(i)
+    }
+}
+
+/// The iterator of [`Tape::members`]: (key index, value index).
+#[derive(Debug, Clone)]
+pub(crate) struct Members<'t> {
+    tape: &'t Tape,
+    at: usize,
+    end: usize,
+}
+
+impl Iterator for Members<'_> {
+    type Item = (usize, usize);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, usize)> {
+        if self.at >= self.end {
+            return None;
+        }
+        let key = self.at;
+        let value = key + 1;
+        self.at = self.tape.next(value);
+        Some((key, value))
+    }
+}
+
+pub(super) struct Builder<'t> {
+    tape: &'t mut Tape,
+    depth: usize,
+    max_depth: usize,
+}
+
+impl Builder<'_> {
+    fn open(&mut self, object: bool) -> Result<usize> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            return Err(Error::new(
+                ErrorKind::LimitExceeded(Limit::Depth),
+                format!(
+                    "the value nests deeper than {} levels (EncoderOptions::max_depth)",
+                    self.max_depth
+                ),
+            ));
+        }
+        let at = self.tape.toks.len();
+        self.tape.toks.push(if object {
+            Tok::Object { len: 0, end: 0 }
+        } else {
+            Tok::Array { len: 0, end: 0 }
+        });
+        Ok(at)
+    }
+
+    fn close(&mut self, at: usize, children: usize) -> Result<()> {
+        self.depth -= 1;
+        let end = u32::try_from(self.tape.toks.len())
+            .map_err(|_| Error::new(ErrorKind::UnsupportedValue, "the value has too many nodes"))?;
+        let len = children as u32;
+        self.tape.toks[at] = match self.tape.toks[at] {
+            Tok::Object { .. } => Tok::Object { len, end },
+            _ => Tok::Array { len, end },
+        };
+        Ok(())
+    }
+}
+
+/// A container being built: its token index and child count.
+pub(super) struct Compound<'b, 't> {
+    b: &'b mut Builder<'t>,
+    at: usize,
+    children: usize,
+    /// For a variant wrapper: close the outer object too.
+    variant: Option<usize>,
+}
+
+impl Compound<'_, '_> {
+    fn end_compound(self) -> Result<()> {
+        self.b.close(self.at, self.children)?;
+        if let Some(outer) = self.variant {
+            self.b.close(outer, 1)?;
+        }
+        Ok(())
+    }
+}
+
+impl<'b, 't> ser::Serializer for &'b mut Builder<'t> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Compound<'b, 't>;
+    type SerializeTuple = Compound<'b, 't>;
+    type SerializeTupleStruct = Compound<'b, 't>;
+    type SerializeTupleVariant = Compound<'b, 't>;
+    type SerializeMap = Compound<'b, 't>;
+    type SerializeStruct = StructState<'b, 't>;
+    type SerializeStructVariant = Compound<'b, 't>;
+
+    fn serialize_bool(self, v: bool) -> Result<()> {
+        self.tape.toks.push(Tok::Bool(v));
+        Ok(())
+    }
+
+    fn serialize_i8(self, v: i8) -> Result<()> {
+        self.serialize_i64(i64::from(v))
+    }
+
+    fn serialize_i16(self, v: i16) -> Result<()> {
+        self.serialize_i64(i64::from(v))
+    }
+
+    fn serialize_i32(self, v: i32) -> Result<()> {
+        self.serialize_i64(i64::from(v))
+    }
+
+    fn serialize_i64(self, v: i64) -> Result<()> {
+        self.tape.toks.push(Tok::I64(v));
+        Ok(())
+    }
+
+    fn serialize_i128(self, v: i128) -> Result<()> {
+        if let Ok(v) = i64::try_from(v) {
+            return self.serialize_i64(v);
+        }
+        let mut buf = itoa::Buffer::new();
+        let span = self.tape.push_text(buf.format(v))?;
+        self.tape.toks.push(Tok::Num(span));
+        Ok(())
+    }
+
+    fn serialize_u8(self, v: u8) -> Result<()> {
+        self.serialize_u64(u64::from(v))
+    }
+
+    fn serialize_u16(self, v: u16) -> Result<()> {
+        self.serialize_u64(u64::from(v))
+    }
+
+    fn serialize_u32(self, v: u32) -> Result<()> {
+        self.serialize_u64(u64::from(v))
+    }
+
+    fn serialize_u64(self, v: u64) -> Result<()> {
+        self.tape.toks.push(Tok::U64(v));
+        Ok(())
+    }
+
+    fn serialize_u128(self, v: u128) -> Result<()> {
+        if let Ok(v) = u64::try_from(v) {
+            return self.serialize_u64(v);
+        }
+        let mut buf = itoa::Buffer::new();
+        let span = self.tape.push_text(buf.format(v))?;
+        self.tape.toks.push(Tok::Num(span));
+        Ok(())
+    }
+
+    fn serialize_f32(self, v: f32) -> Result<()> {
+        if !v.is_finite() {
+            return Err(non_finite(f64::from(v)));
+        }
+        self.tape.toks.push(Tok::F32(v));
+        Ok(())
+    }
+
+    fn serialize_f64(self, v: f64) -> Result<()> {
+        if !v.is_finite() {
+            return Err(non_finite(v));
+        }
+        self.tape.toks.push(Tok::F64(v));
+        Ok(())
+    }
+
+    fn serialize_char(self, v: char) -> Result<()> {
+        self.tape.push_str(v.encode_utf8(&mut [0; 4]))
+    }
+
+    fn serialize_str(self, v: &str) -> Result<()> {
+        self.tape.push_str(v)
+    }
+
+    fn serialize_bytes(self, v: &[u8]) -> Result<()> {
+        // As serde_json: an array of numbers.
+        let at = self.open(false)?;
+        self.tape
+            .toks
+            .extend(v.iter().map(|&b| Tok::U64(u64::from(b))));
+        self.close(at, v.len())
+    }
+
+    fn serialize_none(self) -> Result<()> {
+        self.serialize_unit()
+    }
+
+    fn serialize_some<T: ?Sized + Serialize>(self, value: &T) -> Result<()> {
+        value.serialize(self)
+    }
+
+    fn serialize_unit(self) -> Result<()> {
+        self.tape.toks.push(Tok::Null);
+        Ok(())
+    }
+
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<()> {
+        self.serialize_unit()
+    }
+
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<()> {
+        self.tape.push_static(variant)
+    }
+
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        // As serde_json: {"Variant": value}.
+        let at = self.open(true)?;
+        self.tape.push_static(variant)?;
+        value.serialize(&mut *self)?;
+        self.close(at, 1)
+    }
+
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Compound<'b, 't>> {
+        let at = self.open(false)?;
+        Ok(Compound {
+            b: self,
+            at,
+            children: 0,
+            variant: None,
+        })
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'b, 't>> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Compound<'b, 't>> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<Compound<'b, 't>> {
+        let outer = self.open(true)?;
+        self.tape.push_static(variant)?;
+        let at = self.open(false)?;
+        Ok(Compound {
+            b: self,
+            at,
+            children: 0,
+            variant: Some(outer),
+        })
+    }
+
+    fn serialize_map(self, _len: Option<usize>) -> Result<Compound<'b, 't>> {
+        let at = self.open(true)?;
+        Ok(Compound {
+            b: self,
+            at,
+            children: 0,
+            variant: None,
+        })
+    }
+
+    fn serialize_struct(self, name: &'static str, _len: usize) -> Result<StructState<'b, 't>> {
+        if name == NUMBER_TOKEN {
+            return Ok(StructState::Number(self));
+        }
+        if name == RAW_VALUE_TOKEN {
+            return Ok(StructState::Raw(self));
+        }
+        let at = self.open(true)?;
+        Ok(StructState::Object(Compound {
+            b: self,
+            at,
+            children: 0,
+            variant: None,
+        }))
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<Compound<'b, 't>> {
+        let outer = self.open(true)?;
+        self.tape.push_static(variant)?;
+        let at = self.open(true)?;
+        Ok(Compound {
+            b: self,
+            at,
+            children: 0,
+            variant: Some(outer),
+        })
+    }
+
+    fn collect_str<T: ?Sized + std::fmt::Display>(self, value: &T) -> Result<()> {
+        self.serialize_str(&value.to_string())
+    }
+}
+
+#[cold]
+fn non_finite(value: f64) -> Error {
+    Error::new(
+        ErrorKind::InvalidNumber,
+        format!("{value} is not a JSON number (GCF has no NaN or infinities)"),
+    )
+}
+
+impl ser::SerializeSeq for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        self.children += 1;
+        value.serialize(&mut *self.b)
+    }
+
+    fn end(self) -> Result<()> {
+        self.end_compound()
+    }
+}
+
+impl ser::SerializeTuple for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        ser::SerializeSeq::serialize_element(self, value)
+    }
+
+    fn end(self) -> Result<()> {
+        self.end_compound()
+    }
+}
+
+impl ser::SerializeTupleStruct for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        ser::SerializeSeq::serialize_element(self, value)
+    }
+
+    fn end(self) -> Result<()> {
+        self.end_compound()
+    }
+}
+
+impl ser::SerializeTupleVariant for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        ser::SerializeSeq::serialize_element(self, value)
+    }
+
+    fn end(self) -> Result<()> {
+        self.end_compound()
+    }
+}
+
+impl ser::SerializeMap for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<()> {
+        self.children += 1;
+        key.serialize(KeySerializer {
+            tape: &mut *self.b.tape,
+        })
+    }
+
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        value.serialize(&mut *self.b)
+    }
+
+    fn end(self) -> Result<()> {
+        self.end_compound()
+    }
+}
+
+impl ser::SerializeStructVariant for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        self.children += 1;
+        self.b.tape.push_static(key)?;
+        value.serialize(&mut *self.b)
+    }
+
+    fn end(self) -> Result<()> {
+        self.end_compound()
+    }
+}
+
+/// A struct being serialized: an ordinary object, or one of serde_json's private structs.
+pub(super) enum StructState<'b, 't> {
+    Object(Compound<'b, 't>),
+    Number(&'b mut Builder<'t>),
+    Raw(&'b mut Builder<'t>),
+}
+
+impl ser::SerializeStruct for StructState<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        match self {
+            StructState::Object(c) => {
+                c.children += 1;
+                c.b.tape.push_static(key)?;
+                value.serialize(&mut *c.b)
+            }
+            StructState::Number(b) => {
+                let lexeme = value.serialize(StrCapture)?;
+                if !number::is_json_number(&lexeme) {
+                    return Err(Error::new(
+                        ErrorKind::InvalidNumber,
+                        format!("{lexeme:?} is not a JSON number"),
+                    ));
+                }
+                let span = b.tape.push_text(&lexeme)?;
+                b.tape.toks.push(Tok::Num(span));
+                Ok(())
+            }
+            StructState::Raw(b) => {
+                let json = value.serialize(StrCapture)?;
+                let parsed: serde_json::Value = serde_json::from_str(&json).map_err(|e| {
+                    Error::new(ErrorKind::Custom, format!("invalid raw JSON value: {e}"))
+                })?;
+                parsed.serialize(&mut **b)
+            }
+        }
+    }
+
+    fn skip_field(&mut self, _key: &'static str) -> Result<()> {
+        Ok(())
+    }
+
+    fn end(self) -> Result<()> {
+        match self {
+            StructState::Object(c) => c.end_compound(),
+            StructState::Number(_) | StructState::Raw(_) => Ok(()),
+        }
+    }
+}
+
+/// Takes the string a private serde_json struct holds.
+struct StrCapture;
+
+impl ser::Serializer for StrCapture {
+    type Ok = String;
+    type Error = Error;
+    type SerializeSeq = Impossible<String, Error>;
+    type SerializeTuple = Impossible<String, Error>;
+    type SerializeTupleStruct = Impossible<String, Error>;
+    type SerializeTupleVariant = Impossible<String, Error>;
+    type SerializeMap = Impossible<String, Error>;
+    type SerializeStruct = Impossible<String, Error>;
+    type SerializeStructVariant = Impossible<String, Error>;
+
+    fn serialize_str(self, v: &str) -> Result<String> {
+        Ok(v.to_owned())
+    }
+
+    fn serialize_bool(self, _v: bool) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_i8(self, _v: i8) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_i16(self, _v: i16) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_i32(self, _v: i32) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_i64(self, _v: i64) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_u8(self, _v: u8) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_u16(self, _v: u16) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_u32(self, _v: u32) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_u64(self, _v: u64) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_f32(self, _v: f32) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_f64(self, _v: f64) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_char(self, _v: char) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_bytes(self, _v: &[u8]) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_none(self) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, _value: &T) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_unit(self) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+    ) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        _value: &T,
+    ) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<String> {
+        Err(not_a_string())
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq> {
+        Err(not_a_string())
+    }
+    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple> {
+        Err(not_a_string())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleStruct> {
+        Err(not_a_string())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleVariant> {
+        Err(not_a_string())
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap> {
+        Err(not_a_string())
+    }
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct> {
+        Err(not_a_string())
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStructVariant> {
+        Err(not_a_string())
+    }
+}
+
+#[cold]
+fn not_a_string() -> Error {
+    Error::new(
+        ErrorKind::UnsupportedValue,
+        "serde_json's private number or raw-value struct must hold a string",
+    )
+}
+
+/// Serializes a map key: strings, chars, integers, floats and booleans become strings (as in
+/// serde_json); anything else is `invalid_key`.
+struct KeySerializer<'t> {
+    tape: &'t mut Tape,
+}
+
+#[cold]
+fn key_must_be_a_string(what: &str) -> Error {
+    Error::new(
+        ErrorKind::InvalidKey,
+        format!("a map key must be a string, integer, float, bool or char, not {what}"),
+    )
+}
+
+impl ser::Serializer for KeySerializer<'_> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Impossible<(), Error>;
+    type SerializeTuple = Impossible<(), Error>;
+    type SerializeTupleStruct = Impossible<(), Error>;
+    type SerializeTupleVariant = Impossible<(), Error>;
+    type SerializeMap = Impossible<(), Error>;
+    type SerializeStruct = Impossible<(), Error>;
+    type SerializeStructVariant = Impossible<(), Error>;
+
+    fn serialize_str(self, v: &str) -> Result<()> {
+        self.tape.push_str(v)
+    }
+    fn serialize_char(self, v: char) -> Result<()> {
+        self.tape.push_str(v.encode_utf8(&mut [0; 4]))
+    }
+    fn serialize_bool(self, v: bool) -> Result<()> {
+        self.tape.push_str(if v { "true" } else { "false" })
+    }
+    fn serialize_i8(self, v: i8) -> Result<()> {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i16(self, v: i16) -> Result<()> {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i32(self, v: i32) -> Result<()> {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i64(self, v: i64) -> Result<()> {
+        self.tape.push_str(itoa::Buffer::new().format(v))
+    }
+    fn serialize_i128(self, v: i128) -> Result<()> {
+        self.tape.push_str(itoa::Buffer::new().format(v))
+    }
+    fn serialize_u8(self, v: u8) -> Result<()> {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u16(self, v: u16) -> Result<()> {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u32(self, v: u32) -> Result<()> {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u64(self, v: u64) -> Result<()> {
+        self.tape.push_str(itoa::Buffer::new().format(v))
+    }
+    fn serialize_u128(self, v: u128) -> Result<()> {
+        self.tape.push_str(itoa::Buffer::new().format(v))
+    }
+    fn serialize_f32(self, v: f32) -> Result<()> {
+        let mut text = String::new();
+        number::write_f32(&mut text, v)?;
+        self.tape.push_str(&text)
+    }
+    fn serialize_f64(self, v: f64) -> Result<()> {
+        let mut text = String::new();
+        number::write_f64(&mut text, v)?;
+        self.tape.push_str(&text)
+    }
+    fn serialize_bytes(self, _v: &[u8]) -> Result<()> {
+        Err(key_must_be_a_string("bytes"))
+    }
+    fn serialize_none(self) -> Result<()> {
+        Err(key_must_be_a_string("null"))
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, _value: &T) -> Result<()> {
+        Err(key_must_be_a_string("an option"))
+    }
+    fn serialize_unit(self) -> Result<()> {
+        Err(key_must_be_a_string("null"))
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<()> {
+        Err(key_must_be_a_string("a unit struct"))
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<()> {
+        self.tape.push_static(variant)
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<()> {
+        Err(key_must_be_a_string("an enum variant with data"))
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq> {
+        Err(key_must_be_a_string("a sequence"))
+    }
+    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple> {
+        Err(key_must_be_a_string("a tuple"))
+    }
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleStruct> {
+        Err(key_must_be_a_string("a tuple struct"))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleVariant> {
+        Err(key_must_be_a_string("an enum variant with data"))
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap> {
+        Err(key_must_be_a_string("a map"))
+    }
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct> {
+        Err(key_must_be_a_string("a struct"))
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStructVariant> {
+        Err(key_must_be_a_string("an enum variant with data"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn flattens_values_with_subtree_ends() {
+        let mut tape = Tape::default();
+        tape.build(&json!({"a": [1, "x", null], "b": {"c": true}}), 128)
+            .unwrap();
+        assert_eq!(tape.len(0), 2);
+        let members: Vec<_> = tape
+            .members(0)
+            .map(|(k, v)| (tape.key(k).to_owned(), v))
+            .collect();
+        assert_eq!(members[0].0, "a");
+        assert_eq!(members[1].0, "b");
+        let elements: Vec<_> = tape.elements(members[0].1).collect();
+        assert_eq!(elements.len(), 3);
+        assert_eq!(tape.tok(elements[0]), Tok::U64(1));
+        assert_eq!(tape.tok(elements[2]), Tok::Null);
+        assert_eq!(tape.next(0), tape.toks.len());
+    }
+
+    #[test]
+    fn depth_is_limited_without_recursing_further() {
+        let mut v = json!(1);
+        for _ in 0..200 {
+            v = json!([v]);
+        }
+        let mut tape = Tape::default();
+        let err = tape.build(&v, 128).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::LimitExceeded(Limit::Depth));
+        assert!(tape.build(&v, 300).is_ok());
+    }
+
+    #[test]
+    fn non_finite_and_bad_keys_are_rejected() {
+        let mut tape = Tape::default();
+        assert_eq!(
+            tape.build(&f64::NAN, 8).unwrap_err().kind(),
+            ErrorKind::InvalidNumber
+        );
+        let mut map = std::collections::BTreeMap::new();
+        map.insert(vec![1u8], 1);
+        assert_eq!(
+            tape.build(&map, 8).unwrap_err().kind(),
+            ErrorKind::InvalidKey
+        );
+        let mut map = std::collections::BTreeMap::new();
+        map.insert(7u32, 1);
+        tape.build(&map, 8).unwrap();
+        assert_eq!(tape.key(1), "7");
+    }
+}
