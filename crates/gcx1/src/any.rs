@@ -32,7 +32,9 @@
 //!   `value`, which would otherwise read as a scalar or an array of scalars;
 //! - an array of objects whose single key is missing from some element, or whose elements
 //!   have no keys at all, is written as an array of JSON objects (`fields=value`, `types=j`),
-//!   because a one-column row cannot hold a missing cell.
+//!   because a one-column row cannot hold a missing cell;
+//! - keys that cannot be field names (whitespace, `,`, U+FEFF) put the value in JSON cells:
+//!   an object becomes one `value` cell, an array of objects one cell per element.
 //!
 //! The reference decoders parse the extra meta like any other pair and see the same cells
 //! as before, except in `v` columns (JSON text instead of bare text).
@@ -42,7 +44,7 @@ use std::io::{BufRead, Write};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 use crate::decoder::{Decoder, Limits, Row, SectionSource, StrDecoder};
 use crate::encoder::{into_string, Cell, CellWriter, Encoder};
@@ -187,6 +189,10 @@ pub fn encode_any_to_writer<W: Write>(writer: W, tool: &str, value: &Value) -> R
             writer.flush()?;
             Ok(())
         }
+        Value::Object(map) if !map.keys().all(|k| is_field_name(k)) => {
+            // Keys a header cannot carry: the whole object goes into one JSON cell.
+            encode_single(writer, tool, value)
+        }
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
@@ -208,18 +214,26 @@ pub fn encode_any_to_writer<W: Write>(writer: W, tool: &str, value: &Value) -> R
             encoder.finish().map(drop)
         }
         Value::Array(items) => encode_array(writer, tool, items),
-        scalar => {
-            let letters = [column_letter(std::iter::once(Some(scalar)), true)];
-            let mut header = Header::new(tool, ["value"]);
-            add_types(&mut header, &letters);
-            let mut encoder = Encoder::with_header(writer, &header)?;
-            encoder.write_row([AnyCell {
-                letter: letters[0],
-                value: Some(scalar),
-            }])?;
-            encoder.finish().map(drop)
-        }
+        scalar => encode_single(writer, tool, scalar),
     }
+}
+
+/// Whether `key` can be a field name: the header splits on spaces and commas and is trimmed.
+fn is_field_name(key: &str) -> bool {
+    !key.chars().any(|c| c.is_whitespace() || c == ',' || c == '\u{feff}')
+}
+
+/// One `value` field, one row: a scalar, or any value as a JSON cell.
+fn encode_single<W: Write>(writer: W, tool: &str, value: &Value) -> Result<()> {
+    let letters = [column_letter(std::iter::once(Some(value)), true)];
+    let mut header = Header::new(tool, ["value"]);
+    add_types(&mut header, &letters);
+    let mut encoder = Encoder::with_header(writer, &header)?;
+    encoder.write_row([AnyCell {
+        letter: letters[0],
+        value: Some(value),
+    }])?;
+    encoder.finish().map(drop)
 }
 
 fn add_types(header: &mut Header, letters: &[u8]) {
@@ -234,11 +248,12 @@ fn encode_array<W: Write>(writer: W, tool: &str, items: &[Value]) -> Result<()> 
     let as_rows = objects.filter(|objects| !objects.is_empty()).and_then(|objects| {
         let keys: BTreeSet<&str> = objects.iter().flat_map(|o| o.keys()).map(String::as_str).collect();
         // A one-column row cannot hold a missing cell, and a row needs a column.
-        let fits = match keys.len() {
-            0 => false,
-            1 => objects.iter().all(|o| o.len() == 1),
-            _ => true,
-        };
+        let fits = keys.iter().all(|k| is_field_name(k))
+            && match keys.len() {
+                0 => false,
+                1 => objects.iter().all(|o| o.len() == 1),
+                _ => true,
+            };
         fits.then_some((objects, keys))
     });
     let mut header;
@@ -457,29 +472,20 @@ fn cell_value(letter: u8, raw: &str, field: &str) -> Result<Option<Value>> {
     let text = text.as_ref();
     Ok(Some(match letter.to_ascii_lowercase() {
         b's' => Value::String(text.to_owned()),
-        b'n' => {
-            let plausible = !text.is_empty()
-                && text
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'));
-            let number = plausible
-                .then(|| serde_json::from_str::<Number>(text).ok())
-                .flatten()
-                .ok_or_else(|| invalid(format!("expected a JSON number, found {text:?}")))?;
-            Value::Number(number)
-        }
+        b'n' => Value::Number(crate::json::parse_number(text).map_err(|_| {
+            invalid(format!("expected a JSON number, found {text:?}"))
+        })?),
         b'b' => match text {
             "true" => Value::Bool(true),
             "false" => Value::Bool(false),
             _ => return Err(invalid(format!("expected `true` or `false`, found {text:?}"))),
         },
-        b'j' => match serde_json::from_str::<Value>(text) {
+        b'j' => match crate::json::parse_json(text) {
             Ok(value @ (Value::Array(_) | Value::Object(_))) => value,
             Ok(_) => return Err(invalid(format!("expected a JSON array or object, found {text:?}"))),
             Err(e) => return Err(invalid(format!("expected JSON: {e}"))),
         },
-        _ => serde_json::from_str::<Value>(text)
-            .map_err(|e| invalid(format!("expected JSON: {e}")))?,
+        _ => crate::json::parse_json(text).map_err(|e| invalid(format!("expected JSON: {e}")))?,
     }))
 }
 
@@ -570,6 +576,14 @@ mod tests {
         round(&json!([["GCX1 tool=x fields=a"], "#comment", "\\", "\t\n"]));
         round(&json!({"": 1}));
         round(&json!({"": ""}));
+        assert_eq!(
+            round(&json!({"first name": "Ada"})),
+            "GCX1 tool=t fields=value types=j\n{\"first name\":\"Ada\"}\n"
+        );
+        assert_eq!(
+            round(&json!([{"a,b": 1}])),
+            "GCX1 tool=t fields=value rows=1 types=j\n{\"a,b\":1}\n"
+        );
         round(&json!([{"": ""}, {"": "x"}]));
     }
 

@@ -242,56 +242,14 @@ impl<'de> CellDeserializer<'de, '_> {
             .map_err(|_| self.invalid(format!("expected {what}, found {:?}", text.as_ref())))
     }
 
-    /// Hands the cell, parsed as JSON, to a serde_json deserializer.
-    fn json<V: Visitor<'de>>(
-        &self,
-        visit: impl FnOnce(&mut dyn JsonVisit<'de, V>) -> std::result::Result<V::Value, serde_json::Error>,
-    ) -> Result<V::Value> {
-        let result = match self.text() {
-            Cow::Borrowed(text) => {
-                let mut de = serde_json::Deserializer::from_str(text);
-                visit(&mut de).and_then(|v| de.end().map(|()| v))
-            }
-            Cow::Owned(text) => {
-                let mut de = serde_json::Deserializer::from_reader(text.as_bytes());
-                visit(&mut de).and_then(|v| de.end().map(|()| v))
-            }
-        };
-        result.map_err(|e| self.invalid(format!("expected JSON in the cell: {e}")))
-    }
-}
-
-/// The few serde_json entry points the cell deserializer forwards to, object-safe so that
-/// borrowed and owned cell text share one code path.
-trait JsonVisit<'de, V: Visitor<'de>> {
-    fn seq(&mut self, visitor: V) -> std::result::Result<V::Value, serde_json::Error>;
-    fn map(&mut self, visitor: V) -> std::result::Result<V::Value, serde_json::Error>;
-    fn enumeration(
-        &mut self,
-        name: &'static str,
-        variants: &'static [&'static str],
-        visitor: V,
-    ) -> std::result::Result<V::Value, serde_json::Error>;
-}
-
-impl<'de, R: serde_json::de::Read<'de>, V: Visitor<'de>> JsonVisit<'de, V>
-    for serde_json::Deserializer<R>
-{
-    fn seq(&mut self, visitor: V) -> std::result::Result<V::Value, serde_json::Error> {
-        de::Deserializer::deserialize_seq(self, visitor)
+    /// The cell parsed as JSON (exactly; see `json::parse_json`).
+    fn json(&self) -> Result<serde_json::Value> {
+        crate::json::parse_json(&self.text())
+            .map_err(|e| self.invalid(format!("expected JSON in the cell: {e}")))
     }
 
-    fn map(&mut self, visitor: V) -> std::result::Result<V::Value, serde_json::Error> {
-        de::Deserializer::deserialize_map(self, visitor)
-    }
-
-    fn enumeration(
-        &mut self,
-        name: &'static str,
-        variants: &'static [&'static str],
-        visitor: V,
-    ) -> std::result::Result<V::Value, serde_json::Error> {
-        de::Deserializer::deserialize_enum(self, name, variants, visitor)
+    fn json_error(&self, e: serde_json::Error) -> Error {
+        self.invalid(e.to_string())
     }
 }
 
@@ -397,33 +355,43 @@ impl<'de> de::Deserializer<'de> for CellDeserializer<'de, '_> {
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.json(|de| de.seq(visitor))
+        self.json()?
+            .deserialize_seq(visitor)
+            .map_err(|e| self.json_error(e))
     }
 
-    fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
-        self.json(|de| de.seq(visitor))
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
+        self.json()?
+            .deserialize_tuple(len, visitor)
+            .map_err(|e| self.json_error(e))
     }
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
-        _len: usize,
+        name: &'static str,
+        len: usize,
         visitor: V,
     ) -> Result<V::Value> {
-        self.json(|de| de.seq(visitor))
+        self.json()?
+            .deserialize_tuple_struct(name, len, visitor)
+            .map_err(|e| self.json_error(e))
     }
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.json(|de| de.map(visitor))
+        self.json()?
+            .deserialize_map(visitor)
+            .map_err(|e| self.json_error(e))
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
-        _fields: &'static [&'static str],
+        name: &'static str,
+        fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        self.json(|de| de.map(visitor))
+        self.json()?
+            .deserialize_struct(name, fields, visitor)
+            .map_err(|e| self.json_error(e))
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -434,7 +402,10 @@ impl<'de> de::Deserializer<'de> for CellDeserializer<'de, '_> {
     ) -> Result<V::Value> {
         // A unit variant is its name; other variants are JSON, as the encoder writes them.
         if self.raw.starts_with('{') || self.raw.starts_with('"') {
-            return self.json(|de| de.enumeration(name, variants, visitor));
+            return self
+                .json()?
+                .deserialize_enum(name, variants, visitor)
+                .map_err(|e| self.json_error(e));
         }
         visitor.visit_enum(CowStrDeserializer::<Error>::new(self.text()))
     }

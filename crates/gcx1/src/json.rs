@@ -210,6 +210,25 @@ mod tests {
     }
 
     #[test]
+    fn parses_json_exactly() {
+        let text = r#"{"a": [1, -2, 0.5, 1e-7, -2.0353366338057799e-171, true, null], "b\u00e9\ud83d\ude00": "x\n\"y\"\/"}"#;
+        let value = parse_json(text).unwrap();
+        assert_eq!(value["b\u{e9}\u{1f600}"], json!("x\n\"y\"/"));
+        if !arbitrary_precision() {
+            assert_eq!(value["a"][4].as_f64().unwrap(), -2.0353366338057799e-171);
+        }
+        for bad in ["", "01", "1.", "-", "[1,]", "{\"a\"1}", "\"\\x\"", "\"\u{1}\"", "tru", "[1] x", "\"\\ud800\""] {
+            assert!(parse_json(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(parse_number("12").unwrap(), Number::from(12));
+        assert!(parse_number("1 ").is_err());
+        let deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
+        assert!(parse_json(&deep).is_ok());
+        let deeper = format!("{}{}", "[".repeat(129), "]".repeat(129));
+        assert!(parse_json(&deeper).is_err());
+    }
+
+    #[test]
     fn depth_is_limited() {
         let mut deep = json!(1);
         for _ in 0..MAX_DEPTH {
@@ -218,5 +237,257 @@ mod tests {
         assert!(to_json_string(&deep).is_ok());
         let deeper = json!([deep]);
         assert_eq!(to_json_string(&deeper).unwrap_err().code(), "depth_limit");
+    }
+}
+
+/// Parses JSON text into a `Value`, reading floats exactly (serde_json's default float
+/// parser can be off by one unit in the last place; a lossless codec cannot be) and keeping
+/// number lexemes under `arbitrary_precision`. Nesting deeper than 128 levels is an error,
+/// as in serde_json.
+pub(crate) fn parse_json(text: &str) -> std::result::Result<Value, String> {
+    let mut parser = Parser {
+        bytes: text.as_bytes(),
+        text,
+        pos: 0,
+    };
+    parser.skip_ws();
+    let value = parser.value(0)?;
+    parser.skip_ws();
+    if parser.pos != parser.bytes.len() {
+        return Err(parser.error("trailing characters"));
+    }
+    Ok(value)
+}
+
+/// Parses a JSON number lexeme (the whole of `text`) into a `Number`.
+pub(crate) fn parse_number(text: &str) -> std::result::Result<Number, String> {
+    let mut parser = Parser {
+        bytes: text.as_bytes(),
+        text,
+        pos: 0,
+    };
+    match parser.number()? {
+        Value::Number(n) if parser.pos == text.len() => Ok(n),
+        _ => Err(format!("{text:?} is not a JSON number")),
+    }
+}
+
+struct Parser<'t> {
+    bytes: &'t [u8],
+    text: &'t str,
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn error(&self, what: &str) -> String {
+        format!("{what} at character {}", self.text[..self.pos.min(self.text.len())].chars().count() + 1)
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    fn eat(&mut self, literal: &str) -> std::result::Result<(), String> {
+        if self.bytes[self.pos..].starts_with(literal.as_bytes()) {
+            self.pos += literal.len();
+            Ok(())
+        } else {
+            Err(self.error("invalid literal"))
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> std::result::Result<Value, String> {
+        match self.bytes.get(self.pos) {
+            None => Err(self.error("unexpected end")),
+            Some(b'n') => self.eat("null").map(|()| Value::Null),
+            Some(b't') => self.eat("true").map(|()| Value::Bool(true)),
+            Some(b'f') => self.eat("false").map(|()| Value::Bool(false)),
+            Some(b'"') => self.string().map(Value::String),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(b'[') => {
+                if depth >= MAX_DEPTH + 1 {
+                    return Err(self.error("nesting too deep"));
+                }
+                self.pos += 1;
+                let mut items = Vec::new();
+                self.skip_ws();
+                if self.bytes.get(self.pos) == Some(&b']') {
+                    self.pos += 1;
+                    return Ok(Value::Array(items));
+                }
+                loop {
+                    self.skip_ws();
+                    items.push(self.value(depth + 1)?);
+                    self.skip_ws();
+                    match self.bytes.get(self.pos) {
+                        Some(b',') => self.pos += 1,
+                        Some(b']') => {
+                            self.pos += 1;
+                            return Ok(Value::Array(items));
+                        }
+                        _ => return Err(self.error("expected `,` or `]`")),
+                    }
+                }
+            }
+            Some(b'{') => {
+                if depth >= MAX_DEPTH + 1 {
+                    return Err(self.error("nesting too deep"));
+                }
+                self.pos += 1;
+                let mut map = serde_json::Map::new();
+                self.skip_ws();
+                if self.bytes.get(self.pos) == Some(&b'}') {
+                    self.pos += 1;
+                    return Ok(Value::Object(map));
+                }
+                loop {
+                    self.skip_ws();
+                    if self.bytes.get(self.pos) != Some(&b'"') {
+                        return Err(self.error("expected a key"));
+                    }
+                    let key = self.string()?;
+                    self.skip_ws();
+                    if self.bytes.get(self.pos) != Some(&b':') {
+                        return Err(self.error("expected `:`"));
+                    }
+                    self.pos += 1;
+                    self.skip_ws();
+                    let value = self.value(depth + 1)?;
+                    map.insert(key, value);
+                    self.skip_ws();
+                    match self.bytes.get(self.pos) {
+                        Some(b',') => self.pos += 1,
+                        Some(b'}') => {
+                            self.pos += 1;
+                            return Ok(Value::Object(map));
+                        }
+                        _ => return Err(self.error("expected `,` or `}`")),
+                    }
+                }
+            }
+            Some(_) => Err(self.error("expected a value")),
+        }
+    }
+
+    fn hex4(&mut self) -> std::result::Result<u32, String> {
+        let digits = self
+            .text
+            .get(self.pos..self.pos + 4)
+            .filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()))
+            .ok_or_else(|| self.error("invalid \\u escape"))?;
+        self.pos += 4;
+        u32::from_str_radix(digits, 16).map_err(|_| self.error("invalid \\u escape"))
+    }
+
+    fn string(&mut self) -> std::result::Result<String, String> {
+        self.pos += 1;
+        let mut out = String::new();
+        loop {
+            let start = self.pos;
+            while let Some(&b) = self.bytes.get(self.pos) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            out.push_str(&self.text[start..self.pos]);
+            match self.bytes.get(self.pos) {
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    let escape = self.bytes.get(self.pos).copied();
+                    self.pos += 1;
+                    match escape {
+                        Some(b'"') => out.push('"'),
+                        Some(b'\\') => out.push('\\'),
+                        Some(b'/') => out.push('/'),
+                        Some(b'b') => out.push('\u{8}'),
+                        Some(b'f') => out.push('\u{c}'),
+                        Some(b'n') => out.push('\n'),
+                        Some(b'r') => out.push('\r'),
+                        Some(b't') => out.push('\t'),
+                        Some(b'u') => {
+                            let high = self.hex4()?;
+                            let code = if (0xD800..0xDC00).contains(&high) {
+                                if !self.bytes[self.pos..].starts_with(b"\\u") {
+                                    return Err(self.error("unpaired surrogate"));
+                                }
+                                self.pos += 2;
+                                let low = self.hex4()?;
+                                if !(0xDC00..0xE000).contains(&low) {
+                                    return Err(self.error("unpaired surrogate"));
+                                }
+                                0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+                            } else {
+                                high
+                            };
+                            out.push(char::from_u32(code).ok_or_else(|| self.error("unpaired surrogate"))?);
+                        }
+                        _ => return Err(self.error("invalid escape")),
+                    }
+                }
+                Some(_) => return Err(self.error("control character in a string")),
+                None => return Err(self.error("unterminated string")),
+            }
+        }
+    }
+
+    fn number(&mut self) -> std::result::Result<Value, String> {
+        let start = self.pos;
+        let digits = |p: &mut Self| {
+            let from = p.pos;
+            while p.bytes.get(p.pos).is_some_and(u8::is_ascii_digit) {
+                p.pos += 1;
+            }
+            p.pos - from
+        };
+        if self.bytes.get(self.pos) == Some(&b'-') {
+            self.pos += 1;
+        }
+        let integer_start = self.pos;
+        if digits(self) == 0 || (self.bytes[integer_start] == b'0' && self.pos - integer_start > 1) {
+            return Err(self.error("invalid number"));
+        }
+        let mut float = false;
+        if self.bytes.get(self.pos) == Some(&b'.') {
+            self.pos += 1;
+            float = true;
+            if digits(self) == 0 {
+                return Err(self.error("invalid number"));
+            }
+        }
+        if let Some(b'e' | b'E') = self.bytes.get(self.pos) {
+            self.pos += 1;
+            float = true;
+            if let Some(b'+' | b'-') = self.bytes.get(self.pos) {
+                self.pos += 1;
+            }
+            if digits(self) == 0 {
+                return Err(self.error("invalid number"));
+            }
+        }
+        let lexeme = &self.text[start..self.pos];
+        if arbitrary_precision() {
+            return serde_json::from_str::<Number>(lexeme)
+                .map(Value::Number)
+                .map_err(|e| e.to_string());
+        }
+        if !float {
+            if let Ok(u) = lexeme.parse::<u64>() {
+                return Ok(Value::Number(u.into()));
+            }
+            if let Ok(i) = lexeme.parse::<i64>() {
+                return Ok(Value::Number(i.into()));
+            }
+        }
+        let f: f64 = lexeme.parse().map_err(|_| self.error("invalid number"))?;
+        Number::from_f64(f)
+            .map(Value::Number)
+            .ok_or_else(|| self.error("number out of range"))
     }
 }

@@ -7,6 +7,8 @@
 //! `tests::roundtrip`.
 #![deny(missing_docs)]
 
+pub mod gcx1;
+
 /// The verdict of a round-trip oracle on one input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Roundtrip {

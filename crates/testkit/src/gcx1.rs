@@ -1,0 +1,208 @@
+//! The GCX1 round-trip oracle, shared by `agentwire-gcx1`'s property tests and the
+//! `gcx1_decode` fuzz target.
+//!
+//! Invariants checked:
+//!
+//! - the streaming decoder (`io::BufRead`) and the borrowed decoder (`&str`) agree on every
+//!   input: the same sections, or the same error code at the same position;
+//! - whatever decodes re-encodes, unless the encoder refuses a header the decoder accepted
+//!   (whitespace in a name, a duplicate field), and the re-encoded text decodes to the same
+//!   sections, with the one normalisation the spec mandates (CRLF inside a cell becomes LF);
+//! - encoding is a fixpoint after one round;
+//! - `decode_any` output survives `encode_any` → `decode_any` unchanged, and `encode_any`
+//!   input survives `decode_any` unchanged;
+//! - nothing panics.
+
+use std::io::BufReader;
+
+use agentwire_gcx1::{
+    decode, decode_any_reader, decode_any_with_tool, decode_reader, encode, encode_any, Header,
+    Section,
+};
+use serde_json::Value;
+
+use crate::{Bug, Roundtrip};
+
+/// The CRLF normalisation the encoder applies to cells (spec: "CR is stripped on encode").
+pub fn normalize_cell(cell: &str) -> String {
+    cell.replace("\r\n", "\n")
+}
+
+fn normalized(sections: &[Section]) -> Vec<Section> {
+    sections
+        .iter()
+        .map(|s| Section {
+            header: s.header.clone(),
+            rows: s
+                .rows
+                .iter()
+                .map(|row| row.iter().map(|c| normalize_cell(c)).collect())
+                .collect(),
+        })
+        .collect()
+}
+
+/// Encoder refusals that are not bugs when the input came from the decoder: header text the
+/// reference decoders accept but that cannot be written back unambiguously.
+fn acceptable_refusal(code: &str) -> bool {
+    matches!(code, "invalid_header" | "duplicate_field")
+}
+
+/// Runs every decoder over `input` and, when it decodes, re-encodes and decodes again.
+pub fn decode_roundtrip(input: &[u8]) -> Result<Roundtrip, Bug> {
+    // Small buffer capacities exercise lines that span refills.
+    let streamed = decode_reader(BufReader::with_capacity(7, input));
+    let sections = match std::str::from_utf8(input) {
+        Ok(text) => {
+            let borrowed = decode(text);
+            match (&streamed, &borrowed) {
+                (Ok(a), Ok(b)) if a == b => {}
+                (Err(a), Err(b)) if a.code() == b.code() && a.position() == b.position() => {}
+                _ => {
+                    return Err(Bug(format!(
+                        "the decoders disagree on {text:?}: streaming {streamed:?}, borrowed {borrowed:?}"
+                    )))
+                }
+            }
+            any_roundtrip(text)?;
+            borrowed
+        }
+        Err(_) => {
+            if streamed.is_ok() {
+                return Err(Bug("the streaming decoder accepted invalid UTF-8".into()));
+            }
+            streamed
+        }
+    };
+    let sections = match sections {
+        Ok(sections) => sections,
+        Err(e) => return Ok(Roundtrip::Rejected(e.code().to_owned())),
+    };
+    let first = match encode(&sections) {
+        Ok(text) => text,
+        Err(e) if acceptable_refusal(e.code()) => {
+            return Ok(Roundtrip::Rejected(format!("re-encode: {}", e.code())))
+        }
+        Err(e) => return Err(Bug(format!("re-encoding decoded sections failed: {e}"))),
+    };
+    let again = decode(&first)
+        .map_err(|e| Bug(format!("the encoder's output does not decode: {e}\n{first:?}")))?;
+    if again != normalized(&sections) {
+        return Err(Bug(format!(
+            "decode → encode → decode changed the sections\nfirst: {sections:?}\nthen: {again:?}\ntext: {first:?}"
+        )));
+    }
+    let second = encode(&again).map_err(|e| Bug(format!("second encode failed: {e}")))?;
+    if second != first {
+        return Err(Bug(format!(
+            "encoding is not a fixpoint:\n{first:?}\n{second:?}"
+        )));
+    }
+    Ok(Roundtrip::Ok)
+}
+
+/// If `text` decodes as a generic-fallback payload, its value must survive another round.
+fn any_roundtrip(text: &str) -> Result<(), Bug> {
+    let Ok((tool, value)) = decode_any_with_tool(text) else {
+        return Ok(());
+    };
+    match value_roundtrip(&tool, &value)? {
+        Roundtrip::Ok | Roundtrip::Rejected(_) => Ok(()),
+    }
+}
+
+/// Encodes one section with `fields` and `rows`, decodes it with both decoders, and
+/// compares (cells CRLF-normalised). Headers the encoder refuses are `Rejected`.
+pub fn cells_roundtrip(tool: &str, fields: &[String], rows: &[Vec<String>]) -> Result<Roundtrip, Bug> {
+    let section = Section {
+        header: Header::new(tool, fields.iter().cloned()),
+        rows: rows.to_vec(),
+    };
+    let text = match encode(std::slice::from_ref(&section)) {
+        Ok(text) => text,
+        Err(e)
+            if acceptable_refusal(e.code())
+                || matches!(e.code(), "empty_row" | "empty_field_list" | "too_many_values") =>
+        {
+            return Ok(Roundtrip::Rejected(e.code().to_owned()))
+        }
+        Err(e) => return Err(Bug(format!("encode failed: {e}"))),
+    };
+    let padded: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            let mut row: Vec<String> = row.iter().map(|c| normalize_cell(c)).collect();
+            row.resize(fields.len(), String::new());
+            row
+        })
+        .collect();
+    let expected = vec![Section {
+        header: section.header.clone(),
+        rows: padded,
+    }];
+    let borrowed = decode(&text).map_err(|e| Bug(format!("decode failed: {e}\n{text:?}")))?;
+    let streamed = decode_reader(BufReader::with_capacity(5, text.as_bytes()))
+        .map_err(|e| Bug(format!("streaming decode failed: {e}\n{text:?}")))?;
+    if borrowed != expected || streamed != expected {
+        return Err(Bug(format!(
+            "cells did not survive\nexpected: {expected:?}\nborrowed: {borrowed:?}\nstreamed: {streamed:?}\ntext: {text:?}"
+        )));
+    }
+    Ok(Roundtrip::Ok)
+}
+
+/// `encode_any` then `decode_any` (both decoders) must give `value` back exactly.
+pub fn value_roundtrip(tool: &str, value: &Value) -> Result<Roundtrip, Bug> {
+    let text = match encode_any(tool, value) {
+        Ok(text) => text,
+        Err(e) if matches!(e.code(), "invalid_header" | "depth_limit") => {
+            return Ok(Roundtrip::Rejected(e.code().to_owned()))
+        }
+        Err(e) => return Err(Bug(format!("encode_any failed on {value}: {e}"))),
+    };
+    let (decoded_tool, decoded) = decode_any_with_tool(&text)
+        .map_err(|e| Bug(format!("decode_any failed: {e}\nvalue: {value}\ntext: {text:?}")))?;
+    if decoded_tool != tool || &decoded != value {
+        return Err(Bug(format!(
+            "encode_any → decode_any changed the value\nvalue:   {value}\ndecoded: {decoded}\ntext: {text:?}"
+        )));
+    }
+    let (_, streamed) = decode_any_reader(BufReader::with_capacity(5, text.as_bytes()))
+        .map_err(|e| Bug(format!("streaming decode_any failed: {e}\n{text:?}")))?;
+    if &streamed != value {
+        return Err(Bug(format!(
+            "the streaming decode_any differs\nvalue:    {value}\nstreamed: {streamed}"
+        )));
+    }
+    Ok(Roundtrip::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn oracle_accepts_good_and_rejects_bad_input() {
+        assert_eq!(
+            decode_roundtrip(b"GCX1 tool=t fields=a,b\nx\ty\r\n#c\n\\#z\n").unwrap(),
+            Roundtrip::Ok
+        );
+        assert_eq!(
+            decode_roundtrip(b"GCX2 tool=t fields=a\n").unwrap(),
+            Roundtrip::Rejected("unsupported_version".into())
+        );
+        assert_eq!(
+            decode_roundtrip(b"GCX1 tool=t fields=a,a\nx\n").unwrap(),
+            Roundtrip::Rejected("re-encode: duplicate_field".into())
+        );
+        assert_eq!(
+            cells_roundtrip("t", &["a".into()], &[vec!["".into()]]).unwrap(),
+            Roundtrip::Rejected("empty_row".into())
+        );
+        assert_eq!(
+            value_roundtrip("t", &json!([{"a": null}, {"b": "1"}, 3])).unwrap(),
+            Roundtrip::Ok
+        );
+    }
+}
