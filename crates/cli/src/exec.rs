@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use agentwire_exec::{
-    Event, FunctionTool, MockMode, Normalizer, OutputItem, Outcome, Request, RequestOptions,
+    Event, FunctionTool, MockMode, Normalizer, Outcome, OutputItem, Request, RequestOptions,
     RetryPolicy, SseDecoder, SseReader, ToolChoice, ToolSpec, UpstreamFailure,
 };
 use serde_json::Value;
@@ -126,10 +126,18 @@ pub(crate) enum ExecError {
 
 pub(crate) fn run(args: &Args) -> Result<(), CliError> {
     let request = build_request(args)?;
-    let endpoint = if args.mock { None } else { Some(endpoint(args)?) };
+    let endpoint = if args.mock {
+        None
+    } else {
+        Some(endpoint(args)?)
+    };
     if let Some(path) = &args.log_requests {
-        write_private(path, false, format!("{}\n", request.to_json_pretty()).as_bytes())
-            .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", path.display())))?;
+        write_private(
+            path,
+            false,
+            format!("{}\n", request.to_json_pretty()).as_bytes(),
+        )
+        .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", path.display())))?;
     }
     let log = match &args.log_responses {
         Some(path) => Some((
@@ -175,7 +183,9 @@ fn build_request(args: &Args) -> Result<Request, CliError> {
     let mut options = RequestOptions::new();
     options.model.clone_from(&args.model);
     options.instructions = args.instructions.clone().or_else(|| args.system.clone());
-    options.append_system_prompt.clone_from(&args.append_system_prompt);
+    options
+        .append_system_prompt
+        .clone_from(&args.append_system_prompt);
     options.web_search = args.web_search;
     options.tool_choice = args.tool_choice.clone();
     options.parallel_tool_calls = !args.no_parallel_tool_calls;
@@ -328,25 +338,10 @@ fn run_upstream(
                 output.emit(&normalizer.finish())?;
             }
             Err(e) => {
-                let failure = match e.kind() {
-                    agentwire_exec::ErrorKind::EventTooLarge { limit } => UpstreamFailure::new(
-                        "event_too_large",
-                        format!(
-                            "the upstream sent an event larger than {limit} bytes (see --max-event-bytes)"
-                        ),
-                    ),
-                    agentwire_exec::ErrorKind::Io(io) if io.kind() == io::ErrorKind::TimedOut => {
-                        UpstreamFailure::new("timeout", format!("the upstream stream timed out: {io}"))
-                    }
-                    agentwire_exec::ErrorKind::Io(io) => UpstreamFailure::new(
-                        "transport_error",
-                        format!("the upstream stream broke off: {io}"),
-                    ),
-                    _ => UpstreamFailure::new(
-                        "invalid_event",
-                        format!("the upstream sent an unreadable event stream: {e}"),
-                    ),
-                };
+                let mut failure = UpstreamFailure::from_read_error(&e);
+                if failure.code == "event_too_large" {
+                    failure.message.push_str(" (see --max-event-bytes)");
+                }
                 output.emit(&normalizer.fail(failure))?;
             }
         }
@@ -408,10 +403,8 @@ impl Output {
     /// Remembers what the exit diagnostics need.
     fn observe(&mut self, event: &Event) {
         match event {
-            Event::Error(e) => {
-                if self.first_error.is_none() {
-                    self.first_error = Some(e.text().unwrap_or("upstream error").to_owned());
-                }
+            Event::Error(e) if self.first_error.is_none() => {
+                self.first_error = Some(e.text().unwrap_or("upstream error").to_owned());
             }
             Event::ResponseIncomplete(e) => {
                 self.incomplete_reason = e

@@ -69,6 +69,7 @@
 mod codec;
 mod compare;
 mod diff;
+pub mod exec;
 mod fixture;
 pub mod gcf;
 mod harness;

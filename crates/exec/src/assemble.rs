@@ -286,11 +286,22 @@ impl Assembler {
                     self.response_id.clone_from(&e.response.id);
                 }
                 self.response = Some(e.response.clone());
-                self.outcome = Some(match event {
+                let outcome = match event {
                     Event::ResponseCompleted(_) => Outcome::Completed,
                     Event::ResponseFailed(_) => Outcome::Failed,
                     _ => Outcome::Incomplete,
-                });
+                };
+                if outcome == Outcome::Completed {
+                    // A completed response's text is final, whether or not the stream closed
+                    // its messages (v0 streams send bare deltas). Open calls stay open: their
+                    // arguments were never confirmed.
+                    for item in &mut self.items {
+                        if matches!(item.kind, Kind::Message { .. }) {
+                            item.done = true;
+                        }
+                    }
+                }
+                self.outcome = Some(outcome);
                 self.terminal_seen = true;
             }
             Event::Error(e) => self.errors.push(e.clone()),

@@ -20,7 +20,7 @@ pub const MOCK_TEXT: &str = "mock response text";
 pub const ECHO_DELTA_BYTES: usize = 64;
 
 /// The longest argument delta of the tool-calling mocks, in bytes.
-const ARGUMENT_DELTA_BYTES: usize = 16;
+const ARGUMENT_DELTA_BYTES: usize = 8;
 
 /// An offline upstream.
 ///

@@ -77,6 +77,38 @@ impl UpstreamFailure {
         self.http_status = Some(status);
         self
     }
+
+    /// The failure a read error of the response body stands for: an event over the size
+    /// limit (`event_too_large`), a timeout (`timeout`), a broken connection
+    /// (`transport_error`) or bytes that are not an event stream (`invalid_event`).
+    ///
+    /// ```
+    /// use agentwire_exec::{SseReader, SseDecoder, UpstreamFailure};
+    ///
+    /// let body = format!("data: {}\n\n", "x".repeat(100));
+    /// let mut reader = SseReader::with_decoder(body.as_bytes(), SseDecoder::new().max_event_bytes(50));
+    /// let error = reader.next_event().unwrap_err();
+    /// assert_eq!(UpstreamFailure::from_read_error(&error).code, "event_too_large");
+    /// ```
+    pub fn from_read_error(error: &crate::Error) -> Self {
+        match error.kind() {
+            crate::ErrorKind::EventTooLarge { limit } => UpstreamFailure::new(
+                "event_too_large",
+                format!("the upstream sent an event larger than the limit of {limit} bytes"),
+            ),
+            crate::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
+                UpstreamFailure::new("timeout", format!("the upstream stream timed out: {io}"))
+            }
+            crate::ErrorKind::Io(io) => UpstreamFailure::new(
+                "transport_error",
+                format!("the upstream stream broke off: {io}"),
+            ),
+            _ => UpstreamFailure::new(
+                "invalid_event",
+                format!("the upstream sent an unreadable event stream: {error}"),
+            ),
+        }
+    }
 }
 
 /// What the normalizer knows of the request, used to fill response objects.
@@ -537,10 +569,7 @@ impl Normalizer {
             self.arguments_delta(FunctionCallArgumentsDelta::new(id, initial_arguments), out)?;
         }
         for part in announced_parts {
-            let mut empty = part.clone();
-            if let ContentPart::OutputText(p) = &mut empty {
-                p.text.clear();
-            }
+            let empty = empty_part(&part);
             let slot = self.add_part(index, ContentPartEvent::new(empty), out);
             self.close_part(index, slot, Some(ContentPartEvent::new(part)), out)?;
         }
@@ -1004,14 +1033,7 @@ impl Normalizer {
                 if let Some(final_parts) = &final_parts {
                     for (i, final_part) in final_parts.iter().enumerate() {
                         if i >= count {
-                            let mut added = ContentPartEvent::new(match final_part {
-                                ContentPart::OutputText(p) => {
-                                    let mut p = p.clone();
-                                    p.text.clear();
-                                    ContentPart::OutputText(p)
-                                }
-                                other => other.clone(),
-                            });
+                            let mut added = ContentPartEvent::new(empty_part(final_part));
                             added.item_id = Some(id.clone());
                             self.add_part(index, added, out);
                         }
@@ -1177,6 +1199,20 @@ impl Normalizer {
             ResponseError::new(e.code.clone(), e.message.clone().unwrap_or_default())
         });
         self.emit(out, Event::Error(e));
+    }
+}
+
+/// A part as announced before its content: an `output_text` part with empty text and no
+/// annotations yet (they come with the final part), any other part as it is.
+fn empty_part(part: &ContentPart) -> ContentPart {
+    match part {
+        ContentPart::OutputText(p) => {
+            let mut p = p.clone();
+            p.text.clear();
+            p.annotations = Some(Vec::new());
+            ContentPart::OutputText(p)
+        }
+        other => other.clone(),
     }
 }
 

@@ -534,13 +534,15 @@ pub fn check_input(items: &[Value]) -> Result<(), Error> {
                 let call_id = string("call_id")?;
                 match item.get("output") {
                     Some(Value::String(_) | Value::Array(_)) => {}
-                    Some(other) => return Err(invalid(
-                        index,
-                        format!(
+                    Some(other) => {
+                        return Err(invalid(
+                            index,
+                            format!(
                             "function_call_output: `output` must be a string or a list, found {}",
                             kind_of(other)
                         ),
-                    )),
+                        ))
+                    }
                     None => {
                         return Err(invalid(
                             index,

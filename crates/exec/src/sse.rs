@@ -286,6 +286,8 @@ pub struct SseReader<R> {
     buf: Box<[u8]>,
     eof: bool,
     open_at_end: Option<u64>,
+    /// An error met in a chunk, returned after the events decoded before it.
+    error: Option<Error>,
 }
 
 impl<R: Read> SseReader<R> {
@@ -304,14 +306,22 @@ impl<R: Read> SseReader<R> {
             buf: vec![0; 16 * 1024].into_boxed_slice(),
             eof: false,
             open_at_end: None,
+            error: None,
         }
     }
 
-    /// The next event; `Ok(None)` at the end of the body.
+    /// The next event; `Ok(None)` at the end of the body. After an error (an event over the
+    /// limit, bytes that are not UTF-8, a read error) the reader ends: the events decoded
+    /// before the error come first, then the error, then `Ok(None)`.
     pub fn next_event(&mut self) -> Result<Option<SseEvent>, Error> {
         loop {
             if let Some(event) = self.pending.pop_front() {
                 return Ok(Some(event));
+            }
+            if let Some(error) = self.error.take() {
+                // The decoder's errors are final: nothing follows.
+                self.eof = true;
+                return Err(error);
             }
             if self.eof {
                 return Ok(None);
@@ -326,8 +336,11 @@ impl<R: Read> SseReader<R> {
                 self.open_at_end = self.decoder.finish();
                 continue;
             }
-            self.decoder.feed(&self.buf[..n], &mut self.batch)?;
+            let fed = self.decoder.feed(&self.buf[..n], &mut self.batch);
             self.pending.extend(self.batch.drain(..));
+            if let Err(error) = fed {
+                self.error = Some(error);
+            }
         }
     }
 
@@ -400,6 +413,20 @@ mod tests {
         assert_eq!(end.as_deref(), Some("open@3"));
         let (_, end) = decode_in_chunks(b"data: \xff\n\n", 100, 50);
         assert_eq!(end.as_deref(), Some("invalid_utf8@Some(1)"));
+    }
+
+    #[test]
+    fn the_reader_returns_events_before_an_error() {
+        let body = format!(
+            "data: a\n\ndata: b\n\ndata: {}\n\ndata: c\n\n",
+            "x".repeat(100)
+        );
+        let mut reader =
+            SseReader::with_decoder(body.as_bytes(), SseDecoder::new().max_event_bytes(50));
+        assert_eq!(reader.next_event().unwrap().unwrap().data, "a");
+        assert_eq!(reader.next_event().unwrap().unwrap().data, "b");
+        assert_eq!(reader.next_event().unwrap_err().code(), "event_too_large");
+        assert!(reader.next_event().unwrap().is_none());
     }
 
     #[test]

@@ -109,10 +109,8 @@ pub(crate) fn open(
                     ureq::Error::Timeout(_) => "timeout",
                     _ => "transport_error",
                 };
-                let failure = UpstreamFailure::new(
-                    code,
-                    format!("cannot reach {}: {error}", endpoint.url),
-                );
+                let failure =
+                    UpstreamFailure::new(code, format!("cannot reach {}: {error}", endpoint.url));
                 (failure, retryable, None)
             }
         };

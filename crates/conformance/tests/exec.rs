@@ -1,0 +1,245 @@
+//! Replays the exec suite (`conformance/exec`) against `agentwire-exec`.
+//!
+//! Run one area with `cargo test -p agentwire-conformance --test exec -- relay/`.
+
+use agentwire_conformance::exec::{
+    self, ExecCodec, FailureSpec, LocatedError, RelayOutput, SseOutput,
+};
+use agentwire_conformance::{find_workspace_root, CodecError};
+use agentwire_exec::{
+    EventReader, EventWriter, FunctionTool, MockMode, Normalizer, Request, RequestOptions,
+    SseDecoder, SseReader, ToolChoice, ToolSpec, UpstreamFailure,
+};
+use serde_json::{json, Map, Value};
+
+/// The adapter from the runner's JSON world to `agentwire-exec`.
+struct AgentwireExec;
+
+fn codec_error(e: &agentwire_exec::Error) -> CodecError {
+    CodecError::new(e.code(), e.to_string())
+}
+
+fn located(e: &agentwire_exec::Error) -> LocatedError {
+    LocatedError {
+        code: e.code().to_owned(),
+        line: e.line(),
+        message: e.to_string(),
+    }
+}
+
+fn request(value: &Value) -> Result<Request, CodecError> {
+    Request::from_value(value.clone()).map_err(|e| codec_error(&e))
+}
+
+fn write_all(
+    events: &[agentwire_exec::Event],
+    writer: &mut EventWriter<Vec<u8>>,
+) -> Result<(), CodecError> {
+    for event in events {
+        writer.write_event(event).map_err(|e| codec_error(&e))?;
+    }
+    Ok(())
+}
+
+fn into_text(writer: EventWriter<Vec<u8>>) -> Result<String, CodecError> {
+    String::from_utf8(writer.into_inner()).map_err(|e| CodecError::message(e.to_string()))
+}
+
+impl ExecCodec for AgentwireExec {
+    fn build_request(&self, options: &Value) -> Result<Value, CodecError> {
+        let Value::Object(map) = options else {
+            return Err(CodecError::message("fixture: options must be an object"));
+        };
+        let mut o = RequestOptions::new();
+        for (key, value) in map {
+            let text = || {
+                value.as_str().map(str::to_owned).ok_or_else(|| {
+                    CodecError::message(format!("fixture: `{key}` must be a string"))
+                })
+            };
+            let flag = || {
+                value.as_bool().ok_or_else(|| {
+                    CodecError::message(format!("fixture: `{key}` must be a boolean"))
+                })
+            };
+            match key.as_str() {
+                "prompt" => o.prompt = Some(text()?),
+                "model" => o.model = text()?,
+                "instructions" => o.instructions = Some(text()?),
+                "append_system_prompt" => o.append_system_prompt = Some(text()?),
+                "session_id" => o.session_id = Some(text()?),
+                "web_search" => o.web_search = flag()?,
+                "parallel_tool_calls" => o.parallel_tool_calls = flag()?,
+                "tool_choice" => {
+                    o.tool_choice = text()?.parse::<ToolChoice>().map_err(|e| codec_error(&e))?;
+                }
+                "input" => {
+                    o.input =
+                        Some(value.as_array().cloned().ok_or_else(|| {
+                            CodecError::message("fixture: `input` must be an array")
+                        })?);
+                }
+                "tools" => {
+                    for tool in value.as_array().into_iter().flatten() {
+                        let name = tool["name"].as_str().unwrap_or_default();
+                        let mut function = FunctionTool::new(name, tool["parameters"].clone())
+                            .map_err(|e| codec_error(&e))?;
+                        if let Some(description) = tool.get("description").and_then(Value::as_str) {
+                            function = function.with_description(description);
+                        }
+                        o.tools.push(function);
+                    }
+                }
+                other => {
+                    return Err(CodecError::message(format!(
+                        "fixture: unknown option `{other}`"
+                    )))
+                }
+            }
+        }
+        o.build().map(|r| r.to_value()).map_err(|e| codec_error(&e))
+    }
+
+    fn tool_spec(&self, spec: &str) -> Result<Value, CodecError> {
+        let spec: ToolSpec = spec.parse().map_err(|e| codec_error(&e))?;
+        Ok(json!({"name": spec.name, "path": spec.path}))
+    }
+
+    fn mock(&self, mode: &str, body: &Value) -> Result<String, CodecError> {
+        let mode: MockMode = mode.parse().map_err(|e| codec_error(&e))?;
+        let request = request(body)?;
+        let upstream = mode.events(&request).map_err(|e| codec_error(&e))?;
+        let mut normalizer = Normalizer::new(&request);
+        let mut writer = EventWriter::new(Vec::new());
+        for event in upstream {
+            write_all(&normalizer.push(event), &mut writer)?;
+        }
+        write_all(&normalizer.finish(), &mut writer)?;
+        into_text(writer)
+    }
+
+    fn relay(
+        &self,
+        body: &Value,
+        sse: &[u8],
+        max_event_bytes: Option<usize>,
+        failure: Option<&FailureSpec>,
+    ) -> Result<RelayOutput, CodecError> {
+        let request = request(body)?;
+        let mut normalizer = Normalizer::new(&request);
+        let mut decoder = SseDecoder::new();
+        if let Some(limit) = max_event_bytes {
+            decoder = decoder.max_event_bytes(limit);
+        }
+        let mut reader = SseReader::with_decoder(sse, decoder);
+        let mut writer = EventWriter::new(Vec::new());
+        while normalizer.outcome().is_none() {
+            match reader.next_event() {
+                Ok(Some(event)) => write_all(&normalizer.push_sse(&event), &mut writer)?,
+                Ok(None) => {
+                    let events = match failure {
+                        Some(f) => {
+                            let mut failure = UpstreamFailure::new(&f.code, &f.message);
+                            if let Some(status) = f.http_status {
+                                failure = failure.with_http_status(status);
+                            }
+                            normalizer.fail(failure)
+                        }
+                        None => normalizer.finish(),
+                    };
+                    write_all(&events, &mut writer)?;
+                }
+                Err(e) => write_all(
+                    &normalizer.fail(UpstreamFailure::from_read_error(&e)),
+                    &mut writer,
+                )?,
+            }
+        }
+        let outcome = normalizer
+            .outcome()
+            .map_or("none", |o| o.status())
+            .to_owned();
+        Ok(RelayOutput {
+            jsonl: into_text(writer)?,
+            outcome,
+        })
+    }
+
+    fn assemble(&self, jsonl: &str) -> Result<Value, LocatedError> {
+        let transcript = agentwire_exec::assemble(jsonl.as_bytes()).map_err(|e| located(&e))?;
+        serde_json::to_value(transcript).map_err(|e| LocatedError {
+            code: "serialize".to_owned(),
+            line: None,
+            message: e.to_string(),
+        })
+    }
+
+    fn read(
+        &self,
+        jsonl: &str,
+        max_line_bytes: Option<usize>,
+    ) -> Vec<Result<(u64, Value), LocatedError>> {
+        let mut reader = EventReader::new(jsonl.as_bytes());
+        if let Some(limit) = max_line_bytes {
+            reader = reader.max_line_bytes(limit);
+        }
+        let mut out = Vec::new();
+        loop {
+            match reader.read_event() {
+                Ok(Some(event)) => out.push(Ok((reader.line(), event.to_value()))),
+                Ok(None) => break,
+                Err(e) => out.push(Err(located(&e))),
+            }
+        }
+        out
+    }
+
+    fn sse(&self, input: &[u8], chunk: usize, max_event_bytes: Option<usize>) -> SseOutput {
+        let mut decoder = SseDecoder::new();
+        if let Some(limit) = max_event_bytes {
+            decoder = decoder.max_event_bytes(limit);
+        }
+        let mut events = Vec::new();
+        let mut error = None;
+        for piece in input.chunks(chunk.max(1)) {
+            if let Err(e) = decoder.feed(piece, &mut events) {
+                error = Some(located(&e));
+                break;
+            }
+        }
+        let open_at_end = if error.is_none() {
+            decoder.finish()
+        } else {
+            None
+        };
+        let events = events
+            .into_iter()
+            .map(|e| {
+                let mut map = Map::new();
+                map.insert("line".to_owned(), Value::from(e.line));
+                if let Some(name) = e.event {
+                    map.insert("event".to_owned(), Value::from(name));
+                }
+                map.insert("data".to_owned(), Value::from(e.data));
+                if let Some(id) = e.id {
+                    map.insert("id".to_owned(), Value::from(id));
+                }
+                if let Some(retry) = e.retry {
+                    map.insert("retry".to_owned(), Value::from(retry));
+                }
+                Value::Object(map)
+            })
+            .collect();
+        SseOutput {
+            events,
+            error,
+            open_at_end,
+        }
+    }
+}
+
+fn main() {
+    let root = find_workspace_root(env!("CARGO_MANIFEST_DIR").as_ref())
+        .expect("the conformance crate lives inside the agentwire workspace");
+    exec::harness(AgentwireExec).suite(exec::suite(&root)).run()
+}
