@@ -14,6 +14,10 @@ struct Codec {
 
 const CODECS: &[Codec] = &[
     Codec {
+        name: "exec",
+        test_target: "exec",
+    },
+    Codec {
         name: "gcf",
         test_target: "gcf",
     },
