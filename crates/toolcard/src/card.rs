@@ -6,7 +6,7 @@ use serde::{Serialize, Serializer};
 
 use crate::error::{Error, ErrorKind};
 use crate::tool_id::ToolId;
-use crate::truncate::{count, single_line, truncate_description};
+use crate::truncate::{count, single_line, truncate_description, MAX_TOKEN_BYTES};
 
 /// A single card's target size in cl100k_base tokens (§2.3).
 pub const CARD_TARGET_TOKENS: usize = 60;
@@ -365,12 +365,21 @@ impl ChoiceCardBuilder {
             tokens: 0,
         };
         card.text = render(&card, &card.description, false);
-        card.tokens = count(&card.text);
+        // A line longer than `128 × 60` bytes is over the target whatever its count; it is not
+        // encoded, so a huge upstream description costs no more than a long one.
+        card.tokens = if card.text.len() > CARD_TARGET_TOKENS * MAX_TOKEN_BYTES {
+            usize::MAX
+        } else {
+            count(&card.text)
+        };
         if card.tokens > CARD_TARGET_TOKENS && !card.description.is_empty() {
             let overhead = count(&render(&card, "", true));
             let budget = CARD_TARGET_TOKENS.saturating_sub(overhead).max(1);
             card.description = truncate_description(&card.description, budget).into_owned();
             card.text = render(&card, &card.description, false);
+            card.tokens = count(&card.text);
+        }
+        if card.tokens == usize::MAX {
             card.tokens = count(&card.text);
         }
         if card.tokens > CARD_HARD_CAP_TOKENS {
@@ -539,6 +548,16 @@ mod tests {
             .unwrap();
         assert!(card.description().ends_with('…'));
         assert!(card.tokens() <= CARD_TARGET_TOKENS);
+    }
+
+    #[test]
+    fn huge_descriptions_build_quickly() {
+        let card = tool("a:b@1")
+            .description("word ".repeat(500_000))
+            .build()
+            .unwrap();
+        assert!(card.tokens() <= CARD_TARGET_TOKENS);
+        assert!(card.description().ends_with('…'));
     }
 
     #[test]

@@ -4,9 +4,9 @@ use std::borrow::Cow;
 
 use agentwire_tokens::Tokenizer;
 
-/// The longest cl100k_base token, in bytes: a prefix longer than `128 × budget` bytes cannot
-/// fit in `budget` tokens, so such sentence boundaries are skipped without encoding them.
-const MAX_TOKEN_BYTES: usize = 128;
+/// The longest cl100k_base token, in bytes: a text longer than `128 × budget` bytes cannot fit
+/// in `budget` tokens, so it is rejected without being encoded.
+pub(crate) const MAX_TOKEN_BYTES: usize = 128;
 
 /// The ellipsis appended after a hard cut: U+2026, one cl100k_base token.
 pub const ELLIPSIS: char = '\u{2026}';
@@ -43,10 +43,13 @@ pub fn truncate_description(text: &str, max_tokens: usize) -> Cow<'_, str> {
     if max_tokens == 0 {
         return Cow::Borrowed("");
     }
-    if count(text) <= max_tokens {
+    // A text longer than `128 × budget` bytes has more than `budget` tokens: such texts and
+    // prefixes are judged without encoding them, which bounds the work on huge descriptions
+    // without changing any result.
+    let limit = max_tokens.saturating_mul(MAX_TOKEN_BYTES);
+    if text.len() <= limit && count(text) <= max_tokens {
         return Cow::Borrowed(text);
     }
-    let limit = max_tokens.saturating_mul(MAX_TOKEN_BYTES);
     let boundaries = sentence_boundaries(text);
     for &end in boundaries.iter().rev() {
         let candidate = text[..end].trim_end();
@@ -65,7 +68,9 @@ pub fn truncate_description(text: &str, max_tokens: usize) -> Cow<'_, str> {
     while lo <= hi {
         let mid = (lo + hi) / 2;
         let end = offsets[mid as usize];
-        if count(&text[..end]) < max_tokens {
+        let fits = end <= (max_tokens - 1).saturating_mul(MAX_TOKEN_BYTES)
+            && count(&text[..end]) < max_tokens;
+        if fits {
             best = end;
             lo = mid + 1;
         } else {
@@ -130,6 +135,16 @@ mod tests {
         );
         assert_eq!(sentence_boundaries("end.\nnext"), vec![5]);
         assert_eq!(sentence_boundaries("wait…"), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn huge_descriptions_are_cheap() {
+        let text = "A".repeat(2_000_000);
+        let cut = truncate_description(&text, 20);
+        assert!(cut.ends_with('…'));
+        assert!(count(&cut) <= 20);
+        let sentences = "Short sentence here. ".repeat(100_000);
+        assert_eq!(truncate_description(&sentences, 5), "Short sentence here.");
     }
 
     #[test]
