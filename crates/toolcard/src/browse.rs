@@ -326,19 +326,17 @@ impl Catalog {
                 let path = parse_path(path)?;
                 let graph = self.graph();
                 let node = graph.resolve(&path)?;
-                let card_of = |node: &crate::graph::GraphNode| -> ChoiceCard {
+                // Leaves show their tool's card, namespaces and clusters their internal card.
+                let card_of = |node: &crate::graph::GraphNode| -> Option<ChoiceCard> {
                     match graph.tool_of(node) {
-                        Some(tool) => self.tool_at(tool).card().clone(),
-                        None => node
-                            .card()
-                            .cloned()
-                            .unwrap_or_else(ChoiceCard::cache_breakpoint),
+                        Some(tool) => Some(self.tool_at(tool).card().clone()),
+                        None => node.card().cloned(),
                     }
                 };
                 let mut cards: Vec<ChoiceCard> = if node.kind() == NodeKind::Leaf {
-                    vec![card_of(node)]
+                    card_of(node).into_iter().collect()
                 } else {
-                    graph.children(node).map(card_of).collect()
+                    graph.children(node).filter_map(card_of).collect()
                 };
                 cards.sort_by(|a, b| a.id().cmp(b.id()));
                 Ok((Mode::Path, cards))
