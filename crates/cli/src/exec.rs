@@ -338,10 +338,7 @@ fn run_upstream(
                 output.emit(&normalizer.finish())?;
             }
             Err(e) => {
-                let mut failure = UpstreamFailure::from_read_error(&e);
-                if failure.code == "event_too_large" {
-                    failure.message.push_str(" (see --max-event-bytes)");
-                }
+                let failure = UpstreamFailure::from_read_error(&e);
                 output.emit(&normalizer.fail(failure))?;
             }
         }
