@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod gcx1;
+pub mod toolcard;
 
 /// The verdict of a round-trip oracle on one input.
 #[derive(Debug, Clone, PartialEq, Eq)]
