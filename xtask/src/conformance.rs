@@ -22,6 +22,10 @@ const CODECS: &[Codec] = &[
         test_target: "gcf",
     },
     Codec {
+        name: "gcx1",
+        test_target: "gcx1",
+    },
+    Codec {
         name: "toolcard",
         test_target: "toolcard",
     },

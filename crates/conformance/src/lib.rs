@@ -72,6 +72,7 @@ mod diff;
 pub mod exec;
 mod fixture;
 pub mod gcf;
+pub mod gcx1;
 mod harness;
 pub mod toolcard;
 

@@ -220,7 +220,8 @@ pub fn encode_any_to_writer<W: Write>(writer: W, tool: &str, value: &Value) -> R
 
 /// Whether `key` can be a field name: the header splits on spaces and commas and is trimmed.
 fn is_field_name(key: &str) -> bool {
-    !key.chars().any(|c| c.is_whitespace() || c == ',' || c == '\u{feff}')
+    !key.chars()
+        .any(|c| c.is_whitespace() || c == ',' || c == '\u{feff}')
 }
 
 /// One `value` field, one row: a scalar, or any value as a JSON cell.
@@ -245,17 +246,23 @@ fn add_types(header: &mut Header, letters: &[u8]) {
 
 fn encode_array<W: Write>(writer: W, tool: &str, items: &[Value]) -> Result<()> {
     let objects: Option<Vec<&Map<String, Value>>> = items.iter().map(Value::as_object).collect();
-    let as_rows = objects.filter(|objects| !objects.is_empty()).and_then(|objects| {
-        let keys: BTreeSet<&str> = objects.iter().flat_map(|o| o.keys()).map(String::as_str).collect();
-        // A one-column row cannot hold a missing cell, and a row needs a column.
-        let fits = keys.iter().all(|k| is_field_name(k))
-            && match keys.len() {
-                0 => false,
-                1 => objects.iter().all(|o| o.len() == 1),
-                _ => true,
-            };
-        fits.then_some((objects, keys))
-    });
+    let as_rows = objects
+        .filter(|objects| !objects.is_empty())
+        .and_then(|objects| {
+            let keys: BTreeSet<&str> = objects
+                .iter()
+                .flat_map(|o| o.keys())
+                .map(String::as_str)
+                .collect();
+            // A one-column row cannot hold a missing cell, and a row needs a column.
+            let fits = keys.iter().all(|k| is_field_name(k))
+                && match keys.len() {
+                    0 => false,
+                    1 => objects.iter().all(|o| o.len() == 1),
+                    _ => true,
+                };
+            fits.then_some((objects, keys))
+        });
     let mut header;
     if let Some((objects, keys)) = as_rows {
         let keys: Vec<&str> = keys.into_iter().collect();
@@ -265,7 +272,9 @@ fn encode_array<W: Write>(writer: W, tool: &str, items: &[Value]) -> Result<()> 
             .map(|k| column_letter(objects.iter().map(|o| o.get(*k)), single))
             .collect();
         header = Header::new(tool, keys.iter().copied());
-        header.meta.insert(ROWS_META.into(), items.len().to_string());
+        header
+            .meta
+            .insert(ROWS_META.into(), items.len().to_string());
         if header.fields == ["value"] {
             header.meta.insert(SHAPE_META.into(), "rows".into());
         }
@@ -281,7 +290,9 @@ fn encode_array<W: Write>(writer: W, tool: &str, items: &[Value]) -> Result<()> 
     }
     let letter = column_letter(items.iter().map(Some), true);
     header = Header::new(tool, ["value"]);
-    header.meta.insert(ROWS_META.into(), items.len().to_string());
+    header
+        .meta
+        .insert(ROWS_META.into(), items.len().to_string());
     add_types(&mut header, &[letter]);
     let mut encoder = Encoder::with_header(writer, &header)?;
     for item in items {
@@ -351,18 +362,21 @@ fn decode_any_from<S: SectionSource>(source: &mut S) -> Result<(String, Value)> 
                 ));
             }
             if let Some(bad) = types.chars().find(|c| !"snbjvSNBJ".contains(*c)) {
-                return Err(meta_error(TYPES_META, format!("unknown type letter {bad:?}")));
+                return Err(meta_error(
+                    TYPES_META,
+                    format!("unknown type letter {bad:?}"),
+                ));
             }
             types.bytes().collect()
         }
     };
-    let rows_meta = match header.meta_value(ROWS_META) {
-        None => None,
-        Some(text) => Some(
-            text.parse::<u64>()
-                .map_err(|_| meta_error(ROWS_META, format!("expected a row count, found {text:?}")))?,
-        ),
-    };
+    let rows_meta =
+        match header.meta_value(ROWS_META) {
+            None => None,
+            Some(text) => Some(text.parse::<u64>().map_err(|_| {
+                meta_error(ROWS_META, format!("expected a row count, found {text:?}"))
+            })?),
+        };
     let value_field = header.fields == ["value"];
     let shape = match header.meta_value(SHAPE_META) {
         None if rows_meta.is_some() && value_field => Shape::Values,
@@ -472,17 +486,26 @@ fn cell_value(letter: u8, raw: &str, field: &str) -> Result<Option<Value>> {
     let text = text.as_ref();
     Ok(Some(match letter.to_ascii_lowercase() {
         b's' => Value::String(text.to_owned()),
-        b'n' => Value::Number(crate::json::parse_number(text).map_err(|_| {
-            invalid(format!("expected a JSON number, found {text:?}"))
-        })?),
+        b'n' => Value::Number(
+            crate::json::parse_number(text)
+                .map_err(|_| invalid(format!("expected a JSON number, found {text:?}")))?,
+        ),
         b'b' => match text {
             "true" => Value::Bool(true),
             "false" => Value::Bool(false),
-            _ => return Err(invalid(format!("expected `true` or `false`, found {text:?}"))),
+            _ => {
+                return Err(invalid(format!(
+                    "expected `true` or `false`, found {text:?}"
+                )))
+            }
         },
         b'j' => match crate::json::parse_json(text) {
             Ok(value @ (Value::Array(_) | Value::Object(_))) => value,
-            Ok(_) => return Err(invalid(format!("expected a JSON array or object, found {text:?}"))),
+            Ok(_) => {
+                return Err(invalid(format!(
+                    "expected a JSON array or object, found {text:?}"
+                )))
+            }
             Err(e) => return Err(invalid(format!("expected JSON: {e}"))),
         },
         _ => crate::json::parse_json(text).map_err(|e| invalid(format!("expected JSON: {e}")))?,
@@ -542,12 +565,18 @@ mod tests {
 
     #[test]
     fn reference_bytes_for_plain_strings() {
-        assert_eq!(round(&json!({"b": "x", "a": "y"})), "GCX1 tool=t fields=a,b\ny\tx\n");
+        assert_eq!(
+            round(&json!({"b": "x", "a": "y"})),
+            "GCX1 tool=t fields=a,b\ny\tx\n"
+        );
         assert_eq!(
             round(&json!([{"a": "1"}, {"a": "2"}])),
             "GCX1 tool=t fields=a rows=2\n1\n2\n"
         );
-        assert_eq!(round(&json!(["x", "y"])), "GCX1 tool=t fields=value rows=2\nx\ny\n");
+        assert_eq!(
+            round(&json!(["x", "y"])),
+            "GCX1 tool=t fields=value rows=2\nx\ny\n"
+        );
         assert_eq!(round(&json!("x")), "GCX1 tool=t fields=value\nx\n");
         assert_eq!(round(&json!({})), "GCX1 tool=t fields=\n\n");
         assert_eq!(round(&json!([])), "GCX1 tool=t fields=value rows=0\n");
@@ -557,13 +586,34 @@ mod tests {
     fn types_survive() {
         assert_eq!(round(&json!(1)), "GCX1 tool=t fields=value types=n\n1\n");
         assert_eq!(round(&json!("1")), "GCX1 tool=t fields=value\n1\n");
-        assert_eq!(round(&json!(null)), "GCX1 tool=t fields=value types=v\nnull\n");
-        assert_eq!(round(&json!("")), "GCX1 tool=t fields=value types=v\n\"\"\n");
-        assert_eq!(round(&json!(["a", null, ""])), "GCX1 tool=t fields=value rows=3 types=v\n\"a\"\nnull\n\"\"\n");
-        assert_eq!(round(&json!({"value": "x"})), "GCX1 tool=t fields=value shape=record\nx\n");
-        assert_eq!(round(&json!([{"value": 1}])), "GCX1 tool=t fields=value rows=1 shape=rows types=n\n1\n");
-        assert_eq!(round(&json!([{"a": 1}, {}])), "GCX1 tool=t fields=value rows=2 types=j\n{\"a\":1}\n{}\n");
-        assert_eq!(round(&json!([{}])), "GCX1 tool=t fields=value rows=1 types=j\n{}\n");
+        assert_eq!(
+            round(&json!(null)),
+            "GCX1 tool=t fields=value types=v\nnull\n"
+        );
+        assert_eq!(
+            round(&json!("")),
+            "GCX1 tool=t fields=value types=v\n\"\"\n"
+        );
+        assert_eq!(
+            round(&json!(["a", null, ""])),
+            "GCX1 tool=t fields=value rows=3 types=v\n\"a\"\nnull\n\"\"\n"
+        );
+        assert_eq!(
+            round(&json!({"value": "x"})),
+            "GCX1 tool=t fields=value shape=record\nx\n"
+        );
+        assert_eq!(
+            round(&json!([{"value": 1}])),
+            "GCX1 tool=t fields=value rows=1 shape=rows types=n\n1\n"
+        );
+        assert_eq!(
+            round(&json!([{"a": 1}, {}])),
+            "GCX1 tool=t fields=value rows=2 types=j\n{\"a\":1}\n{}\n"
+        );
+        assert_eq!(
+            round(&json!([{}])),
+            "GCX1 tool=t fields=value rows=1 types=j\n{}\n"
+        );
         assert_eq!(
             round(&json!([{"a": "x", "b": true}, {"b": false}, {"a": "", "b": true}])),
             "GCX1 tool=t fields=a,b rows=3 types=vb\n\"x\"\ttrue\n\tfalse\n\"\"\ttrue\n"
@@ -595,7 +645,10 @@ mod tests {
         assert_eq!(code("GCX1 tool=t fields=a rows=3\n1\n"), "row_count");
         assert_eq!(code("GCX1 tool=t fields=a types=n\nx\n"), "invalid_value");
         assert_eq!(code("GCX1 tool=t fields=a\n1\n2\n"), "row_count");
-        assert_eq!(code("GCX1 tool=t fields=a\n1\nGCX1 tool=u fields=a\n"), "unexpected_section");
+        assert_eq!(
+            code("GCX1 tool=t fields=a\n1\nGCX1 tool=u fields=a\n"),
+            "unexpected_section"
+        );
         assert_eq!(code("GCX1 tool=t fields=a shape=blob\n1\n"), "invalid_meta");
     }
 }

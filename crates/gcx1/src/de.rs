@@ -14,7 +14,10 @@ use crate::error::{Error, ErrorKind, Position, Result};
 use crate::escape::unescape;
 
 /// Deserializes one row; `fields` are its header's field names.
-pub(crate) fn deserialize_row<'de, T: Deserialize<'de>>(fields: &[String], row: Row<'de>) -> Result<T> {
+pub(crate) fn deserialize_row<'de, T: Deserialize<'de>>(
+    fields: &[String],
+    row: Row<'de>,
+) -> Result<T> {
     T::deserialize(RowDeserializer { fields, row })
         .map_err(|e| e.or_position(Position::new(row.line(), 1)))
 }
@@ -165,12 +168,15 @@ struct RowCells<'de, 'h> {
 impl<'de> RowCells<'de, '_> {
     /// The next raw cell and its offset (`""` past the cells present on the line).
     fn next_raw(&mut self) -> (&'de str, usize) {
-        self.raw
-            .next()
-            .unwrap_or(("", self.row.as_raw_str().len()))
+        self.raw.next().unwrap_or(("", self.row.as_raw_str().len()))
     }
 
-    fn cell<T: DeserializeSeed<'de>>(&self, seed: T, raw: &'de str, offset: usize) -> Result<T::Value> {
+    fn cell<T: DeserializeSeed<'de>>(
+        &self,
+        seed: T,
+        raw: &'de str,
+        offset: usize,
+    ) -> Result<T::Value> {
         let field = self.fields.get(self.index - 1).map_or("", String::as_str);
         seed.deserialize(CellDeserializer { raw, field })
             .map_err(|e| e.or_position(self.row.position(offset)))
@@ -187,7 +193,8 @@ impl<'de> de::MapAccess<'de> for RowCells<'de, '_> {
         let name = self.fields.get(self.index).map_or("", String::as_str);
         self.value = Some(self.next_raw());
         self.index += 1;
-        seed.deserialize(StrDeserializer::<Error>::new(name)).map(Some)
+        seed.deserialize(StrDeserializer::<Error>::new(name))
+            .map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
@@ -248,7 +255,7 @@ impl<'de> CellDeserializer<'de, '_> {
             .map_err(|e| self.invalid(format!("expected JSON in the cell: {e}")))
     }
 
-    fn json_error(&self, e: serde_json::Error) -> Error {
+    fn json_error(&self, e: &serde_json::Error) -> Error {
         self.invalid(e.to_string())
     }
 }
@@ -334,7 +341,10 @@ impl<'de> de::Deserializer<'de> for CellDeserializer<'de, '_> {
         if self.raw.is_empty() {
             visitor.visit_unit()
         } else {
-            Err(self.invalid(format!("expected an empty cell, found {:?}", self.text().as_ref())))
+            Err(self.invalid(format!(
+                "expected an empty cell, found {:?}",
+                self.text().as_ref()
+            )))
         }
     }
 
@@ -357,13 +367,13 @@ impl<'de> de::Deserializer<'de> for CellDeserializer<'de, '_> {
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.json()?
             .deserialize_seq(visitor)
-            .map_err(|e| self.json_error(e))
+            .map_err(|e| self.json_error(&e))
     }
 
     fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
         self.json()?
             .deserialize_tuple(len, visitor)
-            .map_err(|e| self.json_error(e))
+            .map_err(|e| self.json_error(&e))
     }
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
@@ -374,13 +384,13 @@ impl<'de> de::Deserializer<'de> for CellDeserializer<'de, '_> {
     ) -> Result<V::Value> {
         self.json()?
             .deserialize_tuple_struct(name, len, visitor)
-            .map_err(|e| self.json_error(e))
+            .map_err(|e| self.json_error(&e))
     }
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.json()?
             .deserialize_map(visitor)
-            .map_err(|e| self.json_error(e))
+            .map_err(|e| self.json_error(&e))
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
@@ -391,7 +401,7 @@ impl<'de> de::Deserializer<'de> for CellDeserializer<'de, '_> {
     ) -> Result<V::Value> {
         self.json()?
             .deserialize_struct(name, fields, visitor)
-            .map_err(|e| self.json_error(e))
+            .map_err(|e| self.json_error(&e))
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -405,7 +415,7 @@ impl<'de> de::Deserializer<'de> for CellDeserializer<'de, '_> {
             return self
                 .json()?
                 .deserialize_enum(name, variants, visitor)
-                .map_err(|e| self.json_error(e));
+                .map_err(|e| self.json_error(&e));
         }
         visitor.visit_enum(CowStrDeserializer::<Error>::new(self.text()))
     }
@@ -557,7 +567,11 @@ mod tests {
     #[test]
     fn errors_point_at_the_cell() {
         let mut decoder = StrDecoder::new("GCX1 tool=t fields=id,line\nabc\tten\n");
-        let e = decoder.deserialize::<(String, u32)>().next().unwrap().unwrap_err();
+        let e = decoder
+            .deserialize::<(String, u32)>()
+            .next()
+            .unwrap()
+            .unwrap_err();
         assert_eq!(e.code(), "invalid_value");
         assert_eq!(e.position(), Some(Position::new(2, 5)));
         #[derive(Debug, Deserialize)]

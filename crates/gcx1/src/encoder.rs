@@ -529,8 +529,8 @@ impl<W: Write> Encoder<W> {
         self.end_row(start, count, width)
     }
 
-    /// Writes a comment line, `# ` followed by `text` with line breaks replaced by spaces (as
-    /// the reference encoder does). Comments carry no data; decoders skip them.
+    /// Writes a comment line, `# ` followed by `text` with each LF replaced by a space (as the
+    /// reference encoder does). Comments carry no data; decoders skip them.
     ///
     /// A comment needs an open section: the reference decoders reject a payload that does
     /// not start with a header.
@@ -551,11 +551,11 @@ impl<W: Write> Encoder<W> {
 
     fn push_comment(&mut self, text: &str) {
         self.buf.extend_from_slice(b"# ");
-        for part in text.split(['\n', '\r']).enumerate() {
-            if part.0 > 0 {
+        for (i, part) in text.split('\n').enumerate() {
+            if i > 0 {
                 self.buf.push(b' ');
             }
-            self.buf.extend_from_slice(part.1.as_bytes());
+            self.buf.extend_from_slice(part.as_bytes());
         }
         self.buf.push(b'\n');
         self.lines += 1;
@@ -580,7 +580,9 @@ impl<W: Write> Encoder<W> {
 
     fn write_buffer(&mut self) -> Result<()> {
         if self.failed {
-            return Err(io::Error::other("an earlier write failed; the output is incomplete").into());
+            return Err(
+                io::Error::other("an earlier write failed; the output is incomplete").into(),
+            );
         }
         if let Some(writer) = self.writer.as_mut() {
             if let Err(e) = writer.write_all(&self.buf) {
@@ -671,7 +673,11 @@ mod tests {
     fn rows_pad_and_format() {
         let text = encode_rows(
             &["a", "b", "c"],
-            &[&[&"x"], &[&1u64, &-2i64, &0.5f64], &[&true, &None::<&str>, &1e6]],
+            &[
+                &[&"x"],
+                &[&1u64, &-2i64, &0.5f64],
+                &[&true, &None::<&str>, &1e6],
+            ],
         )
         .unwrap();
         assert_eq!(
@@ -694,7 +700,10 @@ mod tests {
         ));
         assert_eq!(e.position(), Some(Position::new(2, 2)));
         assert_eq!(encoder.write_row([""]).unwrap_err().code(), "empty_row");
-        assert_eq!(encoder.write_row([f64::NAN]).unwrap_err().code(), "non_finite_float");
+        assert_eq!(
+            encoder.write_row([f64::NAN]).unwrap_err().code(),
+            "non_finite_float"
+        );
         encoder.write_row(["ok"]).unwrap();
         assert_eq!(
             into_string(encoder.finish().unwrap()).unwrap(),

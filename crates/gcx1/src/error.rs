@@ -431,11 +431,7 @@ mod tests {
 
     #[test]
     fn display_and_code() {
-        let e = Error::at(
-            ErrorKind::UnsupportedVersion { tag: "GCX2".into() },
-            1,
-            1,
-        );
+        let e = Error::at(ErrorKind::UnsupportedVersion { tag: "GCX2".into() }, 1, 1);
         assert_eq!(e.code(), "unsupported_version");
         assert!(e.is_unsupported_version());
         assert_eq!(

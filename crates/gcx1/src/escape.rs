@@ -164,10 +164,16 @@ mod tests {
         // The scan works in eight-byte words; put specials at every offset.
         for pad in 0..20 {
             let text = format!("{}\t{}", "a".repeat(pad), "b".repeat(pad));
-            assert_eq!(esc(&text), format!("{}\\t{}", "a".repeat(pad), "b".repeat(pad)));
+            assert_eq!(
+                esc(&text),
+                format!("{}\\t{}", "a".repeat(pad), "b".repeat(pad))
+            );
         }
         // Control bytes below 0x0E other than TAB/LF/CR pass through.
-        assert_eq!(esc("a\u{1}\u{b}\u{c}bcdefghij"), "a\u{1}\u{b}\u{c}bcdefghij");
+        assert_eq!(
+            esc("a\u{1}\u{b}\u{c}bcdefghij"),
+            "a\u{1}\u{b}\u{c}bcdefghij"
+        );
     }
 
     #[test]

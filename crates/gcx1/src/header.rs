@@ -291,16 +291,37 @@ mod tests {
         let code = |h: Header| written(&h).unwrap_err().code();
         assert_eq!(code(Header::new("", ["a"])), "invalid_header");
         assert_eq!(code(Header::new("my tool", ["a"])), "invalid_header");
-        assert_eq!(code(Header::new("t", Vec::<String>::new())), "empty_field_list");
+        assert_eq!(
+            code(Header::new("t", Vec::<String>::new())),
+            "empty_field_list"
+        );
         assert_eq!(code(Header::new("t", ["a,b"])), "invalid_header");
         assert_eq!(code(Header::new("t", ["a b"])), "invalid_header");
         assert_eq!(code(Header::new("t", ["a", "a"])), "duplicate_field");
-        assert_eq!(code(Header::new("t", ["a"]).with_meta("tool", "y")), "reserved_meta_key");
-        assert_eq!(code(Header::new("t", ["a"]).with_meta("fields", "y")), "reserved_meta_key");
-        assert_eq!(code(Header::new("t", ["a"]).with_meta("k=v", "y")), "invalid_header");
-        assert_eq!(code(Header::new("t", ["a"]).with_meta("k", "two words")), "invalid_header");
-        assert_eq!(code(Header::new("t", ["a"]).with_meta("k", "nbsp\u{a0}")), "invalid_header");
-        assert_eq!(code(Header::new("t", ["a"]).with_meta("k", "cr\r")), "invalid_header");
+        assert_eq!(
+            code(Header::new("t", ["a"]).with_meta("tool", "y")),
+            "reserved_meta_key"
+        );
+        assert_eq!(
+            code(Header::new("t", ["a"]).with_meta("fields", "y")),
+            "reserved_meta_key"
+        );
+        assert_eq!(
+            code(Header::new("t", ["a"]).with_meta("k=v", "y")),
+            "invalid_header"
+        );
+        assert_eq!(
+            code(Header::new("t", ["a"]).with_meta("k", "two words")),
+            "invalid_header"
+        );
+        assert_eq!(
+            code(Header::new("t", ["a"]).with_meta("k", "nbsp\u{a0}")),
+            "invalid_header"
+        );
+        assert_eq!(
+            code(Header::new("t", ["a"]).with_meta("k", "cr\r")),
+            "invalid_header"
+        );
         let e = written(&Header::new("t", ["ok", "b c"])).unwrap_err();
         assert_eq!(e.position(), Some(Position::new(1, 24)));
     }
@@ -329,7 +350,10 @@ mod tests {
         // The double unescape of field names.
         assert_eq!(parsed("GCX1 tool=t fields=a\\\\b").unwrap().fields, ["ab"]);
         assert_eq!(parsed("GCX1 fields=a").unwrap_err().code(), "missing_tool");
-        assert_eq!(parsed("GCX1 tool= fields=a").unwrap_err().code(), "missing_tool");
+        assert_eq!(
+            parsed("GCX1 tool= fields=a").unwrap_err().code(),
+            "missing_tool"
+        );
         assert_eq!(parsed("GCX1 tool=t").unwrap_err().code(), "missing_fields");
         let e = parsed("GCX1 tool=t fields=a oops").unwrap_err();
         assert_eq!(e.code(), "malformed_header");

@@ -19,11 +19,12 @@ use crate::float::write_go_json_f64;
 pub(crate) const MAX_DEPTH: usize = 127;
 
 /// Whether serde_json was built with `arbitrary_precision` (Cargo may unify it in from
-/// another crate of the build). Detected once, at run time.
+/// another crate of the build): then numbers keep their lexeme, `0.50` included. Detected
+/// once, at run time.
 pub(crate) fn arbitrary_precision() -> bool {
     static DETECTED: OnceLock<bool> = OnceLock::new();
     *DETECTED.get_or_init(|| {
-        serde_json::from_str::<Number>("1E2").is_ok_and(|n| n.to_string() == "1E2")
+        serde_json::from_str::<Number>("0.50").is_ok_and(|n| n.to_string() == "0.50")
     })
 }
 
@@ -177,69 +178,6 @@ pub(crate) fn write_value_cell(out: &mut CellWriter<'_>, value: &Value) -> Resul
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn text(v: &Value) -> String {
-        to_json_string(v).unwrap()
-    }
-
-    #[test]
-    fn go_escapes_and_sorted_keys() {
-        assert_eq!(
-            text(&json!({"b": 1, "a": "<x>&\u{2028}\u{2029}", "c": [true, null]})),
-            r#"{"a":"\u003cx\u003e\u0026\u2028\u2029","b":1,"c":[true,null]}"#
-        );
-        assert_eq!(
-            text(&json!("q\"\\\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}é")),
-            "\"q\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f}é\""
-        );
-        assert_eq!(text(&json!({"é": 1, "z": 2, "Z": 3})), r#"{"Z":3,"z":2,"é":1}"#);
-    }
-
-    #[test]
-    fn floats_stay_floats() {
-        assert_eq!(text(&json!([1.0, 0.5, -0.0])), "[1.0,0.5,-0.0]");
-        if !arbitrary_precision() {
-            assert_eq!(text(&json!([1e21, 1e-7])), "[1e+21,1e-7]");
-            assert_eq!(text(&json!(1e16)), "10000000000000000.0");
-        }
-        assert_eq!(text(&json!([u64::MAX, i64::MIN])), "[18446744073709551615,-9223372036854775808]");
-    }
-
-    #[test]
-    fn parses_json_exactly() {
-        let text = r#"{"a": [1, -2, 0.5, 1e-7, -2.0353366338057799e-171, true, null], "b\u00e9\ud83d\ude00": "x\n\"y\"\/"}"#;
-        let value = parse_json(text).unwrap();
-        assert_eq!(value["b\u{e9}\u{1f600}"], json!("x\n\"y\"/"));
-        if !arbitrary_precision() {
-            assert_eq!(value["a"][4].as_f64().unwrap(), -2.0353366338057799e-171);
-        }
-        for bad in ["", "01", "1.", "-", "[1,]", "{\"a\"1}", "\"\\x\"", "\"\u{1}\"", "tru", "[1] x", "\"\\ud800\""] {
-            assert!(parse_json(bad).is_err(), "{bad:?}");
-        }
-        assert_eq!(parse_number("12").unwrap(), Number::from(12));
-        assert!(parse_number("1 ").is_err());
-        let deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
-        assert!(parse_json(&deep).is_ok());
-        let deeper = format!("{}{}", "[".repeat(129), "]".repeat(129));
-        assert!(parse_json(&deeper).is_err());
-    }
-
-    #[test]
-    fn depth_is_limited() {
-        let mut deep = json!(1);
-        for _ in 0..MAX_DEPTH {
-            deep = json!([deep]);
-        }
-        assert!(to_json_string(&deep).is_ok());
-        let deeper = json!([deep]);
-        assert_eq!(to_json_string(&deeper).unwrap_err().code(), "depth_limit");
-    }
-}
-
 /// Parses JSON text into a `Value`, reading floats exactly (serde_json's default float
 /// parser can be off by one unit in the last place; a lossless codec cannot be) and keeping
 /// number lexemes under `arbitrary_precision`. Nesting deeper than 128 levels is an error,
@@ -280,7 +218,10 @@ struct Parser<'t> {
 
 impl Parser<'_> {
     fn error(&self, what: &str) -> String {
-        format!("{what} at character {}", self.text[..self.pos.min(self.text.len())].chars().count() + 1)
+        format!(
+            "{what} at character {}",
+            self.text[..self.pos.min(self.text.len())].chars().count() + 1
+        )
     }
 
     fn skip_ws(&mut self) {
@@ -307,7 +248,7 @@ impl Parser<'_> {
             Some(b'"') => self.string().map(Value::String),
             Some(b'-' | b'0'..=b'9') => self.number(),
             Some(b'[') => {
-                if depth >= MAX_DEPTH + 1 {
+                if depth > MAX_DEPTH {
                     return Err(self.error("nesting too deep"));
                 }
                 self.pos += 1;
@@ -332,7 +273,7 @@ impl Parser<'_> {
                 }
             }
             Some(b'{') => {
-                if depth >= MAX_DEPTH + 1 {
+                if depth > MAX_DEPTH {
                     return Err(self.error("nesting too deep"));
                 }
                 self.pos += 1;
@@ -426,7 +367,10 @@ impl Parser<'_> {
                             } else {
                                 high
                             };
-                            out.push(char::from_u32(code).ok_or_else(|| self.error("unpaired surrogate"))?);
+                            out.push(
+                                char::from_u32(code)
+                                    .ok_or_else(|| self.error("unpaired surrogate"))?,
+                            );
                         }
                         _ => return Err(self.error("invalid escape")),
                     }
@@ -450,7 +394,8 @@ impl Parser<'_> {
             self.pos += 1;
         }
         let integer_start = self.pos;
-        if digits(self) == 0 || (self.bytes[integer_start] == b'0' && self.pos - integer_start > 1) {
+        if digits(self) == 0 || (self.bytes[integer_start] == b'0' && self.pos - integer_start > 1)
+        {
             return Err(self.error("invalid number"));
         }
         let mut float = false;
@@ -489,5 +434,86 @@ impl Parser<'_> {
         Number::from_f64(f)
             .map(Value::Number)
             .ok_or_else(|| self.error("number out of range"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text(v: &Value) -> String {
+        to_json_string(v).unwrap()
+    }
+
+    #[test]
+    fn go_escapes_and_sorted_keys() {
+        assert_eq!(
+            text(&json!({"b": 1, "a": "<x>&\u{2028}\u{2029}", "c": [true, null]})),
+            r#"{"a":"\u003cx\u003e\u0026\u2028\u2029","b":1,"c":[true,null]}"#
+        );
+        assert_eq!(
+            text(&json!("q\"\\\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}é")),
+            "\"q\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f}é\""
+        );
+        assert_eq!(
+            text(&json!({"é": 1, "z": 2, "Z": 3})),
+            r#"{"Z":3,"z":2,"é":1}"#
+        );
+    }
+
+    #[test]
+    fn floats_stay_floats() {
+        assert_eq!(text(&json!([1.0, 0.5, -0.0])), "[1.0,0.5,-0.0]");
+        if !arbitrary_precision() {
+            assert_eq!(text(&json!([1e21, 1e-7])), "[1e+21,1e-7]");
+            assert_eq!(text(&json!(1e16)), "10000000000000000.0");
+        }
+        assert_eq!(
+            text(&json!([u64::MAX, i64::MIN])),
+            "[18446744073709551615,-9223372036854775808]"
+        );
+    }
+
+    #[test]
+    fn parses_json_exactly() {
+        let text = r#"{"a": [1, -2, 0.5, 1e-7, -2.0353366338057799e-171, true, null], "b\u00e9\ud83d\ude00": "x\n\"y\"\/"}"#;
+        let value = parse_json(text).unwrap();
+        assert_eq!(value["b\u{e9}\u{1f600}"], json!("x\n\"y\"/"));
+        if !arbitrary_precision() {
+            assert_eq!(value["a"][4].as_f64().unwrap(), -2.0353366338057799e-171);
+        }
+        for bad in [
+            "",
+            "01",
+            "1.",
+            "-",
+            "[1,]",
+            "{\"a\"1}",
+            "\"\\x\"",
+            "\"\u{1}\"",
+            "tru",
+            "[1] x",
+            "\"\\ud800\"",
+        ] {
+            assert!(parse_json(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(parse_number("12").unwrap(), Number::from(12));
+        assert!(parse_number("1 ").is_err());
+        let deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
+        assert!(parse_json(&deep).is_ok());
+        let deeper = format!("{}{}", "[".repeat(129), "]".repeat(129));
+        assert!(parse_json(&deeper).is_err());
+    }
+
+    #[test]
+    fn depth_is_limited() {
+        let mut deep = json!(1);
+        for _ in 0..MAX_DEPTH {
+            deep = json!([deep]);
+        }
+        assert!(to_json_string(&deep).is_ok());
+        let deeper = json!([deep]);
+        assert_eq!(to_json_string(&deeper).unwrap_err().code(), "depth_limit");
     }
 }

@@ -136,7 +136,11 @@ pub(crate) fn unexpected(line: u64, expected: String, found: Option<&str>) -> Er
         Some(tool) => format!("section `{tool}`"),
         None => "the end of the payload".to_owned(),
     };
-    Error::at(ErrorKind::UnexpectedSection { expected, found }, line.max(1), 1)
+    Error::at(
+        ErrorKind::UnexpectedSection { expected, found },
+        line.max(1),
+        1,
+    )
 }
 
 fn expect_end<S: SectionSource>(source: &mut S) -> Result<()> {
@@ -168,7 +172,10 @@ pub(crate) fn expect_section<S: SectionSource>(
             ))
         }
     };
-    if let Some(missing) = fields.iter().find(|f| !header.fields.iter().any(|h| h == *f)) {
+    if let Some(missing) = fields
+        .iter()
+        .find(|f| !header.fields.iter().any(|h| h == *f))
+    {
         return Err(Error::at(
             ErrorKind::InvalidMeta {
                 key: "fields".into(),
@@ -230,7 +237,11 @@ fn meta_bool(header: &Header, key: &str, line: u64) -> Result<bool> {
     match meta_text(header, key, line)? {
         "true" => Ok(true),
         "false" => Ok(false),
-        other => Err(meta_error(key, line, format!("expected `true` or `false`, found {other:?}"))),
+        other => Err(meta_error(
+            key,
+            line,
+            format!("expected `true` or `false`, found {other:?}"),
+        )),
     }
 }
 
@@ -344,7 +355,12 @@ impl Sections for SearchSymbols {
             ("total", self.total.to_string()),
             ("truncated", self.truncated.to_string()),
         ];
-        encoder.begin_section(&header("search_symbols", SymbolMatch::FIELDS, &own, &self.meta)?)?;
+        encoder.begin_section(&header(
+            "search_symbols",
+            SymbolMatch::FIELDS,
+            &own,
+            &self.meta,
+        )?)?;
         encoder.write_comment(&format!("{} result(s)", self.results.len()))?;
         write_rows(encoder, &self.results)
     }
@@ -444,7 +460,12 @@ fn single_row<S: SectionSource, T: DeserializeOwned>(
 impl Sections for SymbolSource {
     fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
         let own = [("etag", self.etag.clone())];
-        encoder.begin_section(&header("get_symbol_source", SOURCE_FIELDS, &own, &self.meta)?)?;
+        encoder.begin_section(&header(
+            "get_symbol_source",
+            SOURCE_FIELDS,
+            &own,
+            &self.meta,
+        )?)?;
         encoder.serialize_row(&SourceRow {
             id: self.id.clone(),
             kind: self.kind.clone(),
@@ -522,7 +543,15 @@ pub struct BatchSymbols {
 
 impl Sections for BatchSymbols {
     fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        let mut fields = vec!["id", "kind", "name", "path", "start_line", "end_line", "sig"];
+        let mut fields = vec![
+            "id",
+            "kind",
+            "name",
+            "path",
+            "start_line",
+            "end_line",
+            "sig",
+        ];
         if self.include_source {
             fields.push("source");
         }
@@ -561,7 +590,16 @@ impl Sections for BatchSymbols {
     }
 
     fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let required = ["id", "kind", "name", "path", "start_line", "end_line", "sig", "error"];
+        let required = [
+            "id",
+            "kind",
+            "name",
+            "path",
+            "start_line",
+            "end_line",
+            "sig",
+            "error",
+        ];
         let (header, _) = expect_section(source, "batch_symbols", &required)?;
         let value = BatchSymbols {
             include_source: header.field_index("source").is_some(),
@@ -689,7 +727,12 @@ impl Sections for FileSummary {
             ("truncated", self.truncated.to_string()),
             ("etag", self.etag.clone()),
         ];
-        encoder.begin_section(&header("get_file_summary", FileSymbol::FIELDS, &own, &self.meta)?)?;
+        encoder.begin_section(&header(
+            "get_file_summary",
+            FileSymbol::FIELDS,
+            &own,
+            &self.meta,
+        )?)?;
         write_rows(encoder, &self.symbols)
     }
 
@@ -701,7 +744,10 @@ impl Sections for FileSummary {
             truncated: meta_bool(&header, "truncated", line)?,
             etag: meta_text(&header, "etag", line)?.to_owned(),
             symbols: read_rows(source)?,
-            meta: extra_meta(&header, &["total_nodes", "total_edges", "truncated", "etag"]),
+            meta: extra_meta(
+                &header,
+                &["total_nodes", "total_edges", "truncated", "etag"],
+            ),
         };
         skip_subsections(source, "get_file_summary")?;
         Ok(value)
@@ -824,11 +870,21 @@ impl Sections for Graph {
             ("total", self.total.to_string()),
             ("truncated", self.truncated.to_string()),
         ];
-        let nodes = header(&format!("{tool}.nodes"), SymbolRef::FIELDS, &own, &self.nodes_meta)?;
+        let nodes = header(
+            &format!("{tool}.nodes"),
+            SymbolRef::FIELDS,
+            &own,
+            &self.nodes_meta,
+        )?;
         encoder.begin_section(&nodes)?;
         write_rows(encoder, &self.nodes)?;
         let own = [("count", self.edges.len().to_string())];
-        let edges = header(&format!("{tool}.edges"), GraphEdge::FIELDS, &own, &self.edges_meta)?;
+        let edges = header(
+            &format!("{tool}.edges"),
+            GraphEdge::FIELDS,
+            &own,
+            &self.edges_meta,
+        )?;
         encoder.begin_section(&edges)?;
         write_rows(encoder, &self.edges)
     }
@@ -846,11 +902,13 @@ impl Sections for Graph {
                 )
             })?;
         let name = tool.as_str();
-        let (nodes_header, line) = expect_section(source, &format!("{name}.nodes"), SymbolRef::FIELDS)?;
+        let (nodes_header, line) =
+            expect_section(source, &format!("{name}.nodes"), SymbolRef::FIELDS)?;
         let total = meta_u64(&nodes_header, "total", line)?;
         let truncated = meta_bool(&nodes_header, "truncated", line)?;
         let nodes = read_rows(source)?;
-        let (edges_header, _) = expect_section(source, &format!("{name}.edges"), GraphEdge::FIELDS)?;
+        let (edges_header, _) =
+            expect_section(source, &format!("{name}.edges"), GraphEdge::FIELDS)?;
         let edges = read_rows(source)?;
         skip_subsections(source, name)?;
         Ok(Graph {
@@ -891,8 +949,16 @@ pub struct EditTarget {
 
 impl EditTarget {
     /// The section's fields.
-    pub const FIELDS: &'static [&'static str] =
-        &["id", "kind", "name", "path", "start_line", "end_line", "sig", "etag"];
+    pub const FIELDS: &'static [&'static str] = &[
+        "id",
+        "kind",
+        "name",
+        "path",
+        "start_line",
+        "end_line",
+        "sig",
+        "etag",
+    ];
 }
 
 #[derive(Serialize, Deserialize)]
@@ -927,7 +993,9 @@ impl Sections for EditingContext {
         encoder.begin_section(&section("dependencies", SymbolRef::FIELDS)?)?;
         write_rows(encoder, &self.dependencies)?;
         encoder.begin_section(&section("tests", &["path"])?)?;
-        self.tests.iter().try_for_each(|path| encoder.write_row([path]))
+        self.tests
+            .iter()
+            .try_for_each(|path| encoder.write_row([path]))
     }
 
     fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
@@ -935,7 +1003,11 @@ impl Sections for EditingContext {
         let target = single_row(source, "get_editing_context.target", line)?;
         expect_section(source, "get_editing_context.callers", SymbolRef::FIELDS)?;
         let callers = read_rows(source)?;
-        expect_section(source, "get_editing_context.dependencies", SymbolRef::FIELDS)?;
+        expect_section(
+            source,
+            "get_editing_context.dependencies",
+            SymbolRef::FIELDS,
+        )?;
         let dependencies = read_rows(source)?;
         expect_section(source, "get_editing_context.tests", &["path"])?;
         let tests = read_rows::<S, TestPath>(source)?
@@ -1001,7 +1073,10 @@ impl Sections for SmartContext {
         if !self.task.is_empty() {
             encoder.write_row([&self.task])?;
         }
-        encoder.begin_section(&Header::new("smart_context.symbols", ScoredSymbol::FIELDS.iter().copied()))?;
+        encoder.begin_section(&Header::new(
+            "smart_context.symbols",
+            ScoredSymbol::FIELDS.iter().copied(),
+        ))?;
         write_rows(encoder, &self.symbols)
     }
 
@@ -1085,8 +1160,16 @@ pub struct Hotspot {
 
 impl Hotspot {
     /// The section's fields.
-    pub const FIELDS: &'static [&'static str] =
-        &["id", "name", "path", "line", "fan_in", "fan_out", "cross_cut", "score"];
+    pub const FIELDS: &'static [&'static str] = &[
+        "id",
+        "name",
+        "path",
+        "line",
+        "fan_in",
+        "fan_out",
+        "cross_cut",
+        "score",
+    ];
 }
 
 /// An `analyze` response of kind `hotspots` (section `analyze.hotspots`, meta `count`).
@@ -1154,7 +1237,13 @@ fn read_counted<S: SectionSource, T: DeserializeOwned>(
 
 impl Sections for DeadCode {
     fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        write_counted(encoder, "analyze.dead_code", DeadCodeItem::FIELDS, &self.items, &self.meta)
+        write_counted(
+            encoder,
+            "analyze.dead_code",
+            DeadCodeItem::FIELDS,
+            &self.items,
+            &self.meta,
+        )
     }
 
     fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
@@ -1165,7 +1254,13 @@ impl Sections for DeadCode {
 
 impl Sections for Hotspots {
     fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        write_counted(encoder, "analyze.hotspots", Hotspot::FIELDS, &self.items, &self.meta)
+        write_counted(
+            encoder,
+            "analyze.hotspots",
+            Hotspot::FIELDS,
+            &self.items,
+            &self.meta,
+        )
     }
 
     fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
@@ -1242,7 +1337,15 @@ struct ContractRow {
     consumers: Vec<String>,
 }
 
-const CONTRACT_FIELDS: &[&str] = &["id", "type", "method", "path", "service", "providers", "consumers"];
+const CONTRACT_FIELDS: &[&str] = &[
+    "id",
+    "type",
+    "method",
+    "path",
+    "service",
+    "providers",
+    "consumers",
+];
 
 /// A `contracts` response of action `list` (section `contracts.list`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -1323,7 +1426,12 @@ pub struct ContractOrphans {
 
 impl Sections for ContractOrphans {
     fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        encoder.begin_section(&header("contracts.orphans", Orphan::FIELDS, &[], &self.meta)?)?;
+        encoder.begin_section(&header(
+            "contracts.orphans",
+            Orphan::FIELDS,
+            &[],
+            &self.meta,
+        )?)?;
         write_rows(encoder, &self.orphans)
     }
 
@@ -1378,7 +1486,10 @@ mod tests {
         later.push_str("GCX1 tool=get_callers.caller_notes fields=id count=0\n");
         assert_eq!(Graph::from_gcx(&later).unwrap(), graph);
         later.push_str("GCX1 tool=other fields=id\n");
-        assert_eq!(Graph::from_gcx(&later).unwrap_err().code(), "unexpected_section");
+        assert_eq!(
+            Graph::from_gcx(&later).unwrap_err().code(),
+            "unexpected_section"
+        );
     }
 
     #[test]
@@ -1395,7 +1506,8 @@ mod tests {
 
     #[test]
     fn extra_columns_are_ignored_missing_ones_are_errors() {
-        let text = "GCX1 tool=analyze.dead_code fields=id,kind,name,path,line,reason,extra count=1\n\
+        let text =
+            "GCX1 tool=analyze.dead_code fields=id,kind,name,path,line,reason,extra count=1\n\
                     a\tfunction\tA\ta.go\t1\tunused\tx\n";
         let dead = DeadCode::from_gcx(text).unwrap();
         assert_eq!(dead.items[0].reason, "unused");
@@ -1415,7 +1527,10 @@ mod tests {
             ..Cycles::default()
         };
         let text = cycles.to_gcx().unwrap();
-        assert_eq!(text, "GCX1 tool=analyze.cycles fields=size,severity,nodes count=1\n2\thigh\ta,b\n");
+        assert_eq!(
+            text,
+            "GCX1 tool=analyze.cycles fields=size,severity,nodes count=1\n2\thigh\ta,b\n"
+        );
         assert_eq!(Cycles::from_gcx(&text).unwrap(), cycles);
         let bad = Cycles {
             items: vec![Cycle {

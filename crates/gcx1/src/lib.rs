@@ -28,9 +28,9 @@ pub use decoder::{
 };
 pub use encoder::{encode, encode_to_writer, Cell, CellWriter, Encoder};
 pub use error::{Error, ErrorKind, HeaderPart, Position, Result};
-pub use header::{Header, TAG, VERSION};
 pub use float::{format_f32, format_f64};
 pub use format::{parse_format, Format};
+pub use header::{Header, TAG, VERSION};
 pub use layouts::{
     BatchSymbol, BatchSymbols, Contract, ContractOrphans, ContractsList, Cycle, Cycles, DeadCode,
     DeadCodeItem, EditTarget, EditingContext, FileSummary, FileSymbol, FindUsages, Graph,

@@ -455,8 +455,9 @@ impl<'c> ser::Serializer for CellSerializer<'c> {
     }
 
     fn serialize_bytes(mut self, value: &[u8]) -> Result<()> {
-        let text = std::str::from_utf8(value)
-            .map_err(|_| ErrorKind::Serialize("bytes that are not UTF-8 cannot be a cell".into()))?;
+        let text = std::str::from_utf8(value).map_err(|_| {
+            ErrorKind::Serialize("bytes that are not UTF-8 cannot be a cell".into())
+        })?;
         self.out.write_str(text);
         Ok(())
     }
@@ -739,7 +740,9 @@ impl ser::Serializer for ValueSerializer {
                 .ok()
                 .filter(|_| crate::json::arbitrary_precision())
                 .map(Value::Number)
-                .ok_or_else(|| ErrorKind::Serialize(format!("integer {value} is out of range")).into()),
+                .ok_or_else(|| {
+                    ErrorKind::Serialize(format!("integer {value} is out of range")).into()
+                }),
         }
     }
 
@@ -822,7 +825,9 @@ impl ser::Serializer for ValueSerializer {
     }
 
     fn serialize_seq(self, len: Option<usize>) -> Result<ValueBuilder> {
-        Ok(ValueBuilder::Array(Vec::with_capacity(len.unwrap_or(0).min(4096))))
+        Ok(ValueBuilder::Array(Vec::with_capacity(
+            len.unwrap_or(0).min(4096),
+        )))
     }
 
     fn serialize_tuple(self, len: usize) -> Result<ValueBuilder> {
@@ -1193,7 +1198,10 @@ mod tests {
     #[test]
     fn to_value_rejects_nan_and_keeps_f32_short() {
         assert_eq!(to_value(&f64::NAN).unwrap_err().code(), "non_finite_float");
-        assert_eq!(to_value(&vec![1.0, f64::INFINITY]).unwrap_err().code(), "non_finite_float");
+        assert_eq!(
+            to_value(&vec![1.0, f64::INFINITY]).unwrap_err().code(),
+            "non_finite_float"
+        );
         assert_eq!(to_value(&0.1f32).unwrap(), json!(0.1));
         let value = json!({"a": [1, "x", null, {"b": 2.5}], "c": true});
         assert_eq!(to_value(&value).unwrap(), value);
@@ -1220,6 +1228,9 @@ mod tests {
         let row = json!({"k": [1, {"z": "<", "a": null}], "n": null});
         serialize_row(&row, &mut out, Fields::Collect(&mut names)).unwrap();
         assert_eq!(names, ["k", "n"]);
-        assert_eq!(String::from_utf8(out).unwrap(), "[1,{\"a\":null,\"z\":\"\\\\u003c\"}]\t");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "[1,{\"a\":null,\"z\":\"\\\\u003c\"}]\t"
+        );
     }
 }

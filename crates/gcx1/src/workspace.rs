@@ -144,7 +144,10 @@ impl ToolDefinitions {
         if rows.iter().any(|d| d.name.is_empty()) {
             return Err(schema("a tool definition has an empty name"));
         }
-        encoder.begin_section(&Header::new("tool_definitions", DEFINITION_FIELDS.iter().copied()))?;
+        encoder.begin_section(&Header::new(
+            "tool_definitions",
+            DEFINITION_FIELDS.iter().copied(),
+        ))?;
         rows.iter()
             .try_for_each(|d| encoder.write_row([d.name.as_str(), d.scope.as_str()]))
     }
@@ -220,10 +223,14 @@ impl RepoTarget {
             RepoTarget::AllRepos => Ok("[\"*\"]".into()),
             RepoTarget::Repos(names) => {
                 if names.is_empty() {
-                    return Err(schema("scope `fan-out` needs at least one repo, or `[\"*\"]`"));
+                    return Err(schema(
+                        "scope `fan-out` needs at least one repo, or `[\"*\"]`",
+                    ));
                 }
                 if names.iter().any(|n| n == "*") {
-                    return Err(schema("the `*` sentinel must be the only element of the list"));
+                    return Err(schema(
+                        "the `*` sentinel must be the only element of the list",
+                    ));
                 }
                 if names.iter().any(String::is_empty) {
                     return Err(schema("a repo name is empty"));
@@ -237,7 +244,9 @@ impl RepoTarget {
     /// Reads the `repo` cell of a request with `scope`.
     fn parse(scope: Scope, cell: &str) -> Result<Self> {
         match scope {
-            Scope::Repo if cell.is_empty() => Err(schema("scope `repo` needs a non-empty repo name")),
+            Scope::Repo if cell.is_empty() => {
+                Err(schema("scope `repo` needs a non-empty repo name"))
+            }
             Scope::Repo => Ok(RepoTarget::Repo(cell.to_owned())),
             Scope::Workspace if cell.is_empty() => Ok(RepoTarget::Workspace),
             Scope::Workspace => Err(schema(format!(
@@ -250,11 +259,13 @@ impl RepoTarget {
                     ))
                 })?;
                 match names.as_slice() {
-                    [] => Err(schema("scope `fan-out` needs at least one repo, or `[\"*\"]`")),
+                    [] => Err(schema(
+                        "scope `fan-out` needs at least one repo, or `[\"*\"]`",
+                    )),
                     [only] if only == "*" => Ok(RepoTarget::AllRepos),
-                    _ if names.iter().any(|n| n == "*") => {
-                        Err(schema("the `*` sentinel must be the only element of the list"))
-                    }
+                    _ if names.iter().any(|n| n == "*") => Err(schema(
+                        "the `*` sentinel must be the only element of the list",
+                    )),
                     _ if names.iter().any(String::is_empty) => Err(schema("a repo name is empty")),
                     _ => Ok(RepoTarget::Repos(names)),
                 }
@@ -377,8 +388,8 @@ impl ToolRequest {
             let scope = scope
                 .parse::<Scope>()
                 .map_err(|e| e.or_position(row.position(scope_at)))?;
-            let target =
-                RepoTarget::parse(scope, &repo).map_err(|e| e.or_position(row.position(repo_at)))?;
+            let target = RepoTarget::parse(scope, &repo)
+                .map_err(|e| e.or_position(row.position(repo_at)))?;
             Ok(ToolRequest { tool, target })
         })? {
             requests.push(request);
@@ -715,12 +726,17 @@ mod tests {
                 target,
             };
             let text = request.to_gcx().unwrap();
-            assert_eq!(text, format!("GCX1 tool=tool_request fields=tool,scope,repo\n{row}"));
+            assert_eq!(
+                text,
+                format!("GCX1 tool=tool_request fields=tool,scope,repo\n{row}")
+            );
             assert_eq!(ToolRequest::from_gcx(&text).unwrap(), request);
         }
         let bad = |row: &str| {
-            ToolRequest::from_gcx(&format!("GCX1 tool=tool_request fields=tool,scope,repo\n{row}\n"))
-                .unwrap_err()
+            ToolRequest::from_gcx(&format!(
+                "GCX1 tool=tool_request fields=tool,scope,repo\n{row}\n"
+            ))
+            .unwrap_err()
         };
         assert_eq!(bad("t\trepo\t").code(), "schema");
         assert_eq!(bad("t\tworkspace\tx").code(), "schema");
@@ -747,7 +763,8 @@ mod tests {
         );
         let dup = ToolDefinitions(vec![defs.0[0].clone(), defs.0[0].clone()]);
         assert_eq!(dup.to_gcx().unwrap_err().code(), "schema");
-        let missing = ToolDefinitions::from_gcx("GCX1 tool=tool_definitions fields=name,scope\nx\n");
+        let missing =
+            ToolDefinitions::from_gcx("GCX1 tool=tool_definitions fields=name,scope\nx\n");
         assert_eq!(missing.unwrap_err().code(), "schema");
     }
 
@@ -760,16 +777,43 @@ mod tests {
         assert_eq!(code(Scope::Repo, None), Err("missing_repo"));
         assert_eq!(code(Scope::Repo, Some(json!(""))), Err("missing_repo"));
         assert_eq!(code(Scope::Repo, Some(json!("z"))), Err("unknown_repo"));
-        assert_eq!(code(Scope::Repo, Some(json!(["a"]))), Err("wrong_repo_shape"));
-        assert_eq!(code(Scope::Repo, Some(json!("a"))), Ok(RepoTarget::Repo("a".into())));
-        assert_eq!(code(Scope::Workspace, Some(json!(null))), Ok(RepoTarget::Workspace));
-        assert_eq!(code(Scope::Workspace, Some(json!([]))), Err("repo_not_allowed"));
+        assert_eq!(
+            code(Scope::Repo, Some(json!(["a"]))),
+            Err("wrong_repo_shape")
+        );
+        assert_eq!(
+            code(Scope::Repo, Some(json!("a"))),
+            Ok(RepoTarget::Repo("a".into()))
+        );
+        assert_eq!(
+            code(Scope::Workspace, Some(json!(null))),
+            Ok(RepoTarget::Workspace)
+        );
+        assert_eq!(
+            code(Scope::Workspace, Some(json!([]))),
+            Err("repo_not_allowed")
+        );
         assert_eq!(code(Scope::FanOut, None), Err("missing_repo_list"));
-        assert_eq!(code(Scope::FanOut, Some(json!([]))), Err("missing_repo_list"));
-        assert_eq!(code(Scope::FanOut, Some(json!("a"))), Err("wrong_repo_shape"));
-        assert_eq!(code(Scope::FanOut, Some(json!([1]))), Err("wrong_repo_shape"));
-        assert_eq!(code(Scope::FanOut, Some(json!(["*", "a"]))), Err("wrong_repo_shape"));
-        assert_eq!(code(Scope::FanOut, Some(json!(["a", "z"]))), Err("unknown_repo"));
+        assert_eq!(
+            code(Scope::FanOut, Some(json!([]))),
+            Err("missing_repo_list")
+        );
+        assert_eq!(
+            code(Scope::FanOut, Some(json!("a"))),
+            Err("wrong_repo_shape")
+        );
+        assert_eq!(
+            code(Scope::FanOut, Some(json!([1]))),
+            Err("wrong_repo_shape")
+        );
+        assert_eq!(
+            code(Scope::FanOut, Some(json!(["*", "a"]))),
+            Err("wrong_repo_shape")
+        );
+        assert_eq!(
+            code(Scope::FanOut, Some(json!(["a", "z"]))),
+            Err("unknown_repo")
+        );
         assert_eq!(
             code(Scope::FanOut, Some(json!(["b", "a", "b"]))),
             Ok(RepoTarget::Repos(vec!["b".into(), "a".into()]))

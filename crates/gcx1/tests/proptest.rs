@@ -69,9 +69,8 @@ fn json_value() -> impl Strategy<Value = Value> {
 /// lone `value`: the shapes where the fallback has to mark types.
 fn object_rows() -> impl Strategy<Value = Value> {
     let key = prop_oneof![Just("value"), Just("a"), Just("b"), Just(""), Just("#c")];
-    let object = prop::collection::btree_map(key, json_leaf(), 0..4).prop_map(|m| {
-        Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
-    });
+    let object = prop::collection::btree_map(key, json_leaf(), 0..4)
+        .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()));
     prop::collection::vec(object, 0..5).prop_map(Value::Array)
 }
 
@@ -206,9 +205,22 @@ fn clean_text() -> impl Strategy<Value = String> {
 }
 
 fn symbol_match() -> impl Strategy<Value = SymbolMatch> {
-    (clean_text(), clean_text(), clean_text(), clean_text(), any::<u64>(), clean_text()).prop_map(
-        |(id, kind, name, path, line, sig)| SymbolMatch { id, kind, name, path, line, sig },
+    (
+        clean_text(),
+        clean_text(),
+        clean_text(),
+        clean_text(),
+        any::<u64>(),
+        clean_text(),
     )
+        .prop_map(|(id, kind, name, path, line, sig)| SymbolMatch {
+            id,
+            kind,
+            name,
+            path,
+            line,
+            sig,
+        })
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -243,8 +255,17 @@ impl TypedRow {
 
 fn any_row() -> impl Strategy<Value = TypedRow> {
     (
-        (tricky_text(), any::<i64>(), any::<u128>(), any::<f64>().prop_filter("finite", |f| f.is_finite())),
-        (any::<f32>().prop_filter("finite", |f| f.is_finite()), any::<bool>(), any::<Option<u32>>()),
+        (
+            tricky_text(),
+            any::<i64>(),
+            any::<u128>(),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()),
+        ),
+        (
+            any::<f32>().prop_filter("finite", |f| f.is_finite()),
+            any::<bool>(),
+            any::<Option<u32>>(),
+        ),
         (
             prop_oneof![Just(Color::Red), Just(Color::Green)],
             prop::collection::vec(tricky_text(), 0..3),
@@ -252,17 +273,21 @@ fn any_row() -> impl Strategy<Value = TypedRow> {
             any::<char>(),
         ),
     )
-        .prop_map(|((text, number, big, ratio), (small, flag, maybe), (color, tags, nested, letter))| TypedRow {
-            text,
-            number,
-            big,
-            ratio,
-            small,
-            flag,
-            maybe,
-            color,
-            tags,
-            nested,
-            letter,
-        })
+        .prop_map(
+            |((text, number, big, ratio), (small, flag, maybe), (color, tags, nested, letter))| {
+                TypedRow {
+                    text,
+                    number,
+                    big,
+                    ratio,
+                    small,
+                    flag,
+                    maybe,
+                    color,
+                    tags,
+                    nested,
+                    letter,
+                }
+            },
+        )
 }

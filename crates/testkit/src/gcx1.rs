@@ -85,8 +85,11 @@ pub fn decode_roundtrip(input: &[u8]) -> Result<Roundtrip, Bug> {
         }
         Err(e) => return Err(Bug(format!("re-encoding decoded sections failed: {e}"))),
     };
-    let again = decode(&first)
-        .map_err(|e| Bug(format!("the encoder's output does not decode: {e}\n{first:?}")))?;
+    let again = decode(&first).map_err(|e| {
+        Bug(format!(
+            "the encoder's output does not decode: {e}\n{first:?}"
+        ))
+    })?;
     if again != normalized(&sections) {
         return Err(Bug(format!(
             "decode → encode → decode changed the sections\nfirst: {sections:?}\nthen: {again:?}\ntext: {first:?}"
@@ -113,7 +116,11 @@ fn any_roundtrip(text: &str) -> Result<(), Bug> {
 
 /// Encodes one section with `fields` and `rows`, decodes it with both decoders, and
 /// compares (cells CRLF-normalised). Headers the encoder refuses are `Rejected`.
-pub fn cells_roundtrip(tool: &str, fields: &[String], rows: &[Vec<String>]) -> Result<Roundtrip, Bug> {
+pub fn cells_roundtrip(
+    tool: &str,
+    fields: &[String],
+    rows: &[Vec<String>],
+) -> Result<Roundtrip, Bug> {
     let section = Section {
         header: Header::new(tool, fields.iter().cloned()),
         rows: rows.to_vec(),
@@ -122,7 +129,10 @@ pub fn cells_roundtrip(tool: &str, fields: &[String], rows: &[Vec<String>]) -> R
         Ok(text) => text,
         Err(e)
             if acceptable_refusal(e.code())
-                || matches!(e.code(), "empty_row" | "empty_field_list" | "too_many_values") =>
+                || matches!(
+                    e.code(),
+                    "empty_row" | "empty_field_list" | "too_many_values"
+                ) =>
         {
             return Ok(Roundtrip::Rejected(e.code().to_owned()))
         }
@@ -160,8 +170,11 @@ pub fn value_roundtrip(tool: &str, value: &Value) -> Result<Roundtrip, Bug> {
         }
         Err(e) => return Err(Bug(format!("encode_any failed on {value}: {e}"))),
     };
-    let (decoded_tool, decoded) = decode_any_with_tool(&text)
-        .map_err(|e| Bug(format!("decode_any failed: {e}\nvalue: {value}\ntext: {text:?}")))?;
+    let (decoded_tool, decoded) = decode_any_with_tool(&text).map_err(|e| {
+        Bug(format!(
+            "decode_any failed: {e}\nvalue: {value}\ntext: {text:?}"
+        ))
+    })?;
     if decoded_tool != tool || &decoded != value {
         return Err(Bug(format!(
             "encode_any → decode_any changed the value\nvalue:   {value}\ndecoded: {decoded}\ntext: {text:?}"
