@@ -554,6 +554,28 @@ impl<'a> Iterator for Split<'a> {
                 Some(end) => i + end,
                 None => b.len(),
             };
+        } else if b.get(i) == Some(&b'^') && b.get(i + 1) == Some(&b'{') {
+            // An inline-schema marker: its field declaration may quote the delimiter.
+            i += 2;
+            loop {
+                match memchr::memchr2(b'"', b'}', &b[i..]) {
+                    Some(j) if b[i + j] == b'"' => match quoted_end(&self.text[i + j..]) {
+                        Some(end) => i += j + end,
+                        None => {
+                            i = b.len();
+                            break;
+                        }
+                    },
+                    Some(j) => {
+                        i += j + 1;
+                        break;
+                    }
+                    None => {
+                        i = b.len();
+                        break;
+                    }
+                }
+            }
         }
         match memchr::memchr(self.delim, &b[i..]) {
             Some(j) => {
@@ -786,7 +808,9 @@ pub(crate) fn needs_quote(s: &str) -> bool {
             return true;
         }
         b'~' if b.len() == 1 => return true,
-        b'^' if b.len() == 1 || (b[1] == b'{' && last == b'}') => return true,
+        // `^`, and anything a splitter would take for a `^{fields}` marker (the spec quotes
+        // only complete markers; quoting every `^{` start keeps cells unambiguous).
+        b'^' if b.len() == 1 || b[1] == b'{' => return true,
         b't' if s == "true" => return true,
         b'f' if s == "false" => return true,
         _ => {}
@@ -1027,6 +1051,10 @@ mod tests {
         assert_eq!(parts, [r#""unterminated|x"#]);
         let parts: Vec<_> = split(r#""a"x|y"#, b'|').collect();
         assert_eq!(parts, [r#""a"x"#, "y"]);
+        let parts: Vec<_> = split(r#"1|^{"a|b",c}|x"#, b'|').collect();
+        assert_eq!(parts, ["1", r#"^{"a|b",c}"#, "x"]);
+        let parts: Vec<_> = split(r#"^{"a|b"|x"#, b'|').collect();
+        assert_eq!(parts, [r#"^{"a|b"|x"#]);
     }
 
     #[test]
@@ -1118,7 +1146,7 @@ mod tests {
             "", "-", "~", "^", "true", "false", "123", "1e10", "-0", "01", "007", "+1", "-.5",
             "+.5", ".5", "# x", "@h", ".x", " a", "a ", "   ", "a|b", "a,b", "a\"b", "a\\b",
             "a\nb", "\r", "a\tb", "\u{0}", "\u{1f}", "\u{85}", "\u{9f}", "a\u{a0}b", "\u{2028}",
-            "\u{2029}", "\u{feff}", "\u{3000}", "^{a}", "^{}", "^{a,b}",
+            "\u{2029}", "\u{feff}", "\u{3000}", "^{a}", "^{}", "^{a,b}", "^{a", "^{a}x",
         ] {
             assert!(needs_quote(quoted), "{quoted:?} must be quoted");
         }
@@ -1130,7 +1158,7 @@ mod tests {
             "a-b",
             "a=b",
             "^a",
-            "^{a",
+            "x^{a}",
             "~x",
             "x~",
             "é",

@@ -300,6 +300,44 @@ pub(crate) fn write_u128(out: &mut String, value: u128) {
     }
 }
 
+/// An integer value of a number lexeme, in the 128-bit type that holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Integer {
+    /// A non-negative integer.
+    U(u128),
+    /// A negative integer.
+    I(i128),
+}
+
+/// The exact integer value of a lexeme in any spelling (`1e+21`, `1.5e1`, `-0`), if it is
+/// integral and fits 128 bits.
+pub(crate) fn exact_integer(lexeme: &str) -> Option<Integer> {
+    let d = decimal(lexeme).ok()?;
+    if d.is_zero() {
+        return Some(Integer::U(0));
+    }
+    let n = d.len() as i64;
+    let e = d.exponent;
+    if e < n - 1 || e > 39 {
+        return None;
+    }
+    let mut text = String::with_capacity(e as usize + 2);
+    if d.negative {
+        text.push('-');
+    }
+    for i in 0..d.len() {
+        text.push(char::from(d.digit(i)));
+    }
+    for _ in 0..(e - (n - 1)) {
+        text.push('0');
+    }
+    if d.negative {
+        text.parse().ok().map(Integer::I)
+    } else {
+        text.parse().ok().map(Integer::U)
+    }
+}
+
 /// A parsed JSON number lexeme, in the richest type that holds it exactly.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Number {
@@ -307,12 +345,13 @@ pub(crate) enum Number {
     U64(u64),
     /// A negative integer that fits `i64`.
     I64(i64),
-    /// An integer beyond 64 bits that fits `u128`.
-    U128(u128),
-    /// An integer beyond 64 bits that fits `i128`.
-    I128(i128),
-    /// A fraction or exponent lexeme (or `-0`) whose shortest round-trip `f64` has exactly the
-    /// lexeme's decimal value.
+    /// An integer beyond 64 bits that fits `u128`; with the `f64` of the same value when its
+    /// shortest round-trip spelling is this integer (as for `100000000000000000000` = 1e20).
+    U128(u128, Option<f64>),
+    /// An integer beyond 64 bits that fits `i128`; with its `f64` as for [`Number::U128`].
+    I128(i128, Option<f64>),
+    /// A fraction or exponent lexeme (or `-0`, or an integer beyond 128 bits) whose shortest
+    /// round-trip `f64` has exactly the lexeme's decimal value.
     F64(f64),
     /// A number no native type holds exactly: an integer beyond 128 bits, a decimal with more
     /// precision than `f64`, or outside its range. The nearest `f64` (possibly infinite or
@@ -331,17 +370,16 @@ pub(crate) fn parse(lexeme: &str) -> Number {
                 return Number::I64(v);
             }
             if let Ok(v) = lexeme.parse::<i128>() {
-                return Number::I128(v);
+                return Number::I128(v, exact_f64(lexeme));
             }
         } else {
             if let Ok(v) = lexeme.parse::<u64>() {
                 return Number::U64(v);
             }
             if let Ok(v) = lexeme.parse::<u128>() {
-                return Number::U128(v);
+                return Number::U128(v, exact_f64(lexeme));
             }
         }
-        return Number::Inexact(lexeme.parse::<f64>().unwrap_or(f64::NAN));
     }
     let value = lexeme.parse::<f64>().unwrap_or(f64::NAN);
     if float_is_exact(lexeme, value) {
@@ -349,6 +387,12 @@ pub(crate) fn parse(lexeme: &str) -> Number {
     } else {
         Number::Inexact(value)
     }
+}
+
+/// The double whose shortest spelling has exactly the value of `lexeme`, if there is one.
+fn exact_f64(lexeme: &str) -> Option<f64> {
+    let value = lexeme.parse::<f64>().ok()?;
+    float_is_exact(lexeme, value).then_some(value)
 }
 
 /// Whether `value` (the nearest double to `lexeme`) has exactly the lexeme's decimal value,
@@ -555,21 +599,44 @@ mod tests {
     }
 
     #[test]
+    fn integers_in_any_spelling() {
+        assert_eq!(exact_integer("-1e+21"), Some(Integer::I(-(10i128.pow(21)))));
+        assert_eq!(exact_integer("1.5e1"), Some(Integer::U(15)));
+        assert_eq!(exact_integer("-0"), Some(Integer::U(0)));
+        assert_eq!(exact_integer("0.0"), Some(Integer::U(0)));
+        assert_eq!(exact_integer("1.5"), None);
+        assert_eq!(exact_integer("1e40"), None);
+        assert_eq!(
+            exact_integer("1.2345678901234567890123456789e+29"),
+            Some(Integer::U(123456789012345678901234567890))
+        );
+        assert_eq!(exact_integer("3.5e+38"), None);
+    }
+
+    #[test]
     fn parsing_is_exact_or_says_so() {
         assert_eq!(parse("0"), Number::U64(0));
         assert_eq!(parse("-0"), Number::F64(-0.0));
         assert!(matches!(parse("-0"), Number::F64(z) if z.is_sign_negative()));
         assert_eq!(parse("-17"), Number::I64(-17));
         assert_eq!(parse("18446744073709551615"), Number::U64(u64::MAX));
-        assert_eq!(parse("18446744073709551616"), Number::U128(1 << 64));
+        assert_eq!(parse("18446744073709551616"), Number::U128(1 << 64, None));
+        assert_eq!(
+            parse("100000000000000000000"),
+            Number::U128(10u128.pow(20), Some(1e20))
+        );
         assert_eq!(
             parse("-9223372036854775809"),
-            Number::I128(-9223372036854775809)
+            Number::I128(-9223372036854775809, None)
         );
         assert!(matches!(
             parse("1234567890123456789012345678901234567890"),
             Number::Inexact(_)
         ));
+        assert_eq!(
+            parse("10000000000000000000000000000000000000000"),
+            Number::F64(1e40)
+        );
         assert_eq!(parse("2.5"), Number::F64(2.5));
         assert_eq!(parse("6.022E+23"), Number::F64(6.022e23));
         assert_eq!(parse("1.0"), Number::F64(1.0));

@@ -7,6 +7,7 @@
 //! `tests::roundtrip`.
 #![deny(missing_docs)]
 
+pub mod gcf;
 pub mod gcx1;
 pub mod toolcard;
 

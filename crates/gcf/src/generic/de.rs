@@ -25,7 +25,7 @@ use super::tape::{Tape, Tok};
 use crate::error::{Error, ErrorKind, Limit, Position, Result};
 use crate::header::{self, Profile};
 use crate::lex::{self, Count, Cursor, Line, Lines, Scalar};
-use crate::number::{self, Number};
+use crate::number::{self, Integer, Number};
 use crate::options::{DecoderOptions, Limits};
 
 /// Reads past a value, validating it.
@@ -518,8 +518,12 @@ fn visit_number<'de, V: Visitor<'de>>(lexeme: &'de str, visitor: V) -> Result<V:
         Number::U64(v) => visitor.visit_u64(v),
         Number::I64(v) => visitor.visit_i64(v),
         Number::F64(v) => visitor.visit_f64(v),
-        Number::U128(v) => visitor.visit_u128(v).map_err(widen),
-        Number::I128(v) => visitor.visit_i128(v).map_err(widen),
+        // Without arbitrary precision, a big integer that is exactly a double's shortest
+        // spelling (an f64 of 1e20 is encoded `100000000000000000000`) decodes to that double.
+        Number::U128(_, Some(f)) if !arbitrary_precision() => visitor.visit_f64(f),
+        Number::I128(_, Some(f)) if !arbitrary_precision() => visitor.visit_f64(f),
+        Number::U128(v, _) => visitor.visit_u128(v).map_err(widen),
+        Number::I128(v, _) => visitor.visit_i128(v).map_err(widen),
         Number::Inexact(_) if arbitrary_precision() => visitor.visit_map(NumberMap {
             lexeme: Some(lexeme),
         }),
@@ -731,19 +735,24 @@ macro_rules! int_targets {
     ($($method:ident,)*) => {
         $(
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-                self.scalar(visitor, |_, n, lexeme, visitor| {
-                    let integer = !lexeme.contains(['.', 'e', 'E']);
-                    match n {
-                        Number::U64(v) => visitor.visit_u64(v),
-                        Number::I64(v) => visitor.visit_i64(v),
-                        Number::U128(v) => visitor.visit_u128(v),
-                        Number::I128(v) => visitor.visit_i128(v),
-                        // `-0` is zero to an integer target.
-                        Number::F64(z) if z == 0.0 && integer => visitor.visit_u64(0),
-                        Number::F64(v) => visitor.visit_f64(v),
-                        Number::Inexact(_) if integer => Err(out_of_range(lexeme)),
-                        Number::Inexact(v) => visitor.visit_f64(v),
-                    }
+                self.scalar(visitor, |_, n, lexeme, visitor| match n {
+                    Number::U64(v) => visitor.visit_u64(v),
+                    Number::I64(v) => visitor.visit_i64(v),
+                    Number::U128(v, _) => visitor.visit_u128(v),
+                    Number::I128(v, _) => visitor.visit_i128(v),
+                    // Any spelling of an integer (`-0`, `1e+21`, `1.5e1`) is an integer.
+                    Number::F64(v) | Number::Inexact(v) => match number::exact_integer(lexeme) {
+                        Some(Integer::U(i)) => match u64::try_from(i) {
+                            Ok(i) => visitor.visit_u64(i),
+                            Err(_) => visitor.visit_u128(i),
+                        },
+                        Some(Integer::I(i)) => match i64::try_from(i) {
+                            Ok(i) => visitor.visit_i64(i),
+                            Err(_) => visitor.visit_i128(i),
+                        },
+                        None if matches!(n, Number::F64(_)) => visitor.visit_f64(v),
+                        None => Err(out_of_range(lexeme)),
+                    },
                 })
             }
         )*
@@ -758,8 +767,10 @@ macro_rules! float_targets {
                 self.scalar(visitor, |line, n, lexeme, visitor| match n {
                     Number::U64(v) => visitor.visit_u64(v),
                     Number::I64(v) => visitor.visit_i64(v),
-                    Number::F64(v) => visitor.visit_f64(v),
-                    Number::U128(_) | Number::I128(_) | Number::Inexact(_) => {
+                    Number::F64(v) | Number::U128(_, Some(v)) | Number::I128(_, Some(v)) => {
+                        visitor.visit_f64(v)
+                    }
+                    Number::U128(..) | Number::I128(..) | Number::Inexact(_) => {
                         let v = lexeme.parse::<f64>().unwrap_or(f64::NAN);
                         if v.is_finite() {
                             visitor.visit_f64(v)
@@ -1739,12 +1750,19 @@ impl<'de> RowAccess<'_, 'de> {
             }) => {
                 let level = st.level + 2;
                 let trimmed = rest.trim_end_matches([' ', '\t']);
+                let resume = self.p.lines.cursor();
+                self.p.lines.seek(cursor);
+                // `.field [N]` without `{fields}` uses the column's shared schema; but an
+                // expanded array has no other spelling, so a body of `@N` items is expanded
+                // (the rule the reference decoders apply; shared-schema rows never carry `@N`).
+                let shared = match self.p.lines.peek()? {
+                    Some(first) if first.text.starts_with('@') => None,
+                    _ => st.shared[c].as_ref(),
+                };
                 let pending = if trimmed == "{}" {
                     Pending::Object { line, level }
                 } else if trimmed.starts_with('[') {
-                    let pending =
-                        self.p
-                            .array_header(line, trimmed, level, st.shared[c].as_ref())?;
+                    let pending = self.p.array_header(line, trimmed, level, shared)?;
                     if let Pending::Array {
                         body: Body::Rows { fields, .. },
                         ..
@@ -1763,8 +1781,6 @@ impl<'de> RowAccess<'_, 'de> {
                     ));
                 };
                 let counted = matches!(pending, Pending::Array { .. });
-                let resume = self.p.lines.cursor();
-                self.p.lines.seek(cursor);
                 let value = seed.deserialize(ValueDe {
                     p: &mut *self.p,
                     pending,

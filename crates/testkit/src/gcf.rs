@@ -1,0 +1,167 @@
+//! The round-trip oracle of the GCF generic profile (`agentwire-gcf`), shared by its property
+//! tests, its conformance checks and the `gcf_decode` fuzz target.
+//!
+//! Invariants checked:
+//!
+//! - **lossless** (spec §1.1): `from_str(to_string(v)) == v` in the JSON data model — same
+//!   types, members as sets, arrays in order, strings byte for byte, numbers by exact decimal
+//!   value (`1.0` equals `1`, since GCF keeps the value, not the spelling; `-0` differs from
+//!   `0`);
+//! - **canonical**: encoding the decoded value gives the same bytes again (idempotence);
+//! - **typed errors**: input the decoder rejects fails with an error code, never a panic.
+
+use serde_json::Value;
+
+use crate::{Bug, Roundtrip};
+
+/// Encodes `value`, decodes the text, and checks that the result equals `value` and encodes to
+/// the same bytes. Returns the encoded text. A value the encoder rejects (NaN cannot occur in
+/// a `Value`; too deep a value can) is a `Bug` only if the rejection has no error code.
+pub fn check_value(value: &Value) -> Result<String, Bug> {
+    let text = agentwire_gcf::to_string(value)
+        .map_err(|e| Bug(format!("encoding a JSON value failed: {e}\nvalue: {value}")))?;
+    let decoded: Value = agentwire_gcf::from_str(&text).map_err(|e| {
+        Bug(format!(
+            "decoding the encoder's own output failed: {e}\nvalue: {value}\ntext:\n{text}"
+        ))
+    })?;
+    if let Some(difference) = difference(value, &decoded) {
+        return Err(Bug(format!(
+            "round trip changed the value: {difference}\nvalue:   {value}\ndecoded: {decoded}\ntext:\n{text}"
+        )));
+    }
+    let again = agentwire_gcf::to_string(&decoded)
+        .map_err(|e| Bug(format!("re-encoding the decoded value failed: {e}")))?;
+    if again != text {
+        return Err(Bug(format!(
+            "encoding is not idempotent\nfirst:\n{text}\nsecond:\n{again}"
+        )));
+    }
+    Ok(text)
+}
+
+/// Decodes arbitrary bytes; rejected input must carry an error code, and accepted input must
+/// pass [`check_value`] (decode → encode → decode gives the same value and the same bytes).
+pub fn check_bytes(input: &[u8]) -> Result<Roundtrip, Bug> {
+    match agentwire_gcf::from_slice::<Value>(input) {
+        Err(e) => {
+            if e.code().is_empty() {
+                return Err(Bug(format!("an error without a code: {e}")));
+            }
+            Ok(Roundtrip::Rejected(e.code().to_owned()))
+        }
+        Ok(value) => {
+            // Every accepted document must also validate without building a value.
+            if let Err(e) = agentwire_gcf::from_slice::<serde::de::IgnoredAny>(input) {
+                return Err(Bug(format!(
+                    "accepted into a Value but rejected when ignored: {e}"
+                )));
+            }
+            check_value(&value).map(|_| Roundtrip::Ok)
+        }
+    }
+}
+
+/// Whether two values are equal in the JSON data model (see the module docs).
+pub fn json_equal(a: &Value, b: &Value) -> bool {
+    difference(a, b).is_none()
+}
+
+/// The first difference between two values, with its path, or `None` when they are equal in
+/// the JSON data model.
+pub fn difference(a: &Value, b: &Value) -> Option<String> {
+    let mut path = String::from("$");
+    diff_at(&mut path, a, b)
+}
+
+fn diff_at(path: &mut String, a: &Value, b: &Value) -> Option<String> {
+    match (a, b) {
+        (Value::Null, Value::Null) => None,
+        (Value::Bool(x), Value::Bool(y)) if x == y => None,
+        (Value::String(x), Value::String(y)) if x == y => None,
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.to_string(), y.to_string());
+            (canonical(&x) != canonical(&y)).then(|| format!("{path}: number {x} != {y}"))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            if x.len() != y.len() {
+                return Some(format!("{path}: {} elements != {}", x.len(), y.len()));
+            }
+            x.iter().zip(y).enumerate().find_map(|(i, (x, y))| {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                let found = diff_at(path, x, y);
+                path.truncate(len);
+                found
+            })
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            if let Some(k) = x.keys().find(|k| !y.contains_key(*k)) {
+                return Some(format!("{path}: member {k:?} lost"));
+            }
+            if let Some(k) = y.keys().find(|k| !x.contains_key(*k)) {
+                return Some(format!("{path}: member {k:?} added"));
+            }
+            x.iter().find_map(|(k, v)| {
+                let len = path.len();
+                path.push_str(&format!(".{k:?}"));
+                let found = diff_at(path, v, &y[k]);
+                path.truncate(len);
+                found
+            })
+        }
+        _ => Some(format!("{path}: {a} != {b}")),
+    }
+}
+
+/// A number lexeme reduced to its exact value: sign, significant digits and the exponent of
+/// the first digit (`"-0"` keeps its sign; `"1.0"`, `"1"` and `"10e-1"` are equal).
+fn canonical(lexeme: &str) -> (bool, String, i64) {
+    let (negative, rest) = match lexeme.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, lexeme),
+    };
+    let (mantissa, exponent) = match rest.find(['e', 'E']) {
+        Some(i) => (&rest[..i], rest[i + 1..].parse::<i64>().unwrap_or(0)),
+        None => (rest, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{int}{frac}");
+    let Some(first) = digits.find(|c: char| c != '0') else {
+        return (negative, String::new(), 0);
+    };
+    let significant = digits[first..].trim_end_matches('0').to_owned();
+    let first_exponent = int.len() as i64 - 1 - first as i64 + exponent;
+    (negative, significant, first_exponent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_compare_by_value() {
+        assert_eq!(canonical("1.0"), canonical("1"));
+        assert_eq!(canonical("10e-1"), canonical("1"));
+        assert_eq!(canonical("0.001"), canonical("1e-3"));
+        assert_ne!(canonical("-0"), canonical("0"));
+        assert_eq!(canonical("-0.0"), canonical("-0"));
+        assert_ne!(canonical("1.5"), canonical("15"));
+    }
+
+    #[test]
+    fn the_oracle_accepts_round_trips_and_reports_rejections() {
+        let text = check_value(&json!({"a": [1, "x", null], "b": {"c": 1.5}})).unwrap();
+        assert!(text.starts_with("GCF profile=generic\n"));
+        assert_eq!(check_bytes(text.as_bytes()), Ok(Roundtrip::Ok));
+        assert_eq!(
+            check_bytes(b"GCF profile=generic\nvalue=~\n"),
+            Ok(Roundtrip::Rejected("invalid_missing".into()))
+        );
+        assert_eq!(
+            check_bytes(b"\xff"),
+            Ok(Roundtrip::Rejected("invalid_utf8".into()))
+        );
+    }
+}
