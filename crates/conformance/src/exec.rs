@@ -645,6 +645,10 @@ fn profile(event: &Value, missing: &mut Vec<String>) {
                     ),
                     ("response.usage.total_tokens", "integer"),
                     ("response.usage.cached_tokens", "integer"),
+                    (
+                        "response.usage.input_tokens_details.cache_write_tokens",
+                        "integer",
+                    ),
                 ] {
                     need(path, kind);
                 }

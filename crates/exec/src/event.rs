@@ -429,8 +429,8 @@ impl Usage {
     }
 
     /// Fills in what the Responses API and the v0 protocol require and may be missing:
-    /// cached tokens in both places (0 when neither is known), reasoning tokens (0) and the
-    /// total.
+    /// cached tokens in both places (0 when neither is known), cache writes (0), reasoning
+    /// tokens (0) and the total.
     pub fn fill(&mut self) {
         let cached = self.cached().unwrap_or(0);
         self.cached_tokens.get_or_insert(cached);
@@ -438,9 +438,12 @@ impl Usage {
         let input = self
             .input_tokens_details
             .get_or_insert_with(|| InputTokensDetails {
+                cache_write_tokens: None,
                 cached_tokens: None,
                 extra: Map::new(),
             });
+        input.cache_write_tokens.get_or_insert(0);
+        crate::wire::remove(&mut input.extra, "cache_write_tokens");
         input.cached_tokens.get_or_insert(cached);
         crate::wire::remove(&mut input.extra, "cached_tokens");
         crate::wire::remove(&mut self.extra, "input_tokens_details");
@@ -462,6 +465,8 @@ impl Usage {
 wire_object! {
     /// Details of the input tokens.
     pub struct InputTokensDetails {
+        /// Input tokens written to the prompt cache.
+        cache_write_tokens: opt u64,
         /// Input tokens served from the prompt cache.
         cached_tokens: opt u64,
     }

@@ -1173,11 +1173,14 @@ impl Normalizer {
     fn finish_failed(&mut self, mut response: Response, out: &mut Vec<Event>) {
         response.status = Some("failed".to_owned());
         if response.error.is_none() {
-            response.error = Some(
-                self.error
-                    .clone()
-                    .unwrap_or_else(|| ResponseError::new(None, "the response failed")),
-            );
+            let mut error = self
+                .error
+                .clone()
+                .unwrap_or_else(|| ResponseError::new(None, "the response failed"));
+            // The response object's code is one of the API's; the `error` event before it
+            // carries the precise one.
+            error.code = Some(api_error_code(error.code.as_deref()).to_owned());
+            response.error = Some(error);
         }
         crate::wire::remove(&mut response.extra, "error");
         self.fill_response(&mut response, "failed");
@@ -1199,6 +1202,40 @@ impl Normalizer {
             ResponseError::new(e.code.clone(), e.message.clone().unwrap_or_default())
         });
         self.emit(out, Event::Error(e));
+    }
+}
+
+/// The codes a response object's `error.code` may take (openai-python 3.54's
+/// `ResponseError.code`).
+const API_ERROR_CODES: &[&str] = &[
+    "server_error",
+    "rate_limit_exceeded",
+    "invalid_prompt",
+    "data_residency_mismatch",
+    "bio_policy",
+    "misalignment_policy_violation",
+    "vector_store_timeout",
+    "invalid_image",
+    "invalid_image_format",
+    "invalid_base64_image",
+    "invalid_image_url",
+    "image_too_large",
+    "image_too_small",
+    "image_parse_error",
+    "image_content_policy_violation",
+    "invalid_image_mode",
+    "image_file_too_large",
+    "unsupported_image_media_type",
+    "empty_image_file",
+    "failed_to_download_image",
+    "image_file_not_found",
+];
+
+/// `code` if the API knows it, else `server_error`.
+fn api_error_code(code: Option<&str>) -> &str {
+    match code {
+        Some(code) if API_ERROR_CODES.contains(&code) => code,
+        _ => "server_error",
     }
 }
 
