@@ -1280,3 +1280,120 @@ impl Part {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RequestOptions;
+
+    fn run(lines: &[&str]) -> (Vec<Event>, Option<Outcome>) {
+        let mut options = RequestOptions::new();
+        options.prompt = Some("hi".to_owned());
+        let mut normalizer = Normalizer::new(&options.build().unwrap()).created_at(7);
+        let mut out = Vec::new();
+        for line in lines {
+            out.extend(normalizer.push_json(line));
+        }
+        out.extend(normalizer.finish());
+        (out, normalizer.outcome())
+    }
+
+    fn error_code(events: &[Event]) -> Option<String> {
+        events.iter().find_map(|e| match e {
+            Event::Error(e) => e.code.clone(),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn protocol_violations_fail_the_response() {
+        let added = r#"{"type":"response.output_item.added","item":{"type":"function_call","id":"fc_1","call_id":"c","name":"f"}}"#;
+        let message = r#"{"type":"response.output_item.added","item":{"type":"message","id":"m"}}"#;
+        for (lines, code) in [
+            (vec![added, added], "duplicate_item"),
+            (
+                vec![
+                    added,
+                    r#"{"type":"response.output_item.done","item":{"type":"function_call","id":"fc_1","call_id":"c","name":"f","arguments":"{}"}}"#,
+                    r#"{"type":"response.output_item.done","item":{"type":"function_call","id":"fc_1","call_id":"c","name":"f","arguments":"{}"}}"#,
+                ],
+                "invalid_event",
+            ),
+            (
+                vec![
+                    added,
+                    r#"{"type":"response.output_text.delta","item_id":"fc_1","delta":"x"}"#,
+                ],
+                "invalid_event",
+            ),
+            (
+                vec![
+                    message,
+                    r#"{"type":"response.function_call_arguments.delta","item_id":"m","delta":"x"}"#,
+                ],
+                "invalid_event",
+            ),
+            (
+                vec![
+                    message,
+                    r#"{"type":"response.output_text.delta","item_id":"m","delta":"a"}"#,
+                    r#"{"type":"response.output_text.done","item_id":"m","text":"b"}"#,
+                ],
+                "text_mismatch",
+            ),
+            (vec![r#"{"no":"type"}"#], "invalid_event"),
+            (vec!["[1,2]"], "invalid_event"),
+            (
+                vec![r#"{"type":"response.output_text.delta"}"#],
+                "invalid_event",
+            ),
+        ] {
+            let (events, outcome) = run(&lines);
+            assert_eq!(outcome, Some(Outcome::Failed), "{lines:?}");
+            assert_eq!(error_code(&events).as_deref(), Some(code), "{lines:?}");
+            assert!(events.last().unwrap().is_terminal());
+        }
+    }
+
+    #[test]
+    fn failures_fill_the_response_object() {
+        let (events, outcome) = run(&[]);
+        assert_eq!(outcome, Some(Outcome::Failed));
+        let Event::ResponseFailed(failed) = events.last().unwrap() else {
+            panic!("{events:?}")
+        };
+        let response = &failed.response;
+        assert_eq!(response.id.as_deref(), Some(""));
+        assert_eq!(response.created_at, Some(Number::from(7)));
+        assert_eq!(response.model.as_deref(), Some(crate::DEFAULT_MODEL));
+        assert_eq!(response.status.as_deref(), Some("failed"));
+        let error = response.error.as_ref().unwrap();
+        assert_eq!(error.code.as_deref(), Some("server_error"));
+        assert_eq!(
+            error.message,
+            "the upstream stream ended before a terminal event"
+        );
+        assert_eq!(error_code(&events).as_deref(), Some("stream_truncated"));
+    }
+
+    #[test]
+    fn nothing_follows_the_terminal_event() {
+        let mut options = RequestOptions::new();
+        options.prompt = Some("hi".to_owned());
+        let mut normalizer = Normalizer::new(&options.build().unwrap());
+        let done = normalizer.push_json(r#"{"type":"response.completed","response":{}}"#);
+        assert_eq!(done.len(), 1);
+        assert!(normalizer
+            .push_json(r#"{"type":"response.output_text.delta","delta":"late"}"#)
+            .is_empty());
+        assert!(normalizer
+            .fail(UpstreamFailure::new("transport_error", "late"))
+            .is_empty());
+        assert!(normalizer.finish().is_empty());
+        assert_eq!(normalizer.ignored_after_terminal(), 1);
+        assert_eq!(normalizer.emitted(), 1);
+        // [DONE] and empty data are not events.
+        assert!(normalizer.push_json(" [DONE] ").is_empty());
+        assert_eq!(normalizer.ignored_after_terminal(), 1);
+    }
+}
