@@ -338,7 +338,25 @@ fn run_upstream(
                 output.emit(&normalizer.finish())?;
             }
             Err(e) => {
-                let failure = UpstreamFailure::from_read_error(&e);
+                let failure = match e.kind() {
+                    // ureq reports its own timeouts as `io::ErrorKind::Other` errors.
+                    agentwire_exec::ErrorKind::Io(io)
+                        if matches!(
+                            io.get_ref()
+                                .and_then(|inner| inner.downcast_ref::<ureq::Error>()),
+                            Some(ureq::Error::Timeout(_))
+                        ) =>
+                    {
+                        UpstreamFailure::new(
+                            "timeout",
+                            format!(
+                                "the upstream stream timed out after {}s (see --timeout)",
+                                args.timeout.max(1)
+                            ),
+                        )
+                    }
+                    _ => UpstreamFailure::from_read_error(&e),
+                };
                 output.emit(&normalizer.fail(failure))?;
             }
         }

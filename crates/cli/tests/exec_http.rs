@@ -17,6 +17,8 @@ enum End {
     Close,
     /// Sends the body with chunked encoding, then breaks off in the middle of a chunk.
     ChunkedCut,
+    /// Sends the body, then keeps the connection open without a word for three seconds.
+    Stall,
 }
 
 #[derive(Clone, Debug)]
@@ -138,17 +140,20 @@ fn serve(stream: TcpStream, reply: &Reply) -> Option<Received> {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     match reply.end {
-        End::Close => head.push_str("Connection: close\r\n\r\n"),
+        End::Close | End::Stall => head.push_str("Connection: close\r\n\r\n"),
         End::ChunkedCut => head.push_str("Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"),
     }
     // The client may hang up early (for instance after the terminal event): that is fine.
     let _ = out.write_all(head.as_bytes());
     match reply.end {
-        End::Close => {
+        End::Close | End::Stall => {
             // Send in pieces, as a real stream arrives.
             for piece in reply.body.chunks(700) {
                 let _ = out.write_all(piece);
                 let _ = out.flush();
+            }
+            if reply.end == End::Stall {
+                std::thread::sleep(std::time::Duration::from_secs(3));
             }
         }
         End::ChunkedCut => {
@@ -184,8 +189,6 @@ fn exec(server: &Server) -> Command {
             &server.base_url,
             "--retry-backoff-ms",
             "10",
-            "--timeout",
-            "30",
         ]);
     command
 }
@@ -571,5 +574,27 @@ fn trace_copies_the_raw_upstream_events_to_standard_error() {
     assert_eq!(stderr.lines().collect::<Vec<_>>(), raw);
     // stdout is only the emitted events.
     assert_eq!(lines(&output.stdout).len(), raw.len());
+    server.received();
+}
+
+#[test]
+fn a_stalled_stream_times_out() {
+    let fixture = fixture("relay/011_truncated.json");
+    let mut reply = Reply::sse(fixture["sse"].as_str().unwrap());
+    reply.end = End::Stall;
+    let mut server = Server::start(vec![reply]);
+    let started = std::time::Instant::now();
+    let output = exec(&server)
+        .args(["--prompt", "hi", "--json", "--timeout", "1"])
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_millis(2900));
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let events = lines(&output.stdout);
+    assert_eq!(
+        types(&events)[4..],
+        ["response.output_text.delta", "error", "response.failed"]
+    );
+    assert_eq!(events[5]["code"], "timeout", "{}", events[5]);
     server.received();
 }
