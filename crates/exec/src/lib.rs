@@ -20,7 +20,10 @@
 //! | offline | [`MockMode`] |
 //!
 //! The crate has no HTTP client and no async runtime: feed [`SseDecoder`] the bytes of a
-//! response body from any client, blocking or not.
+//! response body from any client, blocking or not. To produce the protocol rather than consume
+//! it, push events with only the members you know through a [`Normalizer`]: it numbers them,
+//! completes item lifecycles and fills every member the v0 shapes and the Responses-API schemas
+//! require.
 //!
 //! # Example: one offline turn, end to end
 //!

@@ -178,6 +178,10 @@ struct Part {
 /// - events of other types pass through unchanged apart from `sequence_number`; events after the
 ///   terminal one are dropped (and counted).
 ///
+/// The normalizer is also how to *produce* the protocol: build events with only the members you
+/// know (the constructors of the event types take just the required ones) and push them through
+/// it; it fills in everything both profiles need. The mocks work that way.
+///
 /// ```
 /// use agentwire_exec::{Normalizer, Outcome, RequestOptions};
 ///
