@@ -652,11 +652,13 @@ pub(crate) fn key<'a>(
 /// Parses the field declaration at the start of `s` (which begins with `{`): comma-separated
 /// keys up to the matching `}`, outside quotes. Returns the names and the rest after `}`.
 /// Duplicate names are `duplicate_field_name`; more than `max_fields` names is
-/// `limit_exceeded`; other malformations are `invalid_kind`.
+/// `limit_exceeded`; a name that is neither bare nor quoted is `name_kind`; other
+/// malformations are `invalid_kind`.
 pub(crate) fn field_decl<'a>(
     line: &Line<'a>,
     s: &'a str,
     max_fields: usize,
+    name_kind: ErrorKind,
     invalid_kind: ErrorKind,
 ) -> Result<(Vec<Cow<'a, str>>, &'a str)> {
     debug_assert!(s.starts_with('{'));
@@ -683,6 +685,16 @@ pub(crate) fn field_decl<'a>(
                     } else {
                         format!("expected a field name (bare or quoted key), found {shown:?}")
                     },
+                ));
+            }
+            let next = item.as_bytes().get(n);
+            if next.is_some_and(|c| !matches!(c, b',' | b'}' | b' ' | b'\t')) {
+                let word_end = item.find([',', '}']).unwrap_or(item.len());
+                let word = &item[..word_end];
+                return Err(line.error_at(
+                    name_kind,
+                    item,
+                    format!("field name {word:?} is not a bare key; quote it"),
                 ));
             }
             (Cow::Borrowed(&item[..n]), &item[n..])
@@ -1080,12 +1092,25 @@ mod tests {
     #[test]
     fn field_declarations() {
         let l = line(r#"{id,"display name", "a,b" ,score}rest"#);
-        let (fields, rest) = field_decl(&l, l.text, 10, ErrorKind::InvalidLine).unwrap();
+        let (fields, rest) = field_decl(
+            &l,
+            l.text,
+            10,
+            ErrorKind::InvalidKey,
+            ErrorKind::InvalidLine,
+        )
+        .unwrap();
         assert_eq!(fields, ["id", "display name", "a,b", "score"]);
         assert_eq!(rest, "rest");
         let l = line("{id,name,id}");
         assert_eq!(
-            code(field_decl(&l, l.text, 10, ErrorKind::InvalidLine)),
+            code(field_decl(
+                &l,
+                l.text,
+                10,
+                ErrorKind::InvalidKey,
+                ErrorKind::InvalidLine
+            )),
             "duplicate_field_name"
         );
         let l = line("{}");
@@ -1094,28 +1119,58 @@ mod tests {
                 &l,
                 l.text,
                 10,
+                ErrorKind::InvalidAttachmentMarker,
                 ErrorKind::InvalidAttachmentMarker
             )),
             "invalid_attachment_marker"
         );
+        let l = line("{a-b}");
+        assert_eq!(
+            code(field_decl(
+                &l,
+                l.text,
+                10,
+                ErrorKind::InvalidKey,
+                ErrorKind::InvalidLine
+            )),
+            "invalid_key"
+        );
         let l = line("{a,}");
         assert_eq!(
-            code(field_decl(&l, l.text, 10, ErrorKind::InvalidLine)),
+            code(field_decl(
+                &l,
+                l.text,
+                10,
+                ErrorKind::InvalidKey,
+                ErrorKind::InvalidLine
+            )),
             "invalid_line"
         );
         let l = line("{a b}");
         assert_eq!(
-            code(field_decl(&l, l.text, 10, ErrorKind::InvalidLine)),
+            code(field_decl(
+                &l,
+                l.text,
+                10,
+                ErrorKind::InvalidKey,
+                ErrorKind::InvalidLine
+            )),
             "invalid_line"
         );
         let l = line("{a,b");
         assert_eq!(
-            code(field_decl(&l, l.text, 10, ErrorKind::InvalidLine)),
+            code(field_decl(
+                &l,
+                l.text,
+                10,
+                ErrorKind::InvalidKey,
+                ErrorKind::InvalidLine
+            )),
             "invalid_line"
         );
         let l = line("{a,b,c}");
         assert_eq!(
-            field_decl(&l, l.text, 2, ErrorKind::InvalidLine)
+            field_decl(&l, l.text, 2, ErrorKind::InvalidKey, ErrorKind::InvalidLine)
                 .unwrap_err()
                 .kind(),
             ErrorKind::LimitExceeded(crate::Limit::Fields)

@@ -217,8 +217,13 @@ impl<'de> Parser<'de> {
                 None => Body::Items { level },
             }
         } else if rest.starts_with('{') {
-            let (fields, after) =
-                lex::field_decl(&line, rest, self.limits.max_fields, ErrorKind::InvalidLine)?;
+            let (fields, after) = lex::field_decl(
+                &line,
+                rest,
+                self.limits.max_fields,
+                ErrorKind::InvalidKey,
+                ErrorKind::InvalidLine,
+            )?;
             if !after.is_empty() {
                 return Err(line.error_at(
                     ErrorKind::InvalidLine,
@@ -317,16 +322,34 @@ impl<'de> Parser<'de> {
                 ));
             }
             if let Some(bracket) = after.strip_prefix(' ').filter(|s| s.starts_with('[')) {
-                return Ok((key, self.array_header(line, bracket, level, None)?));
+                let pending = self.array_header(line, bracket, level, None)?;
+                if let Pending::Array {
+                    body: Body::Inline(_),
+                    ..
+                } = &pending
+                {
+                    return Err(line.error_at(
+                        ErrorKind::InvalidLine,
+                        bracket,
+                        "a named inline array is written `key[N]: values`, without `## `",
+                    ));
+                }
+                return Ok((key, pending));
             }
+            if quoted {
+                return Err(line.error_at(
+                    ErrorKind::TrailingCharacters,
+                    after,
+                    "expected ` [N]` or the end of the line after a section name",
+                ));
+            }
+            let name = rest.split(" [").next().unwrap_or(rest).trim_end();
             return Err(line.error_at(
-                if quoted {
-                    ErrorKind::TrailingCharacters
-                } else {
-                    ErrorKind::InvalidLine
-                },
-                after,
-                "expected ` [N]` or the end of the line after a section name",
+                ErrorKind::InvalidKey,
+                rest,
+                format!(
+                    "section name {name:?} is not a bare key ([A-Za-z_][A-Za-z0-9_]*); quote it"
+                ),
             ));
         }
         if text.starts_with('#') {
@@ -1498,6 +1521,7 @@ impl<'de> RowSeq<'_, 'de> {
                         &line,
                         decl,
                         self.p.limits.max_fields,
+                        ErrorKind::InvalidAttachmentMarker,
                         ErrorKind::InvalidAttachmentMarker,
                     )?;
                     if !after.is_empty() {
