@@ -97,6 +97,14 @@ pub enum ErrorKind {
     MalformedDelta,
     /// `root_mismatch`: a delta's `base_root` or recomputed `new_root` does not match.
     RootMismatch,
+    /// `duplicate_symbol`: a graph payload declares one symbol id, or one symbol identity
+    /// (kind and qualified name, spec §9.1), twice; or a session payload binds an id to another
+    /// symbol than earlier payloads did.
+    DuplicateSymbol,
+    /// `unresolved_reference`: a bare session reference (`@N  # previously transmitted`) to an
+    /// id that no earlier payload of the session declared (spec §9.4), or a reference in a
+    /// payload decoded without a session.
+    UnresolvedReference,
 
     // --- Numbers (spec §2.3.2; code from spec v3.5.3) ---
     /// `out_of_range`: a number that cannot be represented exactly in the decoder's numeric
@@ -203,6 +211,8 @@ impl ErrorKind {
             ErrorKind::UnknownEdgeReference => "unknown_edge_reference",
             ErrorKind::MalformedDelta => "malformed_delta",
             ErrorKind::RootMismatch => "root_mismatch",
+            ErrorKind::DuplicateSymbol => "duplicate_symbol",
+            ErrorKind::UnresolvedReference => "unresolved_reference",
             ErrorKind::OutOfRange => "out_of_range",
             ErrorKind::InvalidNumber => "invalid_number",
             ErrorKind::InvalidKey => "invalid_key",
@@ -251,6 +261,8 @@ impl ErrorKind {
         ErrorKind::UnknownEdgeReference,
         ErrorKind::MalformedDelta,
         ErrorKind::RootMismatch,
+        ErrorKind::DuplicateSymbol,
+        ErrorKind::UnresolvedReference,
         ErrorKind::OutOfRange,
         ErrorKind::InvalidNumber,
         ErrorKind::InvalidKey,

@@ -1,0 +1,1131 @@
+//! The graph decoder (spec §3.2, §5, §6, §6a, §8, §9, §10, §13, §16.3, §16.5).
+//!
+//! One line parser reads every graph payload form (buffered, streamed, session, delta,
+//! unchanged) and reports what it reads to a [`Sink`]; the sinks build a [`Graph`] (with or
+//! without a session to resolve references) or a [`Delta`]. The parser checks the grammar,
+//! the section structure, declared counts (`[N]`, `symbols=`, `edges=`) and the `##! summary`
+//! trailer; the sinks check identities and references.
+//!
+//! Memory is bounded by the input: nothing is allocated by a declared count, and the number of
+//! symbols, edges, delta entries and sections are each capped by
+//! [`Limits::max_elements`](crate::Limits::max_elements).
+
+use std::collections::HashMap;
+
+use super::model::{abbreviate, is_token, Edge, EdgeStatus, Graph, Kind, Symbol};
+use crate::error::{Error, ErrorKind, Limit, Result};
+use crate::header::{self, Profile};
+use crate::lex::{self, Count, Line, Lines};
+use crate::options::DecoderOptions;
+
+// ---------------------------------------------------------------------------------------------
+// Header
+
+/// A validated graph header (spec §3.2). Unknown keys are accepted and ignored (§16.5 allows
+/// a warning, never a rejection).
+#[derive(Debug, Clone)]
+pub(crate) struct GraphHeader<'a> {
+    pub(crate) line: Line<'a>,
+    pub(crate) tool: Option<&'a str>,
+    pub(crate) budget: Option<u64>,
+    pub(crate) tokens: Option<u64>,
+    /// `symbols=`, with its text for positions.
+    pub(crate) symbols: Option<(u64, &'a str)>,
+    pub(crate) edges: Option<(u64, &'a str)>,
+    pub(crate) pack_root: Option<&'a str>,
+    pub(crate) session: bool,
+    pub(crate) delta: bool,
+    pub(crate) unchanged: bool,
+    pub(crate) base_root: Option<&'a str>,
+    pub(crate) new_root: Option<&'a str>,
+    pub(crate) savings: Option<i64>,
+}
+
+/// A count in a header or trailer: `0` or a decimal without leading zeros.
+fn parse_count(value: &str) -> Option<u64> {
+    let b = value.as_bytes();
+    let valid = match b.first() {
+        Some(b'0') => b.len() == 1,
+        Some(b'1'..=b'9') => b.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    if valid {
+        value.parse().ok()
+    } else {
+        None
+    }
+}
+
+fn parse_bool(value: &str) -> Option<bool> {
+    match value {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// `N%` or `-N%`.
+fn parse_savings(value: &str) -> Option<i64> {
+    let digits = value.strip_suffix('%')?;
+    let (negative, digits) = match digits.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, digits),
+    };
+    let n = i64::try_from(parse_count(digits)?).ok()?;
+    Some(if negative { -n } else { n })
+}
+
+/// Reads the header line and checks that it declares the graph profile.
+pub(crate) fn read_graph_header<'a>(lines: &mut Lines<'a>) -> Result<GraphHeader<'a>> {
+    let raw = header::read_header(lines)?;
+    if raw.profile != Profile::Graph {
+        return Err(raw.line.error(
+            ErrorKind::ProfileMismatch,
+            "this is a generic-profile payload; decode it with `from_str`",
+        ));
+    }
+    let line = raw.line;
+    let mut h = GraphHeader {
+        line,
+        tool: None,
+        budget: None,
+        tokens: None,
+        symbols: None,
+        edges: None,
+        pack_root: None,
+        session: false,
+        delta: false,
+        unchanged: false,
+        base_root: None,
+        new_root: None,
+        savings: None,
+    };
+    for field in &raw.fields {
+        let value = field.value;
+        let bad = |what: &str| {
+            line.error_at(
+                ErrorKind::MalformedHeaderField,
+                value,
+                format!("header field {}={value}: expected {what}", field.key),
+            )
+        };
+        let count = || parse_count(value).ok_or_else(|| bad("a count"));
+        let flag = || parse_bool(value).ok_or_else(|| bad("true or false"));
+        match field.key {
+            "tool" => h.tool = Some(value),
+            "budget" => h.budget = Some(count()?),
+            "tokens" => h.tokens = Some(count()?),
+            "symbols" => h.symbols = Some((count()?, value)),
+            "edges" => h.edges = Some((count()?, value)),
+            "pack_root" => h.pack_root = Some(value),
+            "session" => h.session = flag()?,
+            "delta" => h.delta = flag()?,
+            "unchanged" => h.unchanged = flag()?,
+            "base_root" => h.base_root = Some(value),
+            "new_root" => h.new_root = Some(value),
+            "savings" => h.savings = Some(parse_savings(value).ok_or_else(|| bad("N%"))?),
+            // Unknown keys: forward compatibility.
+            _ => {}
+        }
+    }
+    if h.delta && h.unchanged {
+        return Err(line.error(
+            ErrorKind::MalformedHeaderField,
+            "a payload cannot be both delta=true and unchanged=true",
+        ));
+    }
+    if h.unchanged && h.pack_root.is_none() {
+        return Err(line.error(
+            ErrorKind::MalformedHeaderField,
+            "an unchanged=true reply must carry the pack_root it confirms",
+        ));
+    }
+    if h.delta {
+        for (key, value) in [("base_root", h.base_root), ("new_root", h.new_root)] {
+            if value.is_none() {
+                return Err(line.error(
+                    ErrorKind::MalformedDelta,
+                    format!("a delta=true payload must declare {key}"),
+                ));
+            }
+        }
+    }
+    Ok(h)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+/// A full node line.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Node<'a> {
+    pub(crate) id: u64,
+    /// The `@N` token, for positions.
+    pub(crate) id_text: &'a str,
+    /// The kind token as written.
+    pub(crate) kind: &'a str,
+    pub(crate) qname: &'a str,
+    pub(crate) score: f64,
+    pub(crate) provenance: &'a str,
+}
+
+impl Node<'_> {
+    pub(crate) fn symbol(&self, distance: u32) -> Symbol {
+        Symbol {
+            qualified_name: self.qname.to_owned(),
+            kind: Kind::new(self.kind),
+            score: self.score,
+            provenance: self.provenance.to_owned(),
+            distance,
+        }
+    }
+}
+
+/// An edge line.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EdgeLine<'a> {
+    pub(crate) target: u64,
+    pub(crate) target_text: &'a str,
+    pub(crate) source: u64,
+    pub(crate) source_text: &'a str,
+    pub(crate) edge_type: &'a str,
+    pub(crate) status: Option<EdgeStatus>,
+}
+
+/// What a payload body contains, reported line by line. Errors returned by a sink carry their
+/// own position (use the line given).
+pub(crate) trait Sink<'a> {
+    /// A node line in a symbol group.
+    fn node(&mut self, line: &Line<'a>, node: Node<'a>, distance: u32) -> Result<()>;
+    /// A session reference line `@N  # ...` in a symbol group.
+    fn reference(
+        &mut self,
+        line: &Line<'a>,
+        id: u64,
+        id_text: &'a str,
+        distance: u32,
+    ) -> Result<()>;
+    /// An edge line.
+    fn edge(&mut self, line: &Line<'a>, edge: EdgeLine<'a>) -> Result<()>;
+    /// A delta `## removed` line `kind qname`.
+    fn removed(&mut self, _line: &Line<'a>, _kind: &'a str, _qname: &'a str) -> Result<()> {
+        Ok(())
+    }
+    /// A delta `## added` node line, with its explicit distance (6-field form) if any.
+    fn added(&mut self, _line: &Line<'a>, _node: Node<'a>, _distance: Option<u32>) -> Result<()> {
+        Ok(())
+    }
+    /// A delta edge line `source -> target type`, in `## edges_added` (or
+    /// `## edges_removed` when `removed`).
+    fn delta_edge(
+        &mut self,
+        _line: &Line<'a>,
+        _removed: bool,
+        _source: &'a str,
+        _target: &'a str,
+        _edge_type: &'a str,
+    ) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// What the parser saw, beyond the events.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct BodyStats {
+    /// Node and reference lines.
+    pub(crate) symbols: u64,
+    /// Edge lines.
+    pub(crate) edges: u64,
+    /// A `##! summary` trailer was present.
+    pub(crate) trailer: bool,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Body
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SectionKind {
+    Group(u32),
+    Edges,
+    Removed,
+    Added,
+    EdgesRemoved,
+    EdgesAdded,
+}
+
+#[derive(Debug, Clone)]
+struct Section<'a> {
+    name: &'a str,
+    kind: SectionKind,
+    count: Option<Count>,
+    /// The count bracket's text (or the name), for positions.
+    count_text: &'a str,
+    line: Line<'a>,
+    actual: u64,
+}
+
+/// Splits a line into whitespace-separated tokens (spaces and tabs).
+fn tokens(text: &str) -> impl Iterator<Item = &str> {
+    text.split([' ', '\t']).filter(|t| !t.is_empty())
+}
+
+/// Parses `@N` (`text` starts with `@`): the id, or `invalid_symbol_id`.
+fn symbol_id<'a>(line: &Line<'a>, token: &'a str) -> Result<u64> {
+    let digits = token.strip_prefix('@').unwrap_or(token);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(line.error_at(
+            ErrorKind::InvalidSymbolId,
+            token,
+            format!("symbol id {token:?} is not `@` followed by a decimal integer"),
+        ));
+    }
+    digits.parse().map_err(|_| {
+        line.error_at(
+            ErrorKind::InvalidSymbolId,
+            token,
+            format!("symbol id {token:?} is too large"),
+        )
+    })
+}
+
+/// Parses a score: `[-]DIGITS.2DIGIT` (spec §4), or `invalid_score`.
+fn score<'a>(line: &Line<'a>, token: &'a str) -> Result<f64> {
+    let b = token.as_bytes();
+    let body = b.strip_prefix(b"-").unwrap_or(b);
+    let valid = body.len() >= 4
+        && body[body.len() - 3] == b'.'
+        && body[..body.len() - 3].iter().all(u8::is_ascii_digit)
+        && body[body.len() - 2..].iter().all(u8::is_ascii_digit);
+    if !valid {
+        return Err(line.error_at(
+            ErrorKind::InvalidScore,
+            token,
+            format!("score {token:?} is not a decimal with exactly two fraction digits"),
+        ));
+    }
+    match token.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => Err(line.error_at(
+            ErrorKind::OutOfRange,
+            token,
+            format!("score {token:?} is beyond the range of a 64-bit float"),
+        )),
+    }
+}
+
+/// Checks a positional token (qname, provenance, edge type) against `%x21-7E`.
+fn check_token<'a>(line: &Line<'a>, token: &'a str, what: &str, kind: ErrorKind) -> Result<()> {
+    if is_token(token) {
+        Ok(())
+    } else {
+        Err(line.error_at(
+            kind,
+            token,
+            format!("{what} {token:?} is not printable ASCII (graph fields are %x21-7E)"),
+        ))
+    }
+}
+
+/// Parses the five (or, with `allow_distance`, six) fields of a node line. `shape` is the code
+/// for a wrong number of fields or a bad kind.
+fn node_line<'a>(
+    line: &Line<'a>,
+    shape: ErrorKind,
+    allow_distance: bool,
+) -> Result<(Node<'a>, Option<u32>)> {
+    let mut t = tokens(line.text);
+    let mut fields: [&'a str; 6] = [""; 6];
+    let mut n = 0;
+    for token in t.by_ref() {
+        if n == 6 {
+            n += 1;
+            break;
+        }
+        fields[n] = token;
+        n += 1;
+    }
+    let max = if allow_distance { 6 } else { 5 };
+    if n < 5 || n > max {
+        return Err(line.error(
+            shape,
+            format!(
+                "a symbol line has {} positional fields (`@id kind qualified_name score \
+                 provenance`), found {}",
+                if allow_distance {
+                    "5 or 6"
+                } else {
+                    "exactly 5"
+                },
+                if n > max {
+                    format!("more than {max}")
+                } else {
+                    n.to_string()
+                }
+            ),
+        ));
+    }
+    let [id_text, kind, qname, score_text, provenance, distance] = fields;
+    if !id_text.starts_with('@') {
+        return Err(line.error_at(shape, id_text, "a symbol line starts with its id `@N`"));
+    }
+    let id = symbol_id(line, id_text)?;
+    if !lex::is_bare_key(kind) {
+        return Err(line.error_at(
+            shape,
+            kind,
+            format!("kind {kind:?} is not a bare key ([A-Za-z_][A-Za-z0-9_]*)"),
+        ));
+    }
+    check_token(line, qname, "qualified name", shape)?;
+    let score = score(line, score_text)?;
+    check_token(line, provenance, "provenance", shape)?;
+    let distance = if n == 6 {
+        Some(
+            parse_count(distance)
+                .and_then(|d| u32::try_from(d).ok())
+                .ok_or_else(|| {
+                    line.error_at(
+                        ErrorKind::MalformedDelta,
+                        distance,
+                        format!("distance {distance:?} is not a decimal integer"),
+                    )
+                })?,
+        )
+    } else {
+        None
+    };
+    Ok((
+        Node {
+            id,
+            id_text,
+            kind,
+            qname,
+            score,
+            provenance,
+        },
+        distance,
+    ))
+}
+
+/// Parses `@target<@source type [status]`.
+fn edge_line<'a>(line: &Line<'a>) -> Result<EdgeLine<'a>> {
+    let mut t = tokens(line.text);
+    let ends = t.next().unwrap_or("");
+    let Some(lt) = ends.find('<') else {
+        return Err(line.error(
+            ErrorKind::InvalidEdgeSyntax,
+            "an edge line is `@target<@source type` (no `<` found)",
+        ));
+    };
+    let (target_text, source_text) = (&ends[..lt], &ends[lt + 1..]);
+    if !target_text.starts_with('@') || !source_text.starts_with('@') {
+        return Err(line.error_at(
+            ErrorKind::InvalidEdgeSyntax,
+            ends,
+            "an edge line is `@target<@source type`: both ends are `@N` ids",
+        ));
+    }
+    let target = symbol_id(line, target_text)?;
+    let source = symbol_id(line, source_text)?;
+    let Some(edge_type) = t.next() else {
+        return Err(line.error(
+            ErrorKind::InvalidEdgeSyntax,
+            "an edge line needs an edge type after `@target<@source`",
+        ));
+    };
+    check_token(line, edge_type, "edge type", ErrorKind::InvalidEdgeSyntax)?;
+    let status = match t.next() {
+        None => None,
+        Some(s) => Some(EdgeStatus::parse(s).ok_or_else(|| {
+            line.error_at(
+                ErrorKind::InvalidEdgeSyntax,
+                s,
+                format!("edge status {s:?} is neither `added` nor `removed`"),
+            )
+        })?),
+    };
+    if let Some(extra) = t.next() {
+        return Err(line.error_at(
+            ErrorKind::InvalidEdgeSyntax,
+            extra,
+            "unexpected text after the edge status",
+        ));
+    }
+    Ok(EdgeLine {
+        target,
+        target_text,
+        source,
+        source_text,
+        edge_type,
+        status,
+    })
+}
+
+/// Parses a section header `## name [count]` into its kind (by the payload's mode).
+fn section<'a>(line: &Line<'a>, delta: bool) -> Result<Section<'a>> {
+    let rest = line.text.strip_prefix("##").unwrap_or("");
+    let Some(rest) = rest.strip_prefix(' ') else {
+        return Err(line.error(
+            ErrorKind::InvalidLine,
+            "a section header is `## name` (one space after `##`)",
+        ));
+    };
+    let name_len = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    let name = &rest[..name_len];
+    if !lex::is_bare_key(name) {
+        return Err(line.error_at(
+            ErrorKind::InvalidLine,
+            rest,
+            "a section name is a bare key (`targets`, `related`, `distance_3`, `edges`, ...)",
+        ));
+    }
+    let after = &rest[name_len..];
+    let (count, count_text) = if after.is_empty() {
+        (None, name)
+    } else {
+        let Some(bracket) = after.strip_prefix(' ').filter(|b| b.starts_with('[')) else {
+            return Err(line.error_at(
+                ErrorKind::InvalidLine,
+                after,
+                "a section header is `## name` or `## name [N]`",
+            ));
+        };
+        let (count, tail) = lex::count(line, bracket)?;
+        if !tail.is_empty() {
+            return Err(line.error_at(
+                ErrorKind::InvalidLine,
+                tail,
+                "unexpected text after the section count (graph sections have no field list)",
+            ));
+        }
+        (Some(count), bracket)
+    };
+    let kind = match (delta, name) {
+        (false, "targets") => SectionKind::Group(0),
+        (false, "related") => SectionKind::Group(1),
+        (false, "extended") => SectionKind::Group(2),
+        (false, "edges") => SectionKind::Edges,
+        (false, "removed" | "added" | "edges_removed" | "edges_added") => {
+            return Err(line.error_at(
+                ErrorKind::MalformedDelta,
+                name,
+                format!("`## {name}` is a delta section, but the header has no delta=true"),
+            ))
+        }
+        (false, other) => match other.strip_prefix("distance_").map(str::parse::<u32>) {
+            Some(Ok(d)) if other.len() > "distance_".len() => SectionKind::Group(d),
+            _ => {
+                return Err(line.error_at(
+                    ErrorKind::InvalidLine,
+                    name,
+                    format!(
+                        "unknown graph section `## {other}` (expected targets, related, \
+                         extended, distance_N or edges)"
+                    ),
+                ))
+            }
+        },
+        (true, "removed") => SectionKind::Removed,
+        (true, "added") => SectionKind::Added,
+        (true, "edges_removed") => SectionKind::EdgesRemoved,
+        (true, "edges_added") => SectionKind::EdgesAdded,
+        (true, other) => {
+            return Err(line.error_at(
+                ErrorKind::MalformedDelta,
+                name,
+                format!(
+                    "unknown delta section `## {other}` (a delta has removed, added, \
+                     edges_removed and edges_added)"
+                ),
+            ))
+        }
+    };
+    Ok(Section {
+        name,
+        kind,
+        count,
+        count_text,
+        line: *line,
+        actual: 0,
+    })
+}
+
+/// Parses the body after the header, reporting to `sink`. Checks section counts, the header's
+/// `symbols=`/`edges=`, the trailer, and truncation.
+pub(crate) fn parse_body<'a>(
+    lines: &mut Lines<'a>,
+    head: &GraphHeader<'a>,
+    opts: &DecoderOptions,
+    sink: &mut dyn Sink<'a>,
+) -> Result<BodyStats> {
+    let max = opts.limits.max_elements;
+    let mut sections: Vec<Section<'a>> = Vec::new();
+    let mut stats = BodyStats::default();
+    let mut summary = None;
+    while let Some(line) = lines.next()? {
+        if summary.is_some() {
+            return Err(line.error(
+                ErrorKind::InvalidLine,
+                "nothing may follow the `##! summary` trailer",
+            ));
+        }
+        if line.indent != 0 {
+            return Err(Error::at(
+                ErrorKind::InvalidIndent,
+                line.number,
+                1,
+                "graph payloads are flat: lines are not indented",
+            ));
+        }
+        if head.unchanged {
+            return Err(line.error(
+                ErrorKind::InvalidLine,
+                "an unchanged=true reply is the header line alone",
+            ));
+        }
+        if header::is_metadata(&line) {
+            summary = Some(header::parse_summary(line)?);
+            continue;
+        }
+        if line.text.starts_with("##") {
+            close(sections.last())?;
+            if sections.len() >= max {
+                return Err(too_many(&line, "sections", max));
+            }
+            let s = section(&line, head.delta)?;
+            if let Some(Count::Known(n)) = s.count {
+                if n > max as u64 {
+                    return Err(line.error_at(
+                        ErrorKind::LimitExceeded(Limit::Elements),
+                        s.count_text,
+                        format!("declared count {n} exceeds the limit of {max} elements"),
+                    ));
+                }
+            }
+            sections.push(s);
+            continue;
+        }
+        let Some(current) = sections.last_mut() else {
+            return Err(line.error(
+                ErrorKind::InvalidLine,
+                if line.text.starts_with('#') {
+                    "not a comment (`# ` with a space), a section header or data"
+                } else {
+                    "data before the first section header (`## targets`, ...)"
+                },
+            ));
+        };
+        current.actual += 1;
+        match current.kind {
+            SectionKind::Group(distance) => {
+                stats.symbols += 1;
+                if stats.symbols > max as u64 {
+                    return Err(too_many(&line, "symbols", max));
+                }
+                if !line.text.starts_with('@') {
+                    return Err(line.error(
+                        ErrorKind::InvalidNodeLine,
+                        "a symbol line is `@id kind qualified_name score provenance`",
+                    ));
+                }
+                if let Some(id_text) = reference_line(line.text) {
+                    let id = symbol_id(&line, id_text)?;
+                    sink.reference(&line, id, id_text, distance)?;
+                } else {
+                    let (node, _) = node_line(&line, ErrorKind::InvalidNodeLine, false)?;
+                    sink.node(&line, node, distance)?;
+                }
+            }
+            SectionKind::Edges => {
+                stats.edges += 1;
+                if stats.edges > max as u64 {
+                    return Err(too_many(&line, "edges", max));
+                }
+                if !line.text.starts_with('@') {
+                    return Err(line.error(
+                        ErrorKind::InvalidEdgeSyntax,
+                        "an edge line is `@target<@source type`",
+                    ));
+                }
+                sink.edge(&line, edge_line(&line)?)?;
+            }
+            SectionKind::Removed => {
+                count_delta(&mut stats, &line, max)?;
+                let mut t = tokens(line.text);
+                match (t.next(), t.next(), t.next()) {
+                    (Some(kind), Some(qname), None)
+                        if lex::is_bare_key(kind) && is_token(qname) =>
+                    {
+                        sink.removed(&line, kind, qname)?;
+                    }
+                    _ => {
+                        return Err(line.error(
+                            ErrorKind::MalformedDelta,
+                            "a `## removed` line is `kind qualified_name`",
+                        ))
+                    }
+                }
+            }
+            SectionKind::Added => {
+                count_delta(&mut stats, &line, max)?;
+                if !line.text.starts_with('@') || reference_line(line.text).is_some() {
+                    return Err(line.error(
+                        ErrorKind::MalformedDelta,
+                        "an `## added` line is a full node line `@id kind qualified_name score \
+                         provenance` (never a session reference)",
+                    ));
+                }
+                let (node, distance) = node_line(&line, ErrorKind::MalformedDelta, true)?;
+                sink.added(&line, node, distance)?;
+            }
+            SectionKind::EdgesRemoved | SectionKind::EdgesAdded => {
+                count_delta(&mut stats, &line, max)?;
+                let removed = current.kind == SectionKind::EdgesRemoved;
+                let mut t = tokens(line.text);
+                match (t.next(), t.next(), t.next(), t.next(), t.next()) {
+                    (Some(source), Some("->"), Some(target), Some(edge_type), None)
+                        if is_token(source) && is_token(target) && is_token(edge_type) =>
+                    {
+                        sink.delta_edge(&line, removed, source, target, edge_type)?;
+                    }
+                    _ => {
+                        return Err(line.error(
+                            ErrorKind::MalformedDelta,
+                            "a delta edge line is `source -> target type`",
+                        ))
+                    }
+                }
+            }
+        }
+    }
+    close(sections.last())?;
+    let end_line = lines.end_line();
+    // The header's counts (buffered mode). An unchanged reply's `symbols=` counts the
+    // snapshot it confirms, not lines.
+    if !head.unchanged && !head.delta {
+        for (declared, actual, what) in [
+            (head.symbols, stats.symbols, "symbols"),
+            (head.edges, stats.edges, "edges"),
+        ] {
+            if let Some((n, text)) = declared {
+                if n != actual {
+                    return Err(head.line.error_at(
+                        ErrorKind::CountMismatch,
+                        text,
+                        format!("the header declares {what}={n}, the payload has {actual}"),
+                    ));
+                }
+            }
+        }
+    }
+    match summary {
+        Some(summary) => {
+            stats.trailer = true;
+            check_summary(&summary, &sections, &stats)?;
+        }
+        None => {
+            let deferred = sections.iter().find(|s| s.count == Some(Count::Deferred));
+            let streamed = !head.delta && !head.unchanged && head.symbols.is_none();
+            if let Some(s) = deferred {
+                if opts.require_trailer {
+                    return Err(Error::at(
+                        ErrorKind::TruncatedInput,
+                        end_line,
+                        1,
+                        format!(
+                            "the payload ends without its `##! summary` trailer, which the \
+                             deferred section `## {} [?]` (line {}) requires: the stream was \
+                             cut short",
+                            s.name, s.line.number
+                        ),
+                    ));
+                }
+            } else if streamed && opts.require_trailer {
+                return Err(Error::at(
+                    ErrorKind::TruncatedInput,
+                    end_line,
+                    1,
+                    "the header has no `symbols=` count (a streamed payload) and the payload \
+                     ends without its `##! summary` trailer: the stream was cut short",
+                ));
+            }
+        }
+    }
+    Ok(stats)
+}
+
+fn count_delta(stats: &mut BodyStats, line: &Line<'_>, max: usize) -> Result<()> {
+    stats.symbols += 1;
+    if stats.symbols > max as u64 {
+        return Err(too_many(line, "delta entries", max));
+    }
+    Ok(())
+}
+
+#[cold]
+fn too_many(line: &Line<'_>, what: &str, max: usize) -> Error {
+    line.error(
+        ErrorKind::LimitExceeded(Limit::Elements),
+        format!("more than {max} {what} (the elements limit)"),
+    )
+}
+
+/// The id token of a session reference line `@N  # previously transmitted`, if `text` is one.
+fn reference_line(text: &str) -> Option<&str> {
+    let end = text.find([' ', '\t'])?;
+    let rest = text[end..].trim_start_matches([' ', '\t']);
+    rest.starts_with('#').then(|| &text[..end])
+}
+
+/// Checks a closed section's declared count.
+fn close(section: Option<&Section<'_>>) -> Result<()> {
+    if let Some(s) = section {
+        if let Some(Count::Known(n)) = s.count {
+            if n != s.actual {
+                return Err(s.line.error_at(
+                    ErrorKind::CountMismatch,
+                    s.count_text,
+                    format!(
+                        "`## {}` declares {n} lines, the section has {}",
+                        s.name, s.actual
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Validates a `##! summary` trailer (spec §8.4, §8.6, §13.2): `symbols=` and `edges=` against
+/// the totals; `counts=` with one entry per deferred `[?]` section in document order (the v3.1
+/// form), or one per symbol group then the edge total (the form of later encoders), or as
+/// `label:count` entries; the paper's `sections=label:count` likewise.
+fn check_summary(
+    summary: &header::Summary<'_>,
+    sections: &[Section<'_>],
+    stats: &BodyStats,
+) -> Result<()> {
+    let line = &summary.line;
+    let number = |text: &str| {
+        parse_count(text).ok_or_else(|| {
+            line.error_at(
+                ErrorKind::InvalidCount,
+                text,
+                format!("invalid trailer count {text:?}"),
+            )
+        })
+    };
+    for (key, actual) in [("symbols", stats.symbols), ("edges", stats.edges)] {
+        if let Some(text) = summary.get(key) {
+            let n = number(text)?;
+            if n != actual {
+                return Err(line.error_at(
+                    ErrorKind::CountMismatch,
+                    text,
+                    format!("the trailer declares {key}={n}, the payload has {actual}"),
+                ));
+            }
+        }
+    }
+    for key in ["counts", "sections"] {
+        let Some(value) = summary.get(key) else {
+            continue;
+        };
+        let mismatch =
+            |text: &str, message: String| line.error_at(ErrorKind::CountMismatch, text, message);
+        let entries: Vec<&str> = value.split(',').collect();
+        if entries.iter().any(|e| e.contains(':')) {
+            // Labeled: `targets:2,related:1,edges:3`, per section name.
+            let mut seen: Vec<&str> = Vec::new();
+            for entry in entries {
+                let (label, count) = entry.split_once(':').ok_or_else(|| {
+                    line.error_at(
+                        ErrorKind::InvalidCount,
+                        entry,
+                        "mixed labeled and unlabeled trailer counts",
+                    )
+                })?;
+                let n = number(count)?;
+                if seen.contains(&label) {
+                    return Err(mismatch(entry, format!("label {label:?} appears twice")));
+                }
+                seen.push(label);
+                let actual: u64 = sections
+                    .iter()
+                    .filter(|s| s.name == label)
+                    .map(|s| s.actual)
+                    .sum();
+                if n != actual {
+                    return Err(mismatch(
+                        entry,
+                        format!("the trailer counts {n} for `{label}`, the payload has {actual}"),
+                    ));
+                }
+            }
+            continue;
+        }
+        if key == "sections" {
+            return Err(line.error_at(
+                ErrorKind::InvalidCount,
+                value,
+                "`sections=` entries are `label:count`",
+            ));
+        }
+        let counts = entries
+            .iter()
+            .map(|e| number(e).map(|n| (n, *e)))
+            .collect::<Result<Vec<_>>>()?;
+        let deferred: Vec<&Section<'_>> = sections
+            .iter()
+            .filter(|s| s.count == Some(Count::Deferred))
+            .collect();
+        if counts.len() == deferred.len() {
+            for ((n, text), s) in counts.iter().zip(&deferred) {
+                if *n != s.actual {
+                    return Err(mismatch(
+                        text,
+                        format!(
+                            "the trailer counts {n} for the deferred section `## {}` (line \
+                             {}), which has {}",
+                            s.name, s.line.number, s.actual
+                        ),
+                    ));
+                }
+            }
+            continue;
+        }
+        // Per symbol group in order, then the edge total (encoders after v3.4).
+        let groups: Vec<&Section<'_>> = sections
+            .iter()
+            .filter(|s| matches!(s.kind, SectionKind::Group(_)))
+            .collect();
+        if counts.len() == groups.len() + 1 {
+            let expected = groups
+                .iter()
+                .map(|s| s.actual)
+                .chain(std::iter::once(stats.edges));
+            if counts.iter().map(|c| c.0).eq(expected) {
+                continue;
+            }
+        }
+        return Err(mismatch(
+            value,
+            format!(
+                "the trailer has {} counts for {} deferred sections",
+                counts.len(),
+                deferred.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building a graph
+
+/// What a session knows: the symbols declared by earlier payloads, by id.
+pub(crate) trait Resolver {
+    /// The symbol bound to `id` (its distance is ignored).
+    fn lookup(&self, id: u64) -> Option<&Symbol>;
+    /// The id bound to `(abbreviation, qname)`, if any.
+    fn id_of(&self, abbreviation: &str, qname: &str) -> Option<u64>;
+}
+
+/// Builds a [`Graph`] from a full (buffered, streamed or session) payload.
+pub(crate) struct GraphSink<'a, 'r> {
+    pub(crate) graph: Graph,
+    /// Wire id → symbol index in this payload.
+    ids: HashMap<u64, usize>,
+    /// Identity → symbol index in this payload.
+    keys: HashMap<(&'a str, &'a str), usize>,
+    /// Per edge: (source, target) symbol indices.
+    ends: Vec<(usize, usize)>,
+    /// The session's earlier declarations, to resolve references.
+    resolver: Option<&'r dyn Resolver>,
+    /// Per symbol: its wire id, and whether it was a full declaration (for the session).
+    pub(crate) declared: Vec<(u64, bool)>,
+}
+
+impl<'a, 'r> GraphSink<'a, 'r> {
+    pub(crate) fn new(head: &GraphHeader<'a>, resolver: Option<&'r dyn Resolver>) -> Self {
+        GraphSink {
+            graph: Graph {
+                tool: head.tool.map(str::to_owned),
+                token_budget: head.budget,
+                tokens_used: head.tokens,
+                pack_root: head.pack_root.map(str::to_owned),
+                symbols: Vec::new(),
+                edges: Vec::new(),
+            },
+            ids: HashMap::new(),
+            keys: HashMap::new(),
+            ends: Vec::new(),
+            resolver,
+            declared: Vec::new(),
+        }
+    }
+
+    fn add(
+        &mut self,
+        line: &Line<'a>,
+        id: u64,
+        id_text: &'a str,
+        symbol: Symbol,
+        key: (&'a str, &'a str),
+        declared: bool,
+    ) -> Result<()> {
+        let index = self.graph.symbols.len();
+        if self.ids.insert(id, index).is_some() {
+            return Err(line.error_at(
+                ErrorKind::DuplicateSymbol,
+                id_text,
+                format!("symbol id {id_text} is declared twice in this payload"),
+            ));
+        }
+        if let Some(&first) = self.keys.get(&key) {
+            return Err(line.error_at(
+                ErrorKind::DuplicateSymbol,
+                id_text,
+                format!(
+                    "{} {} is listed twice in this payload (as @{} and {id_text})",
+                    key.0, key.1, self.declared[first].0
+                ),
+            ));
+        }
+        self.keys.insert(key, index);
+        self.graph.symbols.push(symbol);
+        self.declared.push((id, declared));
+        Ok(())
+    }
+
+    /// Finishes the graph: sets endpoint kinds where a qualified name is shared.
+    pub(crate) fn finish(mut self) -> (Graph, Vec<(u64, bool)>) {
+        if !self.graph.edges.is_empty() {
+            let symbols = &self.graph.symbols;
+            let mut names: HashMap<&str, u32> = HashMap::with_capacity(symbols.len());
+            for s in symbols {
+                *names.entry(s.qualified_name.as_str()).or_insert(0) += 1;
+            }
+            let shared = |i: usize| names.get(symbols[i].qualified_name.as_str()) > Some(&1);
+            for (edge, &(s, t)) in self.graph.edges.iter_mut().zip(&self.ends) {
+                if shared(s) {
+                    edge.source_kind = Some(symbols[s].kind.clone());
+                }
+                if shared(t) {
+                    edge.target_kind = Some(symbols[t].kind.clone());
+                }
+            }
+        }
+        (self.graph, self.declared)
+    }
+}
+
+impl<'a> Sink<'a> for GraphSink<'a, '_> {
+    fn node(&mut self, line: &Line<'a>, node: Node<'a>, distance: u32) -> Result<()> {
+        let key = (abbreviate(node.kind), node.qname);
+        if let Some(session) = self.resolver {
+            // A re-declaration must keep the binding of earlier payloads (spec §9.2).
+            if let Some(bound) = session.lookup(node.id) {
+                if bound.kind.abbreviation() != key.0 || bound.qualified_name != key.1 {
+                    return Err(line.error_at(
+                        ErrorKind::DuplicateSymbol,
+                        node.id_text,
+                        format!(
+                            "{} is bound to {} {} in this session, not to {} {}",
+                            node.id_text,
+                            bound.kind.abbreviation(),
+                            bound.qualified_name,
+                            key.0,
+                            key.1
+                        ),
+                    ));
+                }
+            } else if let Some(other) = session.id_of(key.0, key.1) {
+                return Err(line.error_at(
+                    ErrorKind::DuplicateSymbol,
+                    node.id_text,
+                    format!(
+                        "{} {} already has id @{other} in this session, not {}",
+                        key.0, key.1, node.id_text
+                    ),
+                ));
+            }
+        }
+        self.add(
+            line,
+            node.id,
+            node.id_text,
+            node.symbol(distance),
+            key,
+            true,
+        )
+    }
+
+    fn reference(
+        &mut self,
+        line: &Line<'a>,
+        id: u64,
+        id_text: &'a str,
+        distance: u32,
+    ) -> Result<()> {
+        let Some(bound) = self.resolver.and_then(|s| s.lookup(id)) else {
+            return Err(line.error_at(
+                ErrorKind::UnresolvedReference,
+                id_text,
+                if self.resolver.is_some() {
+                    format!(
+                        "{id_text} refers to a symbol no earlier payload of this session declared"
+                    )
+                } else {
+                    format!(
+                        "{id_text} refers to a symbol of an earlier session payload; decode \
+                         session payloads with a SessionDecoder"
+                    )
+                },
+            ));
+        };
+        let mut symbol = bound.clone();
+        symbol.distance = distance;
+        let index = self.graph.symbols.len();
+        if self.ids.insert(id, index).is_some() {
+            return Err(line.error_at(
+                ErrorKind::DuplicateSymbol,
+                id_text,
+                format!("symbol id {id_text} appears twice in this payload"),
+            ));
+        }
+        // No identity check is needed: the session binds each identity to one id, and
+        // `node` rejects a declaration whose identity the session binds to another id.
+        self.graph.symbols.push(symbol);
+        self.declared.push((id, false));
+        Ok(())
+    }
+
+    fn edge(&mut self, line: &Line<'a>, edge: EdgeLine<'a>) -> Result<()> {
+        let find = |id: u64, text: &'a str| {
+            self.ids.get(&id).copied().ok_or_else(|| {
+                line.error_at(
+                    ErrorKind::UnknownEdgeReference,
+                    text,
+                    format!("edge endpoint {text} is not a symbol declared earlier in the payload"),
+                )
+            })
+        };
+        let target = find(edge.target, edge.target_text)?;
+        let source = find(edge.source, edge.source_text)?;
+        let symbols = &self.graph.symbols;
+        self.graph.edges.push(Edge {
+            source: symbols[source].qualified_name.clone(),
+            target: symbols[target].qualified_name.clone(),
+            edge_type: edge.edge_type.to_owned(),
+            status: edge.status,
+            source_kind: None,
+            target_kind: None,
+        });
+        self.ends.push((source, target));
+        Ok(())
+    }
+}
