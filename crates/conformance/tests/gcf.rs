@@ -13,6 +13,17 @@ fn codec_error(error: agentwire_gcf::Error) -> CodecError {
     CodecError::new(error.code(), error.to_string())
 }
 
+/// A fixture's camelCase graph object, read into the typed model.
+fn graph_of(value: &Value) -> Result<agentwire_gcf::Graph, CodecError> {
+    serde_json::from_value(value.clone())
+        .map_err(|e| CodecError::message(format!("not a graph object: {e}")))
+}
+
+/// The typed model back as JSON.
+fn json_of(graph: &agentwire_gcf::Graph) -> Result<Value, CodecError> {
+    serde_json::to_value(graph).map_err(|e| CodecError::message(format!("graph to JSON: {e}")))
+}
+
 /// The adapter from the runner's JSON world to `agentwire-gcf`.
 struct AgentwireGcf;
 
@@ -25,16 +36,16 @@ impl GcfCodec for AgentwireGcf {
         agentwire_gcf::from_str(text).map_err(codec_error)
     }
 
-    fn encode_graph(&self, _graph: &Value) -> Result<String, CodecError> {
-        Err(CodecError::unsupported("graph encode"))
+    fn encode_graph(&self, graph: &Value) -> Result<String, CodecError> {
+        agentwire_gcf::encode_graph(&graph_of(graph)?).map_err(codec_error)
     }
 
-    fn decode_graph(&self, _text: &str) -> Result<Value, CodecError> {
-        Err(CodecError::unsupported("graph decode"))
+    fn decode_graph(&self, text: &str) -> Result<Value, CodecError> {
+        json_of(&agentwire_gcf::decode_graph(text).map_err(codec_error)?)
     }
 
-    fn normalize_graph(&self, _graph: &Value) -> Result<Value, CodecError> {
-        Err(CodecError::unsupported("graph model"))
+    fn normalize_graph(&self, graph: &Value) -> Result<Value, CodecError> {
+        json_of(&graph_of(graph)?)
     }
 
     fn validate(&self, input: &[u8]) -> Result<(), CodecError> {
@@ -44,7 +55,15 @@ impl GcfCodec for AgentwireGcf {
             .position(|&b| b == b'\n')
             .unwrap_or(input.len());
         match std::str::from_utf8(&input[..header_end]).map(agentwire_gcf::profile) {
-            Ok(Ok(Profile::Graph)) => Err(CodecError::unsupported("graph decode")),
+            Ok(Ok(Profile::Graph)) => match std::str::from_utf8(input) {
+                Ok(text) => agentwire_gcf::decode_payload(text)
+                    .map(drop)
+                    .map_err(codec_error),
+                // Not UTF-8: the decoder reports where.
+                Err(_) => agentwire_gcf::decode_graph_slice(input)
+                    .map(drop)
+                    .map_err(codec_error),
+            },
             Ok(Err(error)) => Err(codec_error(error)),
             // Generic, or a header that is not UTF-8 (the decoder reports where).
             _ => agentwire_gcf::from_slice::<IgnoredAny>(input)
@@ -53,20 +72,45 @@ impl GcfCodec for AgentwireGcf {
         }
     }
 
-    fn encode_session(&self, _calls: &[Value]) -> Result<Vec<String>, CodecError> {
-        Err(CodecError::unsupported("graph sessions"))
+    fn encode_session(&self, calls: &[Value]) -> Result<Vec<String>, CodecError> {
+        let mut session = agentwire_gcf::Session::new();
+        calls
+            .iter()
+            .map(|call| session.encode(&graph_of(call)?).map_err(codec_error))
+            .collect()
     }
 
-    fn encode_delta(&self, _delta: &Value) -> Result<String, CodecError> {
-        Err(CodecError::unsupported("delta encode"))
+    fn encode_delta(&self, delta: &Value) -> Result<String, CodecError> {
+        let mut parsed: agentwire_gcf::Delta = serde_json::from_value(delta.clone())
+            .map_err(|e| CodecError::message(format!("not a delta object: {e}")))?;
+        // The fixtures give the token counts; the header carries tokens= and savings=.
+        if let (Some(tokens), Some(full)) = (parsed.tokens, delta.get("fullTokens")) {
+            let full: u64 = serde_json::from_value(full.clone())
+                .map_err(|e| CodecError::message(format!("fullTokens: {e}")))?;
+            parsed.set_token_counts(tokens, full);
+        }
+        parsed.encode().map_err(codec_error)
     }
 
-    fn apply_delta(&self, _wire: &str, _base: &Value) -> Result<Value, CodecError> {
-        Err(CodecError::unsupported("delta apply"))
+    fn apply_delta(&self, wire: &str, base: &Value) -> Result<Value, CodecError> {
+        let delta = agentwire_gcf::Delta::decode(wire).map_err(codec_error)?;
+        let applied = delta.apply(&graph_of(base)?).map_err(codec_error)?;
+        // A snapshot is its symbols and edges.
+        json_of(&agentwire_gcf::Graph {
+            symbols: applied.symbols,
+            edges: applied.edges,
+            ..agentwire_gcf::Graph::default()
+        })
     }
 
-    fn pack_root(&self, _snapshot: &Value) -> Result<PackRoot, CodecError> {
-        Err(CodecError::unsupported("pack root"))
+    fn pack_root(&self, snapshot: &Value) -> Result<PackRoot, CodecError> {
+        let graph = graph_of(snapshot)?;
+        let bytes = agentwire_gcf::pack_root_bytes(&graph).map_err(codec_error)?;
+        Ok(PackRoot {
+            canonical_bytes: String::from_utf8(bytes)
+                .map_err(|e| CodecError::message(format!("canonical bytes: {e}")))?,
+            root: agentwire_gcf::pack_root(&graph).map_err(codec_error)?,
+        })
     }
 }
 
