@@ -15,6 +15,17 @@
 //! | `delta-verify` | `input` wire, `expectedError` | applying to the base fails with that code |
 //! | `pack-root` | `input {symbols, edges}`, `canonicalBytes`, `expected` | canonical bytes and hash equal |
 //!
+//! Operations of this project's own suites (`conformance/gcf-graph/`), beyond the upstream
+//! model:
+//!
+//! | operation | fields | check |
+//! |---|---|---|
+//! | `session-roundtrip` | `calls: [{input, expected}]` | one session encodes every call's bytes, and one session decoder rebuilds every call's graph from them |
+//! | `session-decode` | `calls: [{input, expected? , expectedError?}]` | one session decoder reads the payloads in turn: each gives its graph or fails with its code (and the session goes on) |
+//! | `delta-between` | `base`, `new`, `expected` | the delta from `base` to `new` has these bytes, and decoding and applying it to `base` gives `new` |
+//! | `delta-apply-error` | `input` wire, `base_snapshot`, `expectedError` | applying to the base fails with that code |
+//! | `stream-encode` | `input` graph, `expected` | streaming the symbols in order, then the edges, gives these bytes, which decode to `input` |
+//!
 //! The profile of `encode`, `decode` and `roundtrip` cases is read from the GCF text's header
 //! (`profile=graph` or not). Graph objects are compared after both sides pass through the
 //! codec's typed graph model ([`GcfCodec::normalize_graph`]), since fixtures spell absent
@@ -103,6 +114,62 @@ pub enum GcfCase {
         /// `sha256:<hex>`.
         expected: String,
     },
+    /// One session encodes every call, and one session decoder rebuilds every call's graph.
+    #[serde(rename = "session-roundtrip")]
+    SessionRoundtrip {
+        /// The calls, in order.
+        calls: Vec<SessionCall>,
+    },
+    /// One session decoder reads every payload in turn.
+    #[serde(rename = "session-decode")]
+    SessionDecode {
+        /// The payloads, in order, with what each gives.
+        calls: Vec<SessionDecodeCall>,
+    },
+    /// The delta between two snapshots: its bytes, and applying it.
+    #[serde(rename = "delta-between")]
+    DeltaBetween {
+        /// The base graph.
+        base: Value,
+        /// The new graph.
+        new: Value,
+        /// The exact delta payload.
+        expected: String,
+    },
+    /// Applying a delta payload to a base snapshot must fail with `expected_error`.
+    #[serde(rename = "delta-apply-error")]
+    DeltaApplyError {
+        /// The delta payload.
+        input: String,
+        /// `{symbols, edges}` the delta is applied to.
+        base_snapshot: Value,
+        /// The error code.
+        #[serde(rename = "expectedError")]
+        expected_error: String,
+    },
+    /// Streaming a graph (symbols in order, then edges) gives the bytes, which decode back.
+    #[serde(rename = "stream-encode")]
+    StreamEncode {
+        /// The graph object.
+        input: Value,
+        /// The exact GCF text.
+        expected: String,
+    },
+}
+
+/// One payload of a `session-decode` fixture: exactly one of `expected` and
+/// `expected_error`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionDecodeCall {
+    /// The payload text.
+    pub input: String,
+    /// The full graph the payload stands for.
+    #[serde(default)]
+    pub expected: Option<Value>,
+    /// The error code decoding it must fail with.
+    #[serde(default, rename = "expectedError")]
+    pub expected_error: Option<String>,
 }
 
 /// One call of a `session` fixture.
@@ -204,6 +271,11 @@ impl Case for GcfCase {
             GcfCase::Delta(_) => "delta",
             GcfCase::DeltaVerify { .. } => "delta-verify",
             GcfCase::PackRoot { .. } => "pack-root",
+            GcfCase::SessionRoundtrip { .. } => "session-roundtrip",
+            GcfCase::SessionDecode { .. } => "session-decode",
+            GcfCase::DeltaBetween { .. } => "delta-between",
+            GcfCase::DeltaApplyError { .. } => "delta-apply-error",
+            GcfCase::StreamEncode { .. } => "stream-encode",
         }
     }
 }
@@ -241,6 +313,24 @@ pub trait GcfCodec: Send + Sync {
     fn apply_delta(&self, wire: &str, base: &Value) -> Result<Value, CodecError>;
     /// Computes the canonical bytes and pack root of a snapshot.
     fn pack_root(&self, snapshot: &Value) -> Result<PackRoot, CodecError>;
+    /// Decodes each payload in turn with one session decoder; a failed payload leaves the
+    /// session as it was, and the next one is decoded. One result per payload.
+    fn decode_session(&self, payloads: &[String]) -> Vec<Result<Value, CodecError>> {
+        payloads
+            .iter()
+            .map(|_| Err(CodecError::unsupported("session decode")))
+            .collect()
+    }
+    /// Encodes the delta from graph `base` to graph `new`.
+    fn encode_delta_between(&self, base: &Value, new: &Value) -> Result<String, CodecError> {
+        let _ = (base, new);
+        Err(CodecError::unsupported("delta between"))
+    }
+    /// Encodes a graph with the streaming encoder: its symbols in order, then its edges.
+    fn encode_stream(&self, graph: &Value) -> Result<String, CodecError> {
+        let _ = graph;
+        Err(CodecError::unsupported("stream encode"))
+    }
 }
 
 /// A harness that checks GCF fixtures against `codec`; add suites with [`Harness::suite`].
@@ -388,7 +478,117 @@ pub fn check(
             same_text("canonical bytes", canonical_bytes, &actual.canonical_bytes)?;
             same_text("pack root", expected, &actual.root)
         }
+        GcfCase::SessionRoundtrip { calls } => {
+            let inputs: Vec<Value> = calls.iter().map(|c| c.input.clone()).collect();
+            let texts = codec
+                .encode_session(&inputs)
+                .map_err(|e| Failure::codec("session encode", &e))?;
+            if texts.len() != calls.len() {
+                return Err(Failure::new(format!(
+                    "session encode returned {} payloads for {} calls",
+                    texts.len(),
+                    calls.len()
+                )));
+            }
+            for (i, (call, actual)) in calls.iter().zip(&texts).enumerate() {
+                same_text(&format!("session call {}", i + 1), &call.expected, actual)?;
+            }
+            let decoded = codec.decode_session(&texts);
+            for (i, (call, result)) in calls.iter().zip(decoded).enumerate() {
+                let what = format!("session decode of call {}", i + 1);
+                let actual = result.map_err(|e| Failure::codec(&what, &e))?;
+                let expected = codec
+                    .normalize_graph(&call.input)
+                    .map_err(|e| Failure::codec("normalizing the input graph", &e))?;
+                same_json(&what, &expected, &actual)?;
+            }
+            Ok(())
+        }
+        GcfCase::SessionDecode { calls } => {
+            let texts: Vec<String> = calls.iter().map(|c| c.input.clone()).collect();
+            let results = codec.decode_session(&texts);
+            if results.len() != calls.len() {
+                return Err(Failure::new(format!(
+                    "session decode returned {} results for {} payloads",
+                    results.len(),
+                    calls.len()
+                )));
+            }
+            for (i, (call, result)) in calls.iter().zip(results).enumerate() {
+                let what = format!("session decode of payload {}", i + 1);
+                match (&call.expected, &call.expected_error) {
+                    (Some(expected), None) => {
+                        let actual = result.map_err(|e| Failure::codec(&what, &e))?;
+                        let expected = codec
+                            .normalize_graph(expected)
+                            .map_err(|e| Failure::codec("normalizing the expected graph", &e))?;
+                        same_json(&what, &expected, &actual)?;
+                    }
+                    (None, Some(code)) => expect_error(&what, code, result.map(drop))?,
+                    _ => {
+                        return Err(Failure::new(
+                            "fixture: each session-decode call needs exactly one of `expected` \
+                             and `expectedError`",
+                        ))
+                    }
+                }
+            }
+            Ok(())
+        }
+        GcfCase::DeltaBetween {
+            base,
+            new,
+            expected,
+        } => {
+            let text = codec
+                .encode_delta_between(base, new)
+                .map_err(|e| Failure::codec("delta between", &e))?;
+            same_text("delta between", expected, &text)?;
+            let applied = codec
+                .apply_delta(&text, base)
+                .map_err(|e| Failure::codec("delta apply", &e))?;
+            let expected = codec
+                .normalize_graph(&snapshot_of(new))
+                .map_err(|e| Failure::codec("normalizing the new graph", &e))?;
+            let actual = codec
+                .normalize_graph(&applied)
+                .map_err(|e| Failure::codec("normalizing the applied snapshot", &e))?;
+            same_json("delta apply", &expected, &actual)
+        }
+        GcfCase::DeltaApplyError {
+            input,
+            base_snapshot,
+            expected_error,
+        } => expect_error(
+            "delta apply",
+            expected_error,
+            codec.apply_delta(input, base_snapshot).map(drop),
+        ),
+        GcfCase::StreamEncode { input, expected } => {
+            let text = codec
+                .encode_stream(input)
+                .map_err(|e| Failure::codec("stream encode", &e))?;
+            same_text("stream encode", expected, &text)?;
+            let decoded = codec
+                .decode_graph(&text)
+                .map_err(|e| Failure::codec("graph decode of the stream", &e))?;
+            let input = codec
+                .normalize_graph(input)
+                .map_err(|e| Failure::codec("normalizing the input graph", &e))?;
+            same_json("graph decode of the stream", &input, &decoded)
+        }
     }
+}
+
+/// The snapshot part of a graph object: its `symbols` and `edges`.
+fn snapshot_of(graph: &Value) -> Value {
+    let mut snapshot = serde_json::Map::new();
+    for key in ["symbols", "edges"] {
+        if let Some(v) = graph.get(key) {
+            snapshot.insert(key.to_owned(), v.clone());
+        }
+    }
+    Value::Object(snapshot)
 }
 
 fn check_encode(

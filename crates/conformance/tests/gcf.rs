@@ -19,9 +19,11 @@ fn graph_of(value: &Value) -> Result<agentwire_gcf::Graph, CodecError> {
         .map_err(|e| CodecError::message(format!("not a graph object: {e}")))
 }
 
-/// The typed model back as JSON.
-fn json_of(graph: &agentwire_gcf::Graph) -> Result<Value, CodecError> {
-    serde_json::to_value(graph).map_err(|e| CodecError::message(format!("graph to JSON: {e}")))
+/// The typed model back as JSON, in normal form: symbols and edges in canonical order (a
+/// graph's order carries no meaning).
+fn json_of(mut graph: agentwire_gcf::Graph) -> Result<Value, CodecError> {
+    graph.sort_canonical();
+    serde_json::to_value(&graph).map_err(|e| CodecError::message(format!("graph to JSON: {e}")))
 }
 
 /// The adapter from the runner's JSON world to `agentwire-gcf`.
@@ -41,11 +43,11 @@ impl GcfCodec for AgentwireGcf {
     }
 
     fn decode_graph(&self, text: &str) -> Result<Value, CodecError> {
-        json_of(&agentwire_gcf::decode_graph(text).map_err(codec_error)?)
+        json_of(agentwire_gcf::decode_graph(text).map_err(codec_error)?)
     }
 
     fn normalize_graph(&self, graph: &Value) -> Result<Value, CodecError> {
-        json_of(&graph_of(graph)?)
+        json_of(graph_of(graph)?)
     }
 
     fn validate(&self, input: &[u8]) -> Result<(), CodecError> {
@@ -96,7 +98,7 @@ impl GcfCodec for AgentwireGcf {
         let delta = agentwire_gcf::Delta::decode(wire).map_err(codec_error)?;
         let applied = delta.apply(&graph_of(base)?).map_err(codec_error)?;
         // A snapshot is its symbols and edges.
-        json_of(&agentwire_gcf::Graph {
+        json_of(agentwire_gcf::Graph {
             symbols: applied.symbols,
             edges: applied.edges,
             ..agentwire_gcf::Graph::default()
@@ -112,6 +114,41 @@ impl GcfCodec for AgentwireGcf {
             root: agentwire_gcf::pack_root(&graph).map_err(codec_error)?,
         })
     }
+
+    fn decode_session(&self, payloads: &[String]) -> Vec<Result<Value, CodecError>> {
+        let mut decoder = agentwire_gcf::SessionDecoder::new();
+        payloads
+            .iter()
+            .map(|text| json_of(decoder.decode(text).map_err(codec_error)?))
+            .collect()
+    }
+
+    fn encode_delta_between(&self, base: &Value, new: &Value) -> Result<String, CodecError> {
+        agentwire_gcf::Delta::between(&graph_of(base)?, &graph_of(new)?)
+            .and_then(|delta| delta.encode())
+            .map_err(codec_error)
+    }
+
+    fn encode_stream(&self, graph: &Value) -> Result<String, CodecError> {
+        let graph = graph_of(graph)?;
+        let header = agentwire_gcf::StreamHeader {
+            tool: graph.tool.clone(),
+            token_budget: graph.token_budget,
+            tokens_used: graph.tokens_used,
+            pack_root: graph.pack_root.clone(),
+        };
+        let mut out = Vec::new();
+        let mut stream = agentwire_gcf::GraphStreamEncoder::with_name_index(&mut out, &header)
+            .map_err(codec_error)?;
+        for symbol in &graph.symbols {
+            stream.symbol(symbol).map_err(codec_error)?;
+        }
+        for edge in &graph.edges {
+            stream.edge_named(edge).map_err(codec_error)?;
+        }
+        stream.finish().map_err(codec_error)?;
+        String::from_utf8(out).map_err(|e| CodecError::message(format!("stream output: {e}")))
+    }
 }
 
 fn main() {
@@ -120,5 +157,6 @@ fn main() {
     gcf::harness(AgentwireGcf)
         .suite(gcf::upstream_suite(&root))
         .suite(Suite::new("gcf", root.join("conformance/gcf")))
+        .suite(Suite::new("gcf-graph", root.join("conformance/gcf-graph")))
         .run()
 }

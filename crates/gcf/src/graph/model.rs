@@ -522,6 +522,38 @@ impl Graph {
         Ok(self)
     }
 
+    /// Puts the symbols in the encoder's order (distance, then wire score descending, then
+    /// qualified name and kind) and the edges in the order of their source, target, type,
+    /// status and kinds. Two graphs with the same content in different orders become equal,
+    /// and a decoded buffered payload is already in this order.
+    pub fn sort_canonical(&mut self) {
+        let order = super::encode::symbol_order(self);
+        let mut symbols: Vec<Option<Symbol>> = std::mem::take(&mut self.symbols)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.symbols = order.iter().filter_map(|&i| symbols[i].take()).collect();
+        fn kind(k: &Option<Kind>) -> &str {
+            k.as_ref().map_or("", Kind::abbreviation)
+        }
+        self.edges.sort_by(|a, b| {
+            (
+                &a.source,
+                kind(&a.source_kind),
+                &a.target,
+                kind(&a.target_kind),
+            )
+                .cmp(&(
+                    &b.source,
+                    kind(&b.source_kind),
+                    &b.target,
+                    kind(&b.target_kind),
+                ))
+                .then_with(|| a.edge_type.cmp(&b.edge_type))
+                .then(a.status.cmp(&b.status))
+        });
+    }
+
     /// Rounds every score to the two decimals the wire carries (half-to-even on the exact
     /// value, as the encoder does), so that the graph equals what a consumer decodes and the
     /// pack root a consumer recomputes matches. Non-finite scores are left alone (the
