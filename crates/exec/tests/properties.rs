@@ -411,3 +411,81 @@ proptest! {
         }
     }
 }
+
+/// Events of every modelled type with ids from a small pool, so that random sequences hit
+/// announced and unannounced items alike.
+fn chaotic_event() -> impl Strategy<Value = Value> {
+    let id = prop_oneof![Just("a"), Just("b"), Just("c")];
+    (0usize..14, id, text(), prop::option::of(0u64..3)).prop_map(|(kind, id, s, index)| {
+        let mut event = match kind {
+            0 => json!({"type": "response.created", "response": {"id": id}}),
+            1 => json!({"type": "response.output_item.added", "item": {"type": "message", "id": id}}),
+            2 => json!({"type": "response.output_item.added",
+                        "item": {"type": "function_call", "id": id, "call_id": id, "name": "f", "arguments": s}}),
+            3 => json!({"type": "response.content_part.added", "item_id": id, "part": {"type": "output_text", "text": s}}),
+            4 => json!({"type": "response.output_text.delta", "item_id": id, "delta": s}),
+            5 => json!({"type": "response.output_text.delta", "delta": s}),
+            6 => json!({"type": "response.output_text.done", "item_id": id, "text": s}),
+            7 => json!({"type": "response.content_part.done", "item_id": id, "part": {"type": "refusal", "refusal": s}}),
+            8 => json!({"type": "response.function_call_arguments.delta", "item_id": id, "delta": s}),
+            9 => json!({"type": "response.function_call_arguments.done", "item_id": id, "arguments": s}),
+            10 => json!({"type": "response.output_item.done",
+                         "item": {"type": "function_call", "call_id": id, "name": "f", "arguments": s}}),
+            11 => json!({"type": "response.output_item.done",
+                         "item": {"type": "message", "id": id, "content": [{"type": "output_text", "text": s}]}}),
+            12 => json!({"type": "error", "message": s}),
+            _ => json!({"type": "response.completed", "response": {}}),
+        };
+        if let Some(index) = index {
+            let map = event.as_object_mut().unwrap();
+            map.insert("content_index".to_owned(), Value::from(index));
+            map.insert("output_index".to_owned(), Value::from(index));
+        }
+        event
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn any_event_sequence_gives_a_well_formed_stream(
+        events in prop::collection::vec(chaotic_event(), 0..24),
+    ) {
+        let mut options = RequestOptions::new();
+        options.prompt = Some("hi".to_owned());
+        let mut normalizer = Normalizer::new(&options.build().unwrap());
+        let mut out = Vec::new();
+        for event in &events {
+            out.extend(normalizer.push_json(&event.to_string()));
+        }
+        out.extend(normalizer.finish());
+        prop_assert!(normalizer.outcome().is_some());
+        prop_assert_eq!(out.iter().filter(|e| e.is_terminal()).count(), 1);
+        prop_assert!(out.last().unwrap().is_terminal());
+        for (n, event) in out.iter().enumerate() {
+            prop_assert_eq!(event.sequence_number(), Some(n as u64));
+        }
+        let jsonl: String = out.iter().map(|e| agentwire_exec::to_string(e) + "\n").collect();
+        let transcript = assemble(jsonl.as_bytes());
+        prop_assert!(transcript.is_ok(), "{:?}\n{}", transcript.err(), jsonl);
+    }
+
+    #[test]
+    fn the_sse_decoder_stays_within_its_limit(
+        bytes in prop::collection::vec(prop_oneof![Just(b'\n'), Just(b'\r'), Just(b':'), Just(b' '), Just(b'd'), Just(b'a'), Just(b't'), any::<u8>()], 0..300),
+        chunk in 1usize..16,
+    ) {
+        let mut decoder = SseDecoder::new().max_event_bytes(64);
+        let mut out = Vec::new();
+        for piece in bytes.chunks(chunk) {
+            if decoder.feed(piece, &mut out).is_err() {
+                break;
+            }
+        }
+        decoder.finish();
+        for event in &out {
+            prop_assert!(event.data.len() <= 64);
+        }
+    }
+}
