@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod conformance;
+mod corpus;
 mod fuzz;
 
 const USAGE: &str = "\
@@ -24,6 +25,10 @@ tasks:
       fuzz targets, and the conformance task.
   bench [FILTER]
       Run the benchmarks (crates/benchmarks) in release mode.
+  corpus [--check]
+      Write the scorecard corpus (fixtures/*.json and the copy embedded in
+      the agentwire command) from its seeded generator; --check fails when
+      a committed file differs from what the generator writes.
   fuzz (--list | TARGET [--time SECONDS])
       Run a cargo-fuzz target (default 60 s); needs `cargo install cargo-fuzz`.
 ";
@@ -51,6 +56,7 @@ fn main() -> ExitCode {
         },
         "ci" if rest.is_empty() => ci(),
         "bench" if rest.len() <= 1 => bench(rest.first()),
+        "corpus" => corpus::run(rest),
         "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
