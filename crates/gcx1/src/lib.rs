@@ -1,4 +1,89 @@
-//! GCX1: a tab-delimited, line-oriented wire format for agent tool responses.
+//! GCX1: the tab-delimited, line-oriented wire format for agent tool responses.
+//!
+//! GCX1 (the Gortex compact wire format) carries MCP tool responses in fewer tokens than
+//! JSON: a header line declares the tool and the column order, then every row is one line of
+//! TAB-separated cells.
+//!
+//! ```text
+//! GCX1 tool=search_symbols fields=id,kind,name,path,line,sig total=7 truncated=false
+//! # 2 result(s)
+//! a.go::NewServer<TAB>function<TAB>NewServer<TAB>a.go<TAB>62<TAB>func NewServer() *Server
+//! a.go::Server.Start<TAB>method<TAB>Start<TAB>a.go<TAB>118<TAB>
+//! ```
+//!
+//! This crate reads and writes it byte-compatibly with the Go reference encoder, and
+//! closes the reference's gaps: every payload it writes decodes back to exactly what was
+//! written (rows starting with `#` or `GCX`, empty one-column rows, lone CRs, JSON types),
+//! every bad input is a typed [`Error`] with a line and column, and every decoder enforces
+//! [`Limits`]. `docs/gcx1.md` in the repository lists each decision and deviation.
+//!
+//! # The layers
+//!
+//! | layer | types | for |
+//! |---|---|---|
+//! | sections and rows | [`Header`], [`Encoder`], [`Decoder`] (over `io::BufRead`), [`StrDecoder`] (over `&str`), [`Row`] | streaming any layout, borrowed cells without allocation |
+//! | serde rows | [`Encoder::serialize_row`], [`StrDecoder::deserialize`], [`Decoder::deserialize`] | your own row structs, csv-style |
+//! | tool layouts | [`Layout`]: [`SearchSymbols`], [`SymbolSource`], [`Graph`], [`DeadCode`], ... | the spec's per-tool layouts in one call |
+//! | generic fallback | [`encode_any`], [`decode_any`], [`to_string`], [`from_str`] | any JSON value or `Serialize` type, types preserved |
+//! | workspace shapes | [`ToolDefinitions`], [`ToolRequest`], [`ErrorEnvelope`], [`check_call`] | the scope registry, call envelope and protocol errors |
+//! | format selection | [`Format`], [`parse_format`] | the `format` argument of a tool call |
+//!
+//! # Writing and reading rows
+//!
+//! ```
+//! use agentwire_gcx1::{Cell, Encoder, Header, StrDecoder};
+//!
+//! let mut encoder = Encoder::new(Vec::new());
+//! encoder.begin_section(&Header::new("find_usages", ["from", "confidence", "line"]).with_meta("edges", 2))?;
+//! encoder.write_row([&"#main" as &dyn Cell, &0.95, &12])?;
+//! encoder.write_row([&"tab\there" as &dyn Cell, &1e6, &None::<u32>])?;
+//! let text = String::from_utf8(encoder.finish()?).unwrap();
+//! assert_eq!(
+//!     text,
+//!     "GCX1 tool=find_usages fields=from,confidence,line edges=2\n\\#main\t0.95\t12\ntab\\there\t1e+06\t\n"
+//! );
+//!
+//! let mut decoder = StrDecoder::new(&text);
+//! let header = decoder.next_section()?.expect("a section");
+//! assert_eq!(header.meta_value("edges"), Some("2"));
+//! let row = decoder.next_row()?.expect("a row");
+//! assert_eq!(row.get(0).unwrap(), "#main");
+//! assert_eq!(row.get(1).unwrap(), "0.95");
+//! # Ok::<(), agentwire_gcx1::Error>(())
+//! ```
+//!
+//! # Any JSON value, types preserved
+//!
+//! ```
+//! use serde_json::json;
+//!
+//! let value = json!({"id": "42", "count": 42, "ok": true, "note": null, "tags": ["a"]});
+//! let text = agentwire_gcx1::encode_any("status", &value)?;
+//! assert_eq!(
+//!     text,
+//!     "GCX1 tool=status fields=count,id,note,ok,tags types=nsvbj\n42\t42\tnull\ttrue\t[\"a\"]\n"
+//! );
+//! assert_eq!(agentwire_gcx1::decode_any(&text)?, value);
+//! # Ok::<(), agentwire_gcx1::Error>(())
+//! ```
+//!
+//! # Errors
+//!
+//! Every error has a stable code ([`Error::code`]) and, almost always, a [`Position`]. A
+//! payload of another version is [`ErrorKind::UnsupportedVersion`], so callers can fall back
+//! to JSON:
+//!
+//! ```
+//! let err = agentwire_gcx1::decode("GCX2 tool=t fields=a\n").unwrap_err();
+//! assert!(err.is_unsupported_version());
+//! assert_eq!((err.code(), err.line(), err.column()), ("unsupported_version", Some(1), Some(1)));
+//! ```
+//!
+//! # Features of serde_json
+//!
+//! The crate uses serde_json with default features and works the same when another crate of
+//! the build turns on `arbitrary_precision` (numbers then keep their exact lexeme, as Go's
+//! `json.Number` does) or `preserve_order`.
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used)]
 
@@ -42,3 +127,7 @@ pub use workspace::{
     ToolDefinitions, ToolRequest, ERR_CODE_MISSING_REPO, ERR_CODE_MISSING_REPO_LIST,
     ERR_CODE_REPO_NOT_ALLOWED, ERR_CODE_UNKNOWN_REPO, ERR_CODE_WRONG_REPO_SHAPE,
 };
+
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

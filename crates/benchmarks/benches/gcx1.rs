@@ -1,0 +1,240 @@
+//! GCX1 against serde_json on the same 100,000 rows (`agentwire_benchmarks::rows`).
+//!
+//! Every figure is compact-JSON bytes per second: the rows' compact JSON size divided by the
+//! time, so that GCX1 (about half the bytes) and JSON compare fairly.
+//!
+//! - `encode/*`: typed rows (`Encoder::serialize_row` vs `serde_json::to_vec`), plain cells
+//!   (`Encoder::write_row`), and the generic fallback from a `serde_json::Value`
+//!   (`encode_any` vs `serde_json::to_vec`).
+//! - `decode/*`: every cell of every row through the borrowed decoder, typed rows borrowed
+//!   (`StrDecoder::deserialize` vs `serde_json::from_str`) and owned (the streaming
+//!   `Decoder` vs `serde_json::from_slice`), and the generic fallback into a
+//!   `serde_json::Value` (`decode_any` vs `serde_json::from_slice`).
+//!
+//! Run with `cargo xtask bench gcx1`.
+
+use std::sync::LazyLock;
+
+use agentwire_benchmarks::{compact_json_len, rows};
+use agentwire_gcx1::{Cell, Decoder, Encoder, Header, StrDecoder};
+use divan::counter::BytesCount;
+use divan::Bencher;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+const ROWS: usize = 100_000;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Person {
+    id: u64,
+    name: String,
+    email: String,
+    department: String,
+    salary: u64,
+    active: bool,
+}
+
+#[derive(Debug, PartialEq, Deserialize)]
+struct PersonRef<'a> {
+    id: u64,
+    name: &'a str,
+    email: &'a str,
+    department: &'a str,
+    salary: u64,
+    active: bool,
+}
+
+struct Data {
+    value: Value,
+    people: Vec<Person>,
+    json: String,
+    gcx_rows: String,
+    gcx_any: String,
+    json_len: usize,
+}
+
+static DATA: LazyLock<Data> = LazyLock::new(|| {
+    let value = rows(ROWS);
+    let people: Vec<Person> = serde_json::from_value(value.clone()).expect("rows are people");
+    let json = serde_json::to_string(&people).expect("JSON");
+    let gcx_rows = encode_typed(&people);
+    let gcx_any = agentwire_gcx1::encode_any("people", &value).expect("encode_any");
+    let json_len = compact_json_len(&value);
+    assert_eq!(json_len, json.len());
+    // The payloads measured must be correct ones.
+    let back: Vec<Person> = Decoder::new(gcx_rows.as_bytes())
+        .deserialize()
+        .collect::<Result<_, _>>()
+        .expect("rows decode");
+    assert_eq!(back, people);
+    assert_eq!(
+        agentwire_gcx1::decode_any(&gcx_any).expect("decode_any"),
+        value
+    );
+    Data {
+        value,
+        people,
+        json,
+        gcx_rows,
+        gcx_any,
+        json_len,
+    }
+});
+
+fn encode_typed(people: &[Person]) -> String {
+    let mut encoder = Encoder::new(Vec::with_capacity(people.len() * 64));
+    encoder
+        .begin_section(&Header::named("people"))
+        .expect("header");
+    for person in people {
+        encoder.serialize_row(person).expect("row");
+    }
+    String::from_utf8(encoder.finish().expect("finish")).expect("UTF-8")
+}
+
+fn bytes() -> BytesCount {
+    BytesCount::new(DATA.json_len)
+}
+
+fn main() {
+    let data = &*DATA;
+    eprintln!(
+        "{ROWS} rows: compact JSON {} bytes, GCX1 typed rows {} bytes, GCX1 encode_any {} bytes",
+        data.json_len,
+        data.gcx_rows.len(),
+        data.gcx_any.len()
+    );
+    divan::main();
+}
+
+mod encode {
+    use super::*;
+
+    #[divan::bench]
+    fn gcx1_typed_rows(bencher: Bencher<'_, '_>) {
+        let people = &DATA.people;
+        bencher.counter(bytes()).bench(|| encode_typed(people));
+    }
+
+    #[divan::bench]
+    fn gcx1_write_row_cells(bencher: Bencher<'_, '_>) {
+        let people = &DATA.people;
+        let header = Header::new(
+            "people",
+            ["id", "name", "email", "department", "salary", "active"],
+        );
+        bencher.counter(bytes()).bench(|| {
+            let mut encoder = Encoder::new(Vec::with_capacity(people.len() * 64));
+            encoder.begin_section(&header).expect("header");
+            for p in people {
+                let cells: [&dyn Cell; 6] = [
+                    &p.id,
+                    &p.name,
+                    &p.email,
+                    &p.department,
+                    &p.salary,
+                    &p.active,
+                ];
+                encoder.write_row(cells).expect("row");
+            }
+            encoder.finish().expect("finish")
+        });
+    }
+
+    #[divan::bench]
+    fn serde_json_typed_rows(bencher: Bencher<'_, '_>) {
+        let people = &DATA.people;
+        bencher
+            .counter(bytes())
+            .bench(|| serde_json::to_vec(people).expect("JSON"));
+    }
+
+    #[divan::bench]
+    fn gcx1_encode_any_value(bencher: Bencher<'_, '_>) {
+        let value = &DATA.value;
+        bencher
+            .counter(bytes())
+            .bench(|| agentwire_gcx1::encode_any("people", value).expect("encode_any"));
+    }
+
+    #[divan::bench]
+    fn serde_json_value(bencher: Bencher<'_, '_>) {
+        let value = &DATA.value;
+        bencher
+            .counter(bytes())
+            .bench(|| serde_json::to_vec(value).expect("JSON"));
+    }
+}
+
+mod decode {
+    use super::*;
+
+    #[divan::bench]
+    fn gcx1_borrowed_cells(bencher: Bencher<'_, '_>) {
+        let text = DATA.gcx_rows.as_str();
+        bencher.counter(bytes()).bench(|| {
+            let mut decoder = StrDecoder::new(text);
+            let mut total = 0usize;
+            while let Some(row) = decoder.next_row().expect("row") {
+                for cell in row.iter() {
+                    total += cell.len();
+                }
+            }
+            total
+        });
+    }
+
+    #[divan::bench]
+    fn gcx1_typed_borrowed(bencher: Bencher<'_, '_>) {
+        let text = DATA.gcx_rows.as_str();
+        bencher.counter(bytes()).bench(|| {
+            StrDecoder::new(text)
+                .deserialize::<PersonRef<'_>>()
+                .collect::<Result<Vec<_>, _>>()
+                .expect("rows")
+        });
+    }
+
+    #[divan::bench]
+    fn serde_json_typed_borrowed(bencher: Bencher<'_, '_>) {
+        let json = DATA.json.as_str();
+        bencher
+            .counter(bytes())
+            .bench(|| serde_json::from_str::<Vec<PersonRef<'_>>>(json).expect("JSON"));
+    }
+
+    #[divan::bench]
+    fn gcx1_typed_owned_streaming(bencher: Bencher<'_, '_>) {
+        let text = DATA.gcx_rows.as_bytes();
+        bencher.counter(bytes()).bench(|| {
+            Decoder::new(text)
+                .deserialize::<Person>()
+                .collect::<Result<Vec<_>, _>>()
+                .expect("rows")
+        });
+    }
+
+    #[divan::bench]
+    fn serde_json_typed_owned(bencher: Bencher<'_, '_>) {
+        let json = DATA.json.as_bytes();
+        bencher
+            .counter(bytes())
+            .bench(|| serde_json::from_slice::<Vec<Person>>(json).expect("JSON"));
+    }
+
+    #[divan::bench]
+    fn gcx1_decode_any_value(bencher: Bencher<'_, '_>) {
+        let text = DATA.gcx_any.as_str();
+        bencher
+            .counter(bytes())
+            .bench(|| agentwire_gcx1::decode_any(text).expect("decode_any"));
+    }
+
+    #[divan::bench]
+    fn serde_json_value(bencher: Bencher<'_, '_>) {
+        let json = DATA.json.as_bytes();
+        bencher
+            .counter(bytes())
+            .bench(|| serde_json::from_slice::<Value>(json).expect("JSON"));
+    }
+}
