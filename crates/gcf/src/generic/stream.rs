@@ -163,12 +163,18 @@ impl<W: io::Write> GenericStreamEncoder<W> {
                  same level (it would read as one more row): write it before the table",
             ));
         }
-        self.claim_key(key)?;
+        if self.scopes.last().is_some_and(|s| s.keys.contains(key)) {
+            return Err(Error::new(
+                ErrorKind::DuplicateKey,
+                format!("key {key:?} was already written in this object"),
+            ));
+        }
         let depth = self.depth();
         if let Err(e) = Encoder::new(&self.tape, &self.opts, &mut self.buf).member(key, 0, depth) {
             self.buf.clear();
             return Err(e);
         }
+        self.claim_key(key)?;
         if let Some(scope) = self.scopes.last_mut() {
             scope.after_table = false;
         }
@@ -215,19 +221,6 @@ impl<W: io::Write> GenericStreamEncoder<W> {
         }
         line.push_str("[?]");
         if let Some(fields) = fields {
-            if fields.is_empty() {
-                return Err(misuse(
-                    "a table needs at least one field (use a list for empty objects)",
-                ));
-            }
-            for (i, f) in fields.iter().enumerate() {
-                if fields[..i].contains(f) {
-                    return Err(Error::new(
-                        ErrorKind::DuplicateFieldName,
-                        format!("field {f:?} is declared twice"),
-                    ));
-                }
-            }
             line.push('{');
             for (i, f) in fields.iter().enumerate() {
                 if i > 0 {
@@ -250,6 +243,7 @@ impl<W: io::Write> GenericStreamEncoder<W> {
     /// `fields` (absent ones are written `~`); nested values become traditional attachments.
     pub fn table<'e>(&'e mut self, key: &str, fields: &[&str]) -> Result<TableWriter<'e, W>> {
         self.usable()?;
+        check_fields(fields)?;
         self.claim_key(key)?;
         let section = self.deferred_header(Some(key), Some(fields))?;
         if let Some(scope) = self.scopes.last_mut() {
@@ -290,6 +284,7 @@ impl<W: io::Write> GenericStreamEncoder<W> {
     /// Makes the root a deferred table `## [?]{fields}`; nothing else can be written but its
     /// rows.
     pub fn root_table<'e>(&'e mut self, fields: &[&str]) -> Result<TableWriter<'e, W>> {
+        check_fields(fields)?;
         self.claim_root()?;
         let section = self.deferred_header(None, Some(fields))?;
         Ok(TableWriter::new(self, fields, section, 0))
@@ -342,6 +337,24 @@ impl<W: io::Write> GenericStreamEncoder<W> {
         self.flush()?;
         Ok(self.writer)
     }
+}
+
+/// A table needs at least one field, all distinct.
+fn check_fields(fields: &[&str]) -> Result<()> {
+    if fields.is_empty() {
+        return Err(misuse(
+            "a table needs at least one field (use a list for empty objects)",
+        ));
+    }
+    for (i, f) in fields.iter().enumerate() {
+        if fields[..i].contains(f) {
+            return Err(Error::new(
+                ErrorKind::DuplicateFieldName,
+                format!("field {f:?} is declared twice"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn push_indent(out: &mut String, depth: usize) {
