@@ -182,12 +182,40 @@ pub struct Assembler {
     last_sequence: Option<u64>,
     events: u64,
     other_events: u64,
+    /// What is spent of the output limit.
+    spent: usize,
+    max_output_bytes: Option<usize>,
 }
 
+/// What an item and a content part count against the output limit.
+const ITEM_COST: usize = 256;
+const PART_COST: usize = 128;
+
 impl Assembler {
-    /// An empty assembler.
+    /// An empty assembler, with the default output limit
+    /// ([`DEFAULT_MAX_OUTPUT_BYTES`](crate::DEFAULT_MAX_OUTPUT_BYTES)).
     pub fn new() -> Self {
         Assembler::default()
+    }
+
+    /// Sets the most output the assembler holds: text and arguments, plus a small allowance
+    /// per item and content part. Past it, [`push`](Assembler::push) fails with
+    /// `output_too_large`, so that memory stays bounded whatever the stream holds.
+    #[must_use]
+    pub fn max_output_bytes(mut self, limit: usize) -> Self {
+        self.max_output_bytes = Some(limit);
+        self
+    }
+
+    fn spend(&mut self, bytes: usize) -> Result<(), Error> {
+        let limit = self
+            .max_output_bytes
+            .unwrap_or(crate::DEFAULT_MAX_OUTPUT_BYTES);
+        self.spent = self.spent.saturating_add(bytes);
+        if self.spent > limit {
+            return Err(Error::new(ErrorKind::OutputTooLarge { limit }));
+        }
+        Ok(())
     }
 
     /// Folds one event. After an error the stream is invalid; the assembler stays usable but
@@ -224,7 +252,7 @@ impl Assembler {
                 }
             }
             Event::OutputItemAdded(e) => {
-                let index = self.announce(&e.item, e.output_index);
+                let index = self.announce(&e.item, e.output_index)?;
                 if let (Kind::Call { arguments, .. }, OutputItem::FunctionCall(call)) =
                     (&mut self.items[index].kind, &e.item)
                 {
@@ -233,35 +261,33 @@ impl Assembler {
                 }
             }
             Event::ContentPartAdded(e) => {
-                let index = self.message(e.item_id.as_deref(), e.output_index);
-                if let Kind::Message { parts } = &mut self.items[index].kind {
-                    // A part index far beyond the parts seen is clamped: memory stays bounded.
-                    let at = e
-                        .content_index
-                        .map_or(parts.len(), |ci| usize::try_from(ci).unwrap_or(usize::MAX))
-                        .min(parts.len() + 64);
-                    while parts.len() <= at {
-                        parts.push(PartText::default());
-                    }
-                }
+                let index = self.message(e.item_id.as_deref(), e.output_index)?;
+                let count = match &self.items[index].kind {
+                    Kind::Message { parts } => parts.len() as u64,
+                    _ => 0,
+                };
+                self.part(index, Some(e.content_index.unwrap_or(count)))?;
             }
             Event::OutputTextDelta(e) => {
-                let index = self.message(e.item_id.as_deref(), e.output_index);
-                let part = self.part(index, e.content_index);
+                self.spend(e.delta.len())?;
+                let index = self.message(e.item_id.as_deref(), e.output_index)?;
+                let part = self.part(index, e.content_index)?;
                 part.text.push_str(&e.delta);
                 part.deltas = true;
             }
             Event::OutputTextDone(e) => {
-                let index = self.message(e.item_id.as_deref(), e.output_index);
+                self.spend(e.text.len())?;
+                let index = self.message(e.item_id.as_deref(), e.output_index)?;
                 self.final_text(index, e.content_index, &e.text)?;
             }
             Event::ContentPartDone(e) => {
                 if let ContentPart::OutputText(part) = &e.part {
-                    let index = self.message(e.item_id.as_deref(), e.output_index);
+                    let index = self.message(e.item_id.as_deref(), e.output_index)?;
                     self.final_text(index, e.content_index, &part.text)?;
                 }
             }
             Event::FunctionCallArgumentsDelta(e) => {
+                self.spend(e.delta.len())?;
                 let index = self.call(&e.item_id)?;
                 if let Kind::Call {
                     arguments, deltas, ..
@@ -272,6 +298,7 @@ impl Assembler {
                 }
             }
             Event::FunctionCallArgumentsDone(e) => {
+                self.spend(e.arguments.len())?;
                 let index = self.call(&e.item_id)?;
                 self.final_arguments(index, &e.arguments)?;
             }
@@ -365,14 +392,25 @@ impl Assembler {
             .unwrap_or(0)
     }
 
-    fn announce(&mut self, item: &OutputItem, output_index: Option<u64>) -> usize {
+    fn announce(&mut self, item: &OutputItem, output_index: Option<u64>) -> Result<usize, Error> {
         let output_index = output_index.unwrap_or_else(|| self.next_output_index());
-        let id = item
-            .id()
-            .map_or_else(|| format!("item_{output_index}"), str::to_owned);
-        if let Some(&index) = self.by_id.get(&id) {
-            return index;
-        }
+        let id = match item.id() {
+            Some(id) => {
+                if let Some(&index) = self.by_id.get(id) {
+                    return Ok(index);
+                }
+                id.to_owned()
+            }
+            // An item without an id gets a fresh one.
+            None => {
+                let mut id = format!("item_{output_index}");
+                while self.by_id.contains_key(&id) {
+                    id.push('_');
+                }
+                id
+            }
+        };
+        self.spend(ITEM_COST)?;
         let kind = match item {
             OutputItem::Message(_) => Kind::Message { parts: Vec::new() },
             OutputItem::FunctionCall(call) => Kind::Call {
@@ -395,43 +433,56 @@ impl Assembler {
             done: false,
         });
         self.by_id.insert(id, index);
-        index
+        Ok(index)
     }
 
     /// The message an event refers to, announcing one implicitly when needed.
-    fn message(&mut self, item_id: Option<&str>, output_index: Option<u64>) -> usize {
+    fn message(
+        &mut self,
+        item_id: Option<&str>,
+        output_index: Option<u64>,
+    ) -> Result<usize, Error> {
         let found = match item_id {
             Some(id) => self.by_id.get(id).copied(),
             None => self.current_message.filter(|&i| !self.items[i].done),
         };
         match found {
-            Some(index) if matches!(self.items[index].kind, Kind::Message { .. }) => index,
+            Some(index) if matches!(self.items[index].kind, Kind::Message { .. }) => Ok(index),
             _ => {
-                let mut message = crate::event::MessageItem::new();
-                message.id = item_id.map(str::to_owned);
-                if found.is_some() {
-                    // The id names another kind of item: keep it apart.
-                    message.id = None;
+                // An implicit message: under the event's id, or a fresh one when there is none
+                // or the id names another kind of item.
+                let mut id = match (item_id, found) {
+                    (Some(id), None) => id.to_owned(),
+                    _ => format!("item_{}", self.items.len()),
+                };
+                while self.by_id.contains_key(&id) {
+                    id.push('_');
                 }
+                let mut message = crate::event::MessageItem::new();
+                message.id = Some(id);
                 self.announce(&OutputItem::Message(message), output_index)
             }
         }
     }
 
-    fn part(&mut self, index: usize, content_index: Option<u64>) -> &mut PartText {
+    fn part(&mut self, index: usize, content_index: Option<u64>) -> Result<&mut PartText, Error> {
+        let count = match &self.items[index].kind {
+            Kind::Message { parts } => parts.len(),
+            _ => unreachable!("message() returns message items"),
+        };
+        // A part index far beyond the parts seen is clamped: memory stays bounded.
+        let at = match content_index {
+            Some(ci) => usize::try_from(ci).unwrap_or(usize::MAX).min(count + 64),
+            None => count.saturating_sub(1),
+        };
+        self.spend(PART_COST * (at + 1).saturating_sub(count))?;
         let Kind::Message { parts } = &mut self.items[index].kind else {
             unreachable!("message() returns message items")
-        };
-        let at = match content_index {
-            Some(ci) => usize::try_from(ci)
-                .unwrap_or(usize::MAX)
-                .min(parts.len() + 64),
-            None => parts.len().saturating_sub(1),
         };
         while parts.len() <= at {
             parts.push(PartText::default());
         }
-        &mut parts[at]
+        Ok(&mut parts[at])
     }
 
     fn final_text(
@@ -441,7 +492,7 @@ impl Assembler {
         text: &str,
     ) -> Result<(), Error> {
         let item_id = self.items[index].id.clone();
-        let part = self.part(index, content_index);
+        let part = self.part(index, content_index)?;
         if part.deltas {
             if part.text != text {
                 return Err(Error::new(ErrorKind::TextMismatch { item_id }));
@@ -499,15 +550,21 @@ impl Assembler {
         };
         let index = match found {
             Some(index) => index,
-            None => self.announce(item, output_index),
+            None => self.announce(item, output_index)?,
         };
+        let same_kind = matches!(
+            (item, &self.items[index].kind),
+            (OutputItem::FunctionCall(_), Kind::Call { .. })
+                | (OutputItem::Message(_), Kind::Message { .. })
+                | (OutputItem::Other(_), Kind::Other)
+        );
+        if !same_kind {
+            return Err(Error::new(ErrorKind::ItemKindMismatch {
+                item_id: self.items[index].id.clone(),
+            }));
+        }
         match item {
             OutputItem::FunctionCall(call) => {
-                if !matches!(self.items[index].kind, Kind::Call { .. }) {
-                    return Err(Error::new(ErrorKind::UnknownItem {
-                        item_id: self.items[index].id.clone(),
-                    }));
-                }
                 if let Some(arguments) = &call.arguments {
                     self.final_arguments(index, arguments)?;
                 }

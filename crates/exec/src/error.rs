@@ -87,6 +87,13 @@ pub enum ErrorKind {
         /// The limit in bytes.
         limit: usize,
     },
+    /// The output a stream builds up (text, arguments, items) is over the assembler's limit
+    /// (`output_too_large`).
+    #[error("the stream's output is larger than the limit of {limit} bytes")]
+    OutputTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// `function_call_arguments.done` or `output_item.done` carries arguments that differ from
     /// the concatenated argument deltas of the call (`arguments_mismatch`).
     #[error(
@@ -107,6 +114,13 @@ pub enum ErrorKind {
     #[error("no output_item.added announced item `{item_id}`")]
     UnknownItem {
         /// The unknown item id.
+        item_id: String,
+    },
+    /// An event refers to an item by an id that another kind of item has: text for a function
+    /// call, a final message for a call's id (`item_kind_mismatch`).
+    #[error("item `{item_id}` is used as two different kinds of item")]
+    ItemKindMismatch {
+        /// The item id.
         item_id: String,
     },
     /// An event follows the terminal event (`event_after_terminal`): a stream has exactly one
@@ -240,9 +254,11 @@ impl ErrorKind {
             ErrorKind::InvalidField { .. } => "invalid_field",
             ErrorKind::LineTooLong { .. } => "line_too_long",
             ErrorKind::EventTooLarge { .. } => "event_too_large",
+            ErrorKind::OutputTooLarge { .. } => "output_too_large",
             ErrorKind::ArgumentsMismatch { .. } => "arguments_mismatch",
             ErrorKind::TextMismatch { .. } => "text_mismatch",
             ErrorKind::UnknownItem { .. } => "unknown_item",
+            ErrorKind::ItemKindMismatch { .. } => "item_kind_mismatch",
             ErrorKind::EventAfterTerminal { .. } => "event_after_terminal",
             ErrorKind::SequenceNotIncreasing { .. } => "sequence_not_increasing",
             ErrorKind::InvalidToolSpec { .. } => "invalid_tool_spec",

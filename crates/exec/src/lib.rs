@@ -91,7 +91,7 @@ pub use event::{
     OutputTokensDetails, Response, ResponseError, ResponseEvent, Usage,
 };
 pub use mock::{MockMode, ECHO_DELTA_BYTES, MOCK_TEXT};
-pub use normalize::{Normalizer, Outcome, UpstreamFailure};
+pub use normalize::{Normalizer, Outcome, UpstreamFailure, DEFAULT_MAX_OUTPUT_BYTES};
 pub use read::{from_str, EventReader, DEFAULT_MAX_LINE_BYTES};
 pub use request::{
     check_input, is_valid_tool_name, FunctionTool, Request, RequestOptions, ToolChoice, ToolSpec,

@@ -218,7 +218,17 @@ pub struct Normalizer {
     error: Option<ResponseError>,
     outcome: Option<Outcome>,
     ignored: u64,
+    max_output_bytes: usize,
+    /// What is left of `max_output_bytes`.
+    budget: usize,
 }
+
+/// The default [`Normalizer::max_output_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 << 20;
+
+/// What an item and a content part count against the output limit, for their bookkeeping.
+const ITEM_COST: usize = 256;
+const PART_COST: usize = 128;
 
 impl Normalizer {
     /// A normalizer for the response to `request`, whose model, instructions and tools fill
@@ -246,6 +256,35 @@ impl Normalizer {
             error: None,
             outcome: None,
             ignored: 0,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            budget: DEFAULT_MAX_OUTPUT_BYTES,
+        }
+    }
+
+    /// Sets the most output the normalizer keeps track of: the text and arguments of every
+    /// item (which the final response object repeats), plus a small allowance per item and
+    /// content part. Past it the response fails (`output_too_large`), so that memory stays
+    /// bounded whatever the upstream sends. Default [`DEFAULT_MAX_OUTPUT_BYTES`].
+    #[must_use]
+    pub fn max_output_bytes(mut self, limit: usize) -> Self {
+        self.max_output_bytes = limit;
+        self.budget = limit;
+        self
+    }
+
+    fn spend(&mut self, bytes: usize) -> Result<(), UpstreamFailure> {
+        match self.budget.checked_sub(bytes) {
+            Some(left) => {
+                self.budget = left;
+                Ok(())
+            }
+            None => Err(UpstreamFailure::new(
+                "output_too_large",
+                format!(
+                    "the response's output exceeds the limit of {} bytes",
+                    self.max_output_bytes
+                ),
+            )),
         }
     }
 
@@ -511,8 +550,16 @@ impl Normalizer {
         e.output_index = Some(output_index);
         let id = match e.item.id() {
             Some(id) => id.to_owned(),
-            None => format!("item_{output_index}"),
+            // An item without an id gets a fresh one.
+            None => {
+                let mut id = format!("item_{output_index}");
+                while self.by_id.contains_key(&id) {
+                    id.push('_');
+                }
+                id
+            }
         };
+        self.spend(ITEM_COST)?;
         if self.by_id.contains_key(&id) {
             return Err(UpstreamFailure::new(
                 "duplicate_item",
@@ -574,7 +621,7 @@ impl Normalizer {
         }
         for part in announced_parts {
             let empty = empty_part(&part);
-            let slot = self.add_part(index, ContentPartEvent::new(empty), out);
+            let slot = self.add_part(index, ContentPartEvent::new(empty), out)?;
             self.close_part(index, slot, Some(ContentPartEvent::new(part)), out)?;
         }
         Ok(())
@@ -624,7 +671,12 @@ impl Normalizer {
 
     /// The content part an event refers to: by index, or the open one; announces one when
     /// there is none.
-    fn part_for(&mut self, item: usize, content_index: Option<u64>, out: &mut Vec<Event>) -> usize {
+    fn part_for(
+        &mut self,
+        item: usize,
+        content_index: Option<u64>,
+        out: &mut Vec<Event>,
+    ) -> Result<usize, UpstreamFailure> {
         let Kind::Message { parts, .. } = &self.items[item].kind else {
             unreachable!("part_for is called for message items")
         };
@@ -636,13 +688,19 @@ impl Normalizer {
                 .filter(|&i| i + 1 == parts.len()),
         };
         if let Some(found) = found {
-            return found;
+            return Ok(found);
         }
         let event = ContentPartEvent::new(ContentPart::OutputText(OutputTextPart::new("")));
         self.add_part(item, event, out)
     }
 
-    fn add_part(&mut self, item: usize, mut e: ContentPartEvent, out: &mut Vec<Event>) -> usize {
+    fn add_part(
+        &mut self,
+        item: usize,
+        mut e: ContentPartEvent,
+        out: &mut Vec<Event>,
+    ) -> Result<usize, UpstreamFailure> {
+        self.spend(PART_COST)?;
         let output_index = self.items[item].output_index;
         let item_id = self.items[item].id.clone();
         let Kind::Message { parts, .. } = &mut self.items[item].kind else {
@@ -657,7 +715,7 @@ impl Normalizer {
         e.output_index = Some(output_index);
         e.content_index = Some(index as u64);
         self.emit(out, Event::ContentPartAdded(e));
-        index
+        Ok(index)
     }
 
     fn part_added(
@@ -666,7 +724,7 @@ impl Normalizer {
         out: &mut Vec<Event>,
     ) -> Result<(), UpstreamFailure> {
         let item = self.message_for(e.item_id.as_deref(), out)?;
-        self.add_part(item, e, out);
+        self.add_part(item, e, out)?;
         Ok(())
     }
 
@@ -683,7 +741,7 @@ impl Normalizer {
         out: &mut Vec<Event>,
     ) -> Result<(), UpstreamFailure> {
         let item = self.message_for(e.item_id.as_deref(), out)?;
-        let part = self.part_for(item, e.content_index, out);
+        let part = self.part_for(item, e.content_index, out)?;
         let p = self.part_mut(item, part);
         if p.text_done {
             return Err(UpstreamFailure::new(
@@ -693,6 +751,7 @@ impl Normalizer {
         }
         p.text.push_str(&e.delta);
         p.deltas = true;
+        self.spend(e.delta.len())?;
         e.item_id = Some(self.items[item].id.clone());
         e.output_index = Some(self.items[item].output_index);
         e.content_index = Some(part as u64);
@@ -707,7 +766,7 @@ impl Normalizer {
         out: &mut Vec<Event>,
     ) -> Result<(), UpstreamFailure> {
         let item = self.message_for(e.item_id.as_deref(), out)?;
-        let part = self.part_for(item, e.content_index, out);
+        let part = self.part_for(item, e.content_index, out)?;
         self.close_text(item, part, Some(e), out)
     }
 
@@ -762,7 +821,7 @@ impl Normalizer {
         out: &mut Vec<Event>,
     ) -> Result<(), UpstreamFailure> {
         let item = self.message_for(e.item_id.as_deref(), out)?;
-        let part = self.part_for(item, e.content_index, out);
+        let part = self.part_for(item, e.content_index, out)?;
         self.close_part(item, part, Some(e), out)
     }
 
@@ -859,6 +918,7 @@ impl Normalizer {
     ) -> Result<(), UpstreamFailure> {
         let index = self.call_for(&e.item_id)?;
         let output_index = self.items[index].output_index;
+        self.spend(e.delta.len())?;
         if let Kind::Call {
             arguments, deltas, ..
         } = &mut self.items[index].kind
@@ -1039,7 +1099,7 @@ impl Normalizer {
                         if i >= count {
                             let mut added = ContentPartEvent::new(empty_part(final_part));
                             added.item_id = Some(id.clone());
-                            self.add_part(index, added, out);
+                            self.add_part(index, added, out)?;
                         }
                         if !self.part_mut(index, i).done {
                             self.close_part(
@@ -1357,6 +1417,29 @@ mod tests {
             assert_eq!(error_code(&events).as_deref(), Some(code), "{lines:?}");
             assert!(events.last().unwrap().is_terminal());
         }
+    }
+
+    #[test]
+    fn output_is_bounded() {
+        let mut options = RequestOptions::new();
+        options.prompt = Some("hi".to_owned());
+        let mut normalizer = Normalizer::new(&options.build().unwrap()).max_output_bytes(1000);
+        let delta = format!(
+            r#"{{"type":"response.output_text.delta","delta":"{}"}}"#,
+            "x".repeat(300)
+        );
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            out.extend(normalizer.push_json(&delta));
+        }
+        assert_eq!(error_code(&out), Some("output_too_large".to_owned()));
+        assert_eq!(normalizer.outcome(), Some(Outcome::Failed));
+        // Parts cost too: a flood of empty parts ends the same way.
+        let mut normalizer = Normalizer::new(&options.build().unwrap()).max_output_bytes(1000);
+        let part =
+            r#"{"type":"response.content_part.added","part":{"type":"output_text","text":""}}"#;
+        let out: Vec<Event> = (0..20).flat_map(|_| normalizer.push_json(part)).collect();
+        assert_eq!(error_code(&out), Some("output_too_large".to_owned()));
     }
 
     #[test]

@@ -489,3 +489,25 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn the_assembler_takes_any_event_sequence(
+        events in prop::collection::vec(chaotic_event(), 0..24),
+    ) {
+        // Errors are fine; panics and unbounded growth are not.
+        let jsonl: String = events.iter().map(|e| e.to_string() + "\n").collect();
+        let _ = assemble(jsonl.as_bytes());
+        let mut assembler = agentwire_exec::Assembler::new().max_output_bytes(2000);
+        for event in &events {
+            let event = agentwire_exec::from_str(&event.to_string()).unwrap();
+            if assembler.push(&event).is_err() {
+                break;
+            }
+        }
+        let transcript = assembler.finish();
+        prop_assert!(transcript.messages.len() + transcript.tool_calls.len() <= 24);
+    }
+}
