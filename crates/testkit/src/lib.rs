@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod gcf;
+pub mod exec;
 pub mod gcx1;
 pub mod toolcard;
 
