@@ -7,8 +7,9 @@
 //! `tests::roundtrip`.
 #![deny(missing_docs)]
 
-pub mod gcf;
 pub mod exec;
+pub mod gcf;
+pub mod gcf_graph;
 pub mod gcx1;
 pub mod toolcard;
 

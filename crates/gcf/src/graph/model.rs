@@ -525,7 +525,7 @@ impl Graph {
     /// Puts the symbols in the encoder's order (distance, then wire score descending, then
     /// qualified name and kind) and the edges in the order of their source, target, type,
     /// status and kinds. Two graphs with the same content in different orders become equal,
-    /// and a decoded buffered payload is already in this order.
+    /// and the symbols of a decoded buffered payload are already in this order.
     pub fn sort_canonical(&mut self) {
         let order = super::encode::symbol_order(self);
         let mut symbols: Vec<Option<Symbol>> = std::mem::take(&mut self.symbols)
