@@ -23,6 +23,37 @@ pub(crate) enum CliError {
     #[allow(dead_code)] // used by subcommands that validate their arguments themselves
     #[error("{0}")]
     Usage(String),
+    /// A file could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    WriteFile { path: PathBuf, source: io::Error },
+    /// The input is not the JSON a command expects.
+    #[error("{what} is not valid JSON: {source}")]
+    InvalidJson {
+        what: String,
+        source: serde_json::Error,
+    },
+    /// A payload could not be decoded; the message carries the codec's code and position.
+    #[error("{what} is not valid {format}: {message}")]
+    Decode {
+        what: String,
+        format: &'static str,
+        message: String,
+    },
+    /// A value could not be encoded.
+    #[error("cannot encode as {format}: {message}")]
+    Encode {
+        format: &'static str,
+        message: String,
+    },
+    /// The input does not have the shape a GCX1 layout or the GCF graph model needs.
+    #[error("the input does not fit {target}: {message}")]
+    Shape { target: String, message: String },
+    /// `agentwire validate` found an error: the message, then the offending line with a caret.
+    #[error("{0}")]
+    Invalid(String),
+    /// A scorecard corpus could not be read.
+    #[error("{0}")]
+    Corpus(String),
     /// An `exec` turn failed after it started (the events say how).
     #[error(transparent)]
     Exec(#[from] crate::exec::ExecError),

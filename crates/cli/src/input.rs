@@ -29,3 +29,32 @@ pub(crate) fn read_text(path: Option<&Path>) -> Result<String, CliError> {
         offset: e.utf8_error().valid_up_to(),
     })
 }
+
+/// The input as a buffered reader, and how messages name it: the file, or standard input
+/// when no file (or `-`) is given. Nothing is read yet.
+pub(crate) fn open(path: Option<&Path>) -> Result<(Box<dyn std::io::BufRead>, String), CliError> {
+    match path {
+        Some(path) if path != Path::new("-") => {
+            let file = std::fs::File::open(path).map_err(|source| CliError::Read {
+                path: path.to_owned(),
+                source,
+            })?;
+            Ok((
+                Box::new(std::io::BufReader::with_capacity(1 << 16, file)),
+                path.display().to_string(),
+            ))
+        }
+        _ => Ok((
+            Box::new(std::io::BufReader::with_capacity(1 << 16, std::io::stdin())),
+            "standard input".to_owned(),
+        )),
+    }
+}
+
+/// The name messages use for the input.
+pub(crate) fn name(path: Option<&Path>) -> String {
+    match path {
+        Some(path) if path != Path::new("-") => path.display().to_string(),
+        _ => "standard input".to_owned(),
+    }
+}

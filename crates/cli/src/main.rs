@@ -7,11 +7,18 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod codec;
 mod count;
+mod decode;
+mod encode;
 mod error;
 mod exec;
 mod input;
+mod json_cmp;
+mod output;
+mod scorecard;
 mod tools;
+mod validate;
 
 use error::CliError;
 
@@ -25,8 +32,16 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Convert JSON to GCF, GCX1, TOON or JSON.
+    Encode(encode::Args),
+    /// Convert GCF, GCX1 or TOON (detected by header) to JSON.
+    Decode(decode::Args),
     /// Count the tokens of a text.
     Count(count::Args),
+    /// Check a GCF, GCX1, TOON or JSON payload; print `ok` or the error with its position.
+    Validate(validate::Args),
+    /// Measure every format on a corpus of tool responses: bytes, tokens, round trips.
+    Scorecard(scorecard::Args),
     /// Send one turn to a model with JSON-Schema tools; print its events as JSONL.
     Exec(Box<exec::Args>),
     /// Tool ids, ChoiceCards and tool_browse over an MCP tools/list result.
@@ -43,7 +58,11 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Encode(args) => encode::run(&args),
+        Command::Decode(args) => decode::run(&args),
         Command::Count(args) => count::run(&args),
+        Command::Validate(args) => validate::run(&args),
+        Command::Scorecard(args) => scorecard::run(&args),
         Command::Exec(args) => exec::run(&args),
         Command::Tools(args) => tools::run(&args),
     };

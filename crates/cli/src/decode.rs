@@ -1,0 +1,73 @@
+//! `agentwire decode`: GCF, GCX1 or TOON to JSON.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use crate::codec::{self, Format};
+use crate::{input, output, CliError};
+
+/// The format `decode` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum From {
+    /// Detect by header: `GCF ...` is GCF, `GCX...` is GCX1, JSON is passed through, anything
+    /// else is TOON.
+    Auto,
+    /// GCF v3.1, either profile.
+    Gcf,
+    /// GCX1: a per-tool layout when the first section is one, else the generic fallback.
+    Gcx1,
+    /// TOON.
+    Toon,
+}
+
+/// Arguments of `agentwire decode`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The input format.
+    #[arg(long, value_enum, default_value = "auto")]
+    from: From,
+    /// Pretty-print the JSON with two-space indentation.
+    #[arg(long)]
+    pretty: bool,
+    /// The payload to decode; standard input when omitted or `-`.
+    file: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: &Args) -> Result<(), CliError> {
+    let (reader, what) = input::open(args.file.as_deref())?;
+    let (first_line, mut reader) =
+        codec::peek_first_line(reader).map_err(|e| read_error(args, e))?;
+    let format = match args.from {
+        From::Auto => codec::detect(&first_line),
+        From::Gcf => Format::Gcf,
+        From::Gcx1 => Format::Gcx1,
+        From::Toon => Format::Toon,
+    };
+    let value = match format {
+        Format::Gcf => codec::decode_gcf(&first_line, reader, &what)?,
+        Format::Gcx1 => codec::decode_gcx1(&first_line, reader, &what)?,
+        Format::Json => codec::read_json(reader, &what)?,
+        Format::Toon => {
+            let mut bytes = Vec::new();
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| read_error(args, e))?;
+            let text = String::from_utf8(bytes).map_err(|e| CliError::NotUtf8 {
+                what: what.clone(),
+                offset: e.utf8_error().valid_up_to(),
+            })?;
+            codec::decode_toon(&text, &what)?
+        }
+    };
+    output::print_json(&value, args.pretty)
+}
+
+fn read_error(args: &Args, source: std::io::Error) -> CliError {
+    match &args.file {
+        Some(path) if path.as_os_str() != "-" => CliError::Read {
+            path: path.clone(),
+            source,
+        },
+        _ => CliError::Stdin(source),
+    }
+}

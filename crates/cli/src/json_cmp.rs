@@ -1,0 +1,173 @@
+//! Comparing JSON values: exactly, or as JSON numbers (`1` and `1.0` equal), and naming the
+//! first place where two values differ.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+/// How two numbers must agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Numbers {
+    /// The same `serde_json::Number` (`1` and `1.0` differ: one is an integer).
+    Exact,
+    /// The same numeric value (`1`, `1.0` and `1e0` agree).
+    Value,
+}
+
+/// The first difference between `expected` and `actual` as `path: what`, or `None` when
+/// they are equal. Object members are compared as sets, arrays in order.
+pub(crate) fn first_difference(
+    expected: &Value,
+    actual: &Value,
+    numbers: Numbers,
+) -> Option<String> {
+    let mut path = String::new();
+    diff(expected, actual, numbers, &mut path)
+}
+
+fn diff(expected: &Value, actual: &Value, numbers: Numbers, path: &mut String) -> Option<String> {
+    let at = |path: &str| {
+        if path.is_empty() {
+            "/".to_owned()
+        } else {
+            path.to_owned()
+        }
+    };
+    match (expected, actual) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (key, value) in a {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&escape_pointer(key));
+                let found = match b.get(key) {
+                    None => Some(format!("{}: missing (expected {})", path, short(value))),
+                    Some(other) => diff(value, other, numbers, path),
+                };
+                path.truncate(len);
+                if found.is_some() {
+                    return found;
+                }
+            }
+            b.iter()
+                .find(|(key, _)| !a.contains_key(*key))
+                .map(|(key, value)| {
+                    format!(
+                        "{}/{}: unexpected member ({})",
+                        path,
+                        escape_pointer(key),
+                        short(value)
+                    )
+                })
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                let len = path.len();
+                let _ = write!(path, "/{i}");
+                let found = diff(x, y, numbers, path);
+                path.truncate(len);
+                if found.is_some() {
+                    return found;
+                }
+            }
+            (a.len() != b.len())
+                .then(|| format!("{}: {} elements, expected {}", at(path), b.len(), a.len()))
+        }
+        (Value::Number(a), Value::Number(b)) => {
+            let equal = match numbers {
+                Numbers::Exact => a == b,
+                Numbers::Value => numbers_equal(a, b),
+            };
+            (!equal).then(|| format!("{}: {} became {}", at(path), a, b))
+        }
+        (a, b) if a == b => None,
+        (a, b) => Some(format!("{}: {} became {}", at(path), short(a), short(b))),
+    }
+}
+
+/// Whether two numbers have the same value, whatever their spelling or type.
+pub(crate) fn numbers_equal(a: &serde_json::Number, b: &serde_json::Number) -> bool {
+    if a == b {
+        return true;
+    }
+    let (ta, tb) = (a.to_string(), b.to_string());
+    if let (Ok(x), Ok(y)) = (ta.parse::<i128>(), tb.parse::<i128>()) {
+        return x == y;
+    }
+    match (ta.parse::<f64>(), tb.parse::<f64>()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// A JSON Pointer reference token for `key` (RFC 6901: `~` is `~0`, `/` is `~1`).
+fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// A value in a few dozen characters, for messages.
+fn short(value: &Value) -> String {
+    let text = match value {
+        Value::Array(a) => format!("an array of {}", a.len()),
+        Value::Object(o) => format!("an object of {} members", o.len()),
+        other => other.to_string(),
+    };
+    if text.chars().count() > 60 {
+        let cut: String = text.chars().take(57).collect();
+        format!("{cut}...")
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_the_first_difference() {
+        let a = json!({"a": [1, {"b/c": "x"}], "d": 1.0});
+        assert_eq!(first_difference(&a, &a.clone(), Numbers::Exact), None);
+        let b = json!({"a": [1, {"b/c": "y"}], "d": 1.0});
+        assert_eq!(
+            first_difference(&a, &b, Numbers::Exact).as_deref(),
+            Some("/a/1/b~1c: \"x\" became \"y\"")
+        );
+        let c = json!({"a": [1, {"b/c": "x"}], "d": 1});
+        assert_eq!(
+            first_difference(&a, &c, Numbers::Exact).as_deref(),
+            Some("/d: 1.0 became 1")
+        );
+        assert_eq!(first_difference(&a, &c, Numbers::Value), None);
+        let d = json!({"a": [1], "d": 1.0, "e": null});
+        assert_eq!(
+            first_difference(&a, &d, Numbers::Exact).as_deref(),
+            Some("/a: 1 elements, expected 2")
+        );
+        let e = json!({"a": [1, {"b/c": "x"}], "d": 1.0, "e": null});
+        assert_eq!(
+            first_difference(&a, &e, Numbers::Exact).as_deref(),
+            Some("/e: unexpected member (null)")
+        );
+        assert_eq!(
+            first_difference(&e, &a, Numbers::Exact).as_deref(),
+            Some("/e: missing (expected null)")
+        );
+        assert_eq!(
+            first_difference(&json!(1), &json!("1"), Numbers::Value).as_deref(),
+            Some("/: 1 became \"1\"")
+        );
+    }
+
+    #[test]
+    fn compares_numbers_by_value() {
+        let n = |text: &str| serde_json::from_str::<serde_json::Number>(text).unwrap();
+        assert!(numbers_equal(&n("1"), &n("1.0")));
+        assert!(numbers_equal(&n("-0.5"), &n("-5e-1")));
+        assert!(!numbers_equal(&n("1"), &n("1.5")));
+        assert!(numbers_equal(
+            &n("18446744073709551615"),
+            &n("18446744073709551615")
+        ));
+    }
+}

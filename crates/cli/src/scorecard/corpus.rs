@@ -1,0 +1,150 @@
+//! Reading a corpus: the one embedded in the binary, or the `*.json` files of a directory.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::embedded::FILES;
+use crate::codec::{self, LAYOUT_TOOLS};
+use crate::CliError;
+
+/// One tool response of a corpus and which formats apply to it.
+#[derive(Debug, Clone)]
+pub(crate) struct Item {
+    /// The file name.
+    pub(crate) file: String,
+    /// `code-intelligence`, `graph`, `api`, ... (`uncategorized` for plain JSON files).
+    pub(crate) category: String,
+    /// The tool that returned it: the GCX1 header's `tool=`.
+    pub(crate) tool: String,
+    /// The GCX1 per-tool layout its shape fits, if any.
+    pub(crate) gcx1_layout: Option<String>,
+    /// Whether it is a graph in the GCF graph model.
+    pub(crate) graph: bool,
+    /// The response.
+    pub(crate) response: Value,
+}
+
+/// The `fixture` member of a corpus file (see fixtures/README.md).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Fixture {
+    #[allow(dead_code)] // the file name says the same
+    name: String,
+    category: String,
+    #[allow(dead_code)] // documentation for readers of the file
+    description: String,
+    tool: String,
+    gcx1_layout: Option<String>,
+    graph: bool,
+}
+
+/// The corpus compiled into the binary (a copy of the repository's `fixtures/`).
+pub(crate) fn embedded() -> Result<Vec<Item>, CliError> {
+    FILES.iter().map(|(file, text)| parse(file, text)).collect()
+}
+
+/// Every `*.json` file of `dir` (not recursive), in name order.
+pub(crate) fn directory(dir: &Path) -> Result<Vec<Item>, CliError> {
+    let read_error = |source| CliError::Read {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(read_error)? {
+        let path = entry.map_err(read_error)?.path();
+        if path.extension().is_some_and(|e| e == "json") && path.is_file() {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    if paths.is_empty() {
+        return Err(CliError::Corpus(format!(
+            "{}: no .json files to measure",
+            dir.display()
+        )));
+    }
+    paths
+        .iter()
+        .map(|path| {
+            let bytes = std::fs::read(path).map_err(|source| CliError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            let text = String::from_utf8(bytes).map_err(|e| CliError::NotUtf8 {
+                what: path.display().to_string(),
+                offset: e.utf8_error().valid_up_to(),
+            })?;
+            let name = path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            parse(&name, &text).map_err(|e| match e {
+                CliError::InvalidJson { source, .. } => CliError::InvalidJson {
+                    what: path.display().to_string(),
+                    source,
+                },
+                other => other,
+            })
+        })
+        .collect()
+}
+
+/// A corpus file: the `{"fixture": ..., "response": ...}` envelope of our corpus, or any
+/// other JSON, whose applicable formats are then worked out from its shape.
+fn parse(file: &str, text: &str) -> Result<Item, CliError> {
+    let value: Value = serde_json::from_str(text).map_err(|source| CliError::InvalidJson {
+        what: file.to_owned(),
+        source,
+    })?;
+    match value {
+        Value::Object(mut map)
+            if map.len() == 2 && map.contains_key("fixture") && map.contains_key("response") =>
+        {
+            let fixture: Fixture =
+                serde_json::from_value(map.remove("fixture").unwrap_or_default())
+                    .map_err(|e| CliError::Corpus(format!("{file}: the `fixture` member: {e}")))?;
+            if let Some(layout) = &fixture.gcx1_layout {
+                if codec::layout(layout).is_none() {
+                    return Err(CliError::Corpus(format!(
+                        "{file}: {layout:?} is not a GCX1 layout ({})",
+                        LAYOUT_TOOLS.join(", ")
+                    )));
+                }
+            }
+            Ok(Item {
+                file: file.to_owned(),
+                category: fixture.category,
+                tool: fixture.tool,
+                gcx1_layout: fixture.gcx1_layout,
+                graph: fixture.graph,
+                response: map.remove("response").unwrap_or_default(),
+            })
+        }
+        response => {
+            let gcx1_layout = LAYOUT_TOOLS
+                .iter()
+                .find(|tool| codec::layout(tool).is_some_and(|c| c.encode(tool, &response).is_ok()))
+                .map(|tool| (*tool).to_owned());
+            let stem = file.strip_suffix(".json").unwrap_or(file);
+            let tool: String = stem
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            Ok(Item {
+                file: file.to_owned(),
+                category: "uncategorized".to_owned(),
+                tool: gcx1_layout.clone().unwrap_or(tool),
+                gcx1_layout,
+                graph: codec::graph_of(&response).is_ok(),
+                response,
+            })
+        }
+    }
+}
