@@ -26,6 +26,13 @@
 //! | `delta-apply-error` | `input` wire, `base_snapshot`, `expectedError` | applying to the base fails with that code |
 //! | `stream-encode` | `input` graph, `expected` | streaming the symbols in order, then the edges, gives these bytes, which decode to `input` |
 //!
+//! and of `conformance/gcf/` (the generic profile):
+//!
+//! | operation | fields | check |
+//! |---|---|---|
+//! | `encode-error` | `input` (JSON), optional `options` ([`EncodeOptions`]), `expectedError` | generic encoding fails with that code |
+//! | `decode-options` | `input` (text), `options` ([`DecodeOptions`]), `expected` or `expectedError` | decoding with those options gives the value, or fails with that code |
+//!
 //! The profile of `encode`, `decode` and `roundtrip` cases is read from the GCF text's header
 //! (`profile=graph` or not). Graph objects are compared after both sides pass through the
 //! codec's typed graph model ([`GcfCodec::normalize_graph`]), since fixtures spell absent
@@ -155,6 +162,61 @@ pub enum GcfCase {
         /// The exact GCF text.
         expected: String,
     },
+    /// Generic encoding (with default or given options) must fail with `expected_error`.
+    #[serde(rename = "encode-error")]
+    EncodeError {
+        /// A JSON value the encoder must reject.
+        input: Value,
+        /// Encoder options; the defaults when absent.
+        #[serde(default)]
+        options: Option<EncodeOptions>,
+        /// The error code.
+        #[serde(rename = "expectedError")]
+        expected_error: String,
+    },
+    /// Generic decoding with non-default options: exactly one of `expected` and
+    /// `expected_error`.
+    #[serde(rename = "decode-options")]
+    DecodeWithOptions {
+        /// GCF text.
+        input: String,
+        /// The decoder options.
+        options: DecodeOptions,
+        /// The value decoding gives.
+        #[serde(default)]
+        expected: Option<Value>,
+        /// The error code decoding fails with.
+        #[serde(default, rename = "expectedError")]
+        expected_error: Option<String>,
+    },
+}
+
+/// Encoder options of an `encode-error` fixture; absent fields keep the codec's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct EncodeOptions {
+    /// Maximum nesting depth.
+    pub max_depth: Option<usize>,
+}
+
+/// Decoder options of a `decode-options` fixture; absent fields keep the codec's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DecodeOptions {
+    /// Maximum nesting depth.
+    pub max_depth: Option<usize>,
+    /// Maximum items per array or members per object.
+    pub max_elements: Option<usize>,
+    /// Maximum bytes per line.
+    pub max_line_length: Option<usize>,
+    /// Maximum fields per field declaration.
+    pub max_fields: Option<usize>,
+    /// Maximum bytes of input.
+    pub max_input_size: Option<usize>,
+    /// Whether deferred `[?]` sections require the `##! summary` trailer.
+    pub require_trailer: Option<bool>,
 }
 
 /// One payload of a `session-decode` fixture: exactly one of `expected` and
@@ -276,6 +338,8 @@ impl Case for GcfCase {
             GcfCase::DeltaBetween { .. } => "delta-between",
             GcfCase::DeltaApplyError { .. } => "delta-apply-error",
             GcfCase::StreamEncode { .. } => "stream-encode",
+            GcfCase::EncodeError { .. } => "encode-error",
+            GcfCase::DecodeWithOptions { .. } => "decode-options",
         }
     }
 }
@@ -330,6 +394,25 @@ pub trait GcfCodec: Send + Sync {
     fn encode_stream(&self, graph: &Value) -> Result<String, CodecError> {
         let _ = graph;
         Err(CodecError::unsupported("stream encode"))
+    }
+    /// Encodes a JSON value with the generic profile and non-default options (`encode-error`
+    /// fixtures with `options`).
+    fn encode_with_options(
+        &self,
+        value: &Value,
+        options: &EncodeOptions,
+    ) -> Result<String, CodecError> {
+        let _ = (value, options);
+        Err(CodecError::unsupported("encoding with options"))
+    }
+    /// Decodes generic-profile text with non-default options (`decode-options` fixtures).
+    fn decode_with_options(
+        &self,
+        text: &str,
+        options: &DecodeOptions,
+    ) -> Result<Value, CodecError> {
+        let _ = (text, options);
+        Err(CodecError::unsupported("decoding with options"))
     }
 }
 
@@ -564,6 +647,39 @@ pub fn check(
             expected_error,
             codec.apply_delta(input, base_snapshot).map(drop),
         ),
+        GcfCase::EncodeError {
+            input,
+            options,
+            expected_error,
+        } => {
+            let result = match options {
+                Some(options) => codec.encode_with_options(input, options),
+                None => codec.encode(input),
+            };
+            expect_error("encode", expected_error, result.map(drop))
+        }
+        GcfCase::DecodeWithOptions {
+            input,
+            options,
+            expected,
+            expected_error,
+        } => match (expected, expected_error) {
+            (Some(expected), None) => {
+                let actual = codec
+                    .decode_with_options(input, options)
+                    .map_err(|e| Failure::codec("decode with options", &e))?;
+                same_json("decode with options", expected, &actual)
+            }
+            (None, Some(code)) => expect_error(
+                "decode with options",
+                code,
+                codec.decode_with_options(input, options).map(drop),
+            ),
+            _ => Err(Failure::new(
+                "fixture: a decode-options case needs exactly one of `expected` and \
+                 `expectedError`",
+            )),
+        },
         GcfCase::StreamEncode { input, expected } => {
             let text = codec
                 .encode_stream(input)

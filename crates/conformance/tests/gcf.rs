@@ -2,7 +2,7 @@
 //!
 //! Run one area with `cargo test -p agentwire-conformance --test gcf -- numbers/`.
 
-use agentwire_conformance::gcf::{self, GcfCodec, PackRoot};
+use agentwire_conformance::gcf::{self, DecodeOptions, EncodeOptions, GcfCodec, PackRoot};
 use agentwire_conformance::{find_workspace_root, CodecError, Suite};
 use agentwire_gcf::Profile;
 use serde::de::IgnoredAny;
@@ -148,6 +148,45 @@ impl GcfCodec for AgentwireGcf {
         }
         stream.finish().map_err(codec_error)?;
         String::from_utf8(out).map_err(|e| CodecError::message(format!("stream output: {e}")))
+    }
+
+    fn encode_with_options(
+        &self,
+        value: &Value,
+        options: &EncodeOptions,
+    ) -> Result<String, CodecError> {
+        let mut encoder = agentwire_gcf::EncoderOptions::new();
+        if let Some(depth) = options.max_depth {
+            encoder = encoder.max_depth(depth);
+        }
+        encoder.to_string(value).map_err(codec_error)
+    }
+
+    fn decode_with_options(
+        &self,
+        text: &str,
+        options: &DecodeOptions,
+    ) -> Result<Value, CodecError> {
+        let mut decoder = agentwire_gcf::DecoderOptions::new();
+        if let Some(depth) = options.max_depth {
+            decoder = decoder.max_depth(depth);
+        }
+        if let Some(elements) = options.max_elements {
+            decoder = decoder.max_elements(elements);
+        }
+        if let Some(bytes) = options.max_line_length {
+            decoder = decoder.max_line_length(bytes);
+        }
+        if let Some(fields) = options.max_fields {
+            decoder = decoder.max_fields(fields);
+        }
+        if let Some(bytes) = options.max_input_size {
+            decoder = decoder.max_input_size(Some(bytes));
+        }
+        if let Some(required) = options.require_trailer {
+            decoder = decoder.require_trailer(required);
+        }
+        decoder.from_str(text).map_err(codec_error)
     }
 }
 
