@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::json_cmp::{first_difference, Numbers};
+use crate::json_cmp::first_loss;
 use crate::CliError;
 
 /// A wire format the command reads or writes.
@@ -294,8 +294,8 @@ fn encode_as<L: Layout + Serialize + DeserializeOwned>(
     };
     let typed: L = serde_json::from_value(value.clone()).map_err(|e| misfit(e.to_string()))?;
     let back = serde_json::to_value(&typed).map_err(|e| misfit(e.to_string()))?;
-    if let Some(difference) = first_difference(value, &back, Numbers::Value) {
-        return Err(misfit(difference));
+    if let Some(loss) = first_loss(value, &back) {
+        return Err(misfit(loss));
     }
     if GRAPH_TOOLS.contains(&tool) && value.get("tool").and_then(Value::as_str) != Some(tool) {
         return Err(misfit(format!(
@@ -354,8 +354,8 @@ pub(crate) fn graph_of(value: &Value) -> Result<(agentwire_gcf::Graph, usize), C
     let graph: agentwire_gcf::Graph =
         serde_json::from_value(value.clone()).map_err(|e| misfit(e.to_string()))?;
     let back = serde_json::to_value(&graph).map_err(|e| misfit(e.to_string()))?;
-    if let Some(difference) = first_difference(value, &back, Numbers::Value) {
-        return Err(misfit(difference));
+    if let Some(loss) = first_loss(value, &back) {
+        return Err(misfit(loss));
     }
     let mut rounded = graph.clone();
     rounded.round_scores();

@@ -22,10 +22,23 @@ pub(crate) fn first_difference(
     numbers: Numbers,
 ) -> Option<String> {
     let mut path = String::new();
-    diff(expected, actual, numbers, &mut path)
+    diff(expected, actual, numbers, true, &mut path)
 }
 
-fn diff(expected: &Value, actual: &Value, numbers: Numbers, path: &mut String) -> Option<String> {
+/// The first part of `input` that `output` lost or changed (numbers compared by value), or
+/// `None`. Members `output` adds (defaults of a typed model) are not losses.
+pub(crate) fn first_loss(input: &Value, output: &Value) -> Option<String> {
+    let mut path = String::new();
+    diff(input, output, Numbers::Value, false, &mut path)
+}
+
+fn diff(
+    expected: &Value,
+    actual: &Value,
+    numbers: Numbers,
+    extra: bool,
+    path: &mut String,
+) -> Option<String> {
     let at = |path: &str| {
         if path.is_empty() {
             "/".to_owned()
@@ -41,12 +54,15 @@ fn diff(expected: &Value, actual: &Value, numbers: Numbers, path: &mut String) -
                 path.push_str(&escape_pointer(key));
                 let found = match b.get(key) {
                     None => Some(format!("{}: missing (expected {})", path, short(value))),
-                    Some(other) => diff(value, other, numbers, path),
+                    Some(other) => diff(value, other, numbers, extra, path),
                 };
                 path.truncate(len);
                 if found.is_some() {
                     return found;
                 }
+            }
+            if !extra {
+                return None;
             }
             b.iter()
                 .find(|(key, _)| !a.contains_key(*key))
@@ -63,7 +79,7 @@ fn diff(expected: &Value, actual: &Value, numbers: Numbers, path: &mut String) -
             for (i, (x, y)) in a.iter().zip(b).enumerate() {
                 let len = path.len();
                 let _ = write!(path, "/{i}");
-                let found = diff(x, y, numbers, path);
+                let found = diff(x, y, numbers, extra, path);
                 path.truncate(len);
                 if found.is_some() {
                     return found;
@@ -156,6 +172,18 @@ mod tests {
         assert_eq!(
             first_difference(&json!(1), &json!("1"), Numbers::Value).as_deref(),
             Some("/: 1 became \"1\"")
+        );
+    }
+
+    #[test]
+    fn losses_ignore_added_defaults() {
+        let input = json!({"a": [{"b": 1}], "c": "x"});
+        let output = json!({"a": [{"b": 1.0, "d": 0}], "c": "x", "e": []});
+        assert_eq!(first_loss(&input, &output), None);
+        let lossy = json!({"a": [{"d": 0}], "c": "x"});
+        assert_eq!(
+            first_loss(&input, &lossy).as_deref(),
+            Some("/a/0/b: missing (expected 1)")
         );
     }
 

@@ -137,6 +137,27 @@ fn check_json(text: &str) -> Option<Finding> {
     Some(Finding::at(line, column, message))
 }
 
+/// `message` without the position suffix the codecs append (` at line 3, column 7`,
+/// ` (at line 3, column 7)`): the report puts the position first.
+fn without_position(message: &str) -> String {
+    for marker in [" (at line ", " at line "] {
+        if let Some(cut) = message.rfind(marker) {
+            let tail = &message[cut + marker.len()..];
+            let tail = tail.strip_suffix(')').unwrap_or(tail);
+            let is_position = tail.split_once(", column ").is_some_and(|(l, c)| {
+                !l.is_empty()
+                    && !c.is_empty()
+                    && l.bytes().all(|b| b.is_ascii_digit())
+                    && c.bytes().all(|b| b.is_ascii_digit())
+            });
+            if is_position {
+                return message[..cut].to_owned();
+            }
+        }
+    }
+    message.to_owned()
+}
+
 /// The character column of the 1-based byte column `byte_column` of `line`.
 fn char_column(line: &str, byte_column: usize) -> usize {
     let mut end = byte_column.saturating_sub(1).min(line.len());
@@ -155,7 +176,7 @@ fn report(what: &str, format: Format, text: &str, finding: &Finding) -> String {
     let mut out = format!(
         "{what}:{line_no}:{column}: not valid {}: {}",
         format.name(),
-        finding.message
+        without_position(&finding.message)
     );
     let Some(line) = text.split('\n').nth(line_no - 1) else {
         return out;
@@ -233,6 +254,22 @@ mod tests {
         let lines: Vec<&str> = shown.lines().collect();
         assert!(lines[1].starts_with(" 1 | ...aaa") && lines[1].ends_with("bbb..."));
         assert_eq!(lines[2].find('^'), lines[1].find('!'));
+    }
+
+    #[test]
+    fn position_suffixes_are_dropped_from_messages() {
+        assert_eq!(
+            without_position("bad score at line 3, column 15"),
+            "bad score"
+        );
+        assert_eq!(
+            without_position("too many (at line 2, column 5)"),
+            "too many"
+        );
+        assert_eq!(
+            without_position("at line one, column two"),
+            "at line one, column two"
+        );
     }
 
     #[test]

@@ -148,3 +148,89 @@ fn parse(file: &str, text: &str) -> Result<Item, CliError> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_corpus_is_a_copy_of_the_repository_fixtures() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&fixtures)
+            .expect("the repository's fixtures/")
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .filter(|name| name.ends_with(".json"))
+            .collect();
+        on_disk.sort();
+        let embedded: Vec<String> = FILES.iter().map(|(name, _)| (*name).to_owned()).collect();
+        assert_eq!(embedded, on_disk, "run `cargo xtask corpus`");
+        for (name, text) in FILES {
+            let committed = std::fs::read_to_string(fixtures.join(name)).expect("readable");
+            assert!(
+                committed == *text,
+                "{name} differs: run `cargo xtask corpus`"
+            );
+        }
+    }
+
+    #[test]
+    fn every_corpus_file_fits_the_formats_it_declares() {
+        let items = embedded().expect("the embedded corpus parses");
+        assert!(items.len() >= 24, "{} files", items.len());
+        for item in &items {
+            if let Some(tool) = &item.gcx1_layout {
+                let codec = codec::layout(tool).expect("a layout");
+                codec
+                    .encode(tool, &item.response)
+                    .unwrap_or_else(|e| panic!("{}: {e}", item.file));
+            }
+            assert_eq!(
+                codec::graph_of(&item.response).is_ok(),
+                item.graph,
+                "{}",
+                item.file
+            );
+        }
+        for category in ["code-intelligence", "graph", "api"] {
+            assert!(items.iter().any(|i| i.category == category));
+        }
+    }
+
+    #[test]
+    fn plain_json_files_get_their_formats_from_their_shape() {
+        let layout = parse(
+            "hits.json",
+            r#"{"total": 1, "truncated": false, "results": [{"id": "a.go::F", "kind": "function",
+                "name": "F", "path": "a.go", "line": 3, "sig": "func F()"}]}"#,
+        )
+        .expect("parses");
+        assert_eq!(layout.gcx1_layout.as_deref(), Some("search_symbols"));
+        assert!(!layout.graph);
+        let graph = parse(
+            "my graph.json",
+            r#"{"symbols": [{"qualifiedName": "pkg.F", "kind": "function", "score": 0.5,
+                "provenance": "lsp", "distance": 0}], "edges": []}"#,
+        )
+        .expect("parses");
+        assert!(graph.graph);
+        assert_eq!(
+            (graph.tool.as_str(), graph.category.as_str()),
+            ("my_graph", "uncategorized")
+        );
+        let plain = parse("rows.json", "[1, 2]").expect("parses");
+        assert_eq!((plain.gcx1_layout, plain.graph), (None, false));
+        assert!(matches!(
+            parse("bad.json", "{"),
+            Err(CliError::InvalidJson { .. })
+        ));
+        assert!(matches!(
+            parse("bad.json", r#"{"fixture": {"name": "x"}, "response": 1}"#),
+            Err(CliError::Corpus(_))
+        ));
+    }
+}
