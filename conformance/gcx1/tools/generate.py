@@ -119,6 +119,10 @@ write("rows/003_escape_alphabet", "escape_alphabet", "TAB, LF and backslash esca
 write("rows/004_crlf_becomes_lf", "crlf_becomes_lf", "CR before LF is stripped on encode, so CRLF text arrives as LF",
       "encode", sections=[sec("t", ["src", "n"], rows=[["line1\r\nline2\r\n", 1]])],
       expected="GCX1 tool=t fields=src,n\nline1\\nline2\\n\t1\n")
+write("rows/020_cr_run_before_lf_dropped", "cr_run_before_lf_dropped",
+      "every CR directly before an LF is dropped (CR CR LF becomes LF, so a second round changes nothing); other CRs stay",
+      "encode", sections=[sec("t", ["a", "b"], rows=[["a\r\r\nb", "c\r\rd"]])],
+      expected="GCX1 tool=t fields=a,b\na\\nb\tc\\\r\\\rd\n")
 write("rows/005_lone_cr_kept_behind_backslash", "lone_cr_kept",
       "a CR not followed by LF is kept as backslash + CR (the reference deletes it); \\x decodes to x",
       "encode", sections=[sec("t", ["a", "b"], rows=[["50%\r100%", "x"]])],

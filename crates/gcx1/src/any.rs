@@ -323,7 +323,7 @@ pub fn decode_any_with_limits(input: &str, limits: Limits) -> Result<(String, Va
     decode_any_from(&mut StrDecoder::with_limits(input, limits))
 }
 
-/// [`decode_any`] from a reader.
+/// [`decode_any_with_tool`] from a reader: the tool name and the value.
 pub fn decode_any_reader<R: BufRead>(reader: R) -> Result<(String, Value)> {
     decode_any_from(&mut Decoder::new(reader))
 }
@@ -400,8 +400,8 @@ fn decode_any_from<S: SectionSource>(source: &mut S) -> Result<(String, Value)> 
         let converted = source.with_next_row(|row, fields| match shape {
             Shape::Record | Shape::Rows => object_of(row, fields, &letters).map(Value::Object),
             Shape::Values | Shape::Scalar => {
-                let (raw, offset) = row.raw_cells().next().unwrap_or(("", 0));
-                match cell_value(letters[0], raw, "value") {
+                let (raw, offset, escaped) = row.raw_cells().next_cell().unwrap_or(("", 0, false));
+                match cell_value(letters[0], raw, escaped, "value") {
                     Ok(Some(value)) => Ok(value),
                     Ok(None) => Err(ErrorKind::InvalidValue {
                         field: "value".into(),
@@ -458,8 +458,10 @@ fn object_of(row: Row<'_>, fields: &[String], letters: &[u8]) -> Result<Map<Stri
     let mut object = Map::new();
     let mut raw = row.raw_cells();
     for (field, &letter) in fields.iter().zip(letters) {
-        let (cell, offset) = raw.next().unwrap_or(("", row.as_raw_str().len()));
-        match cell_value(letter, cell, field) {
+        let (cell, offset, escaped) =
+            raw.next_cell()
+                .unwrap_or(("", row.as_raw_str().len(), false));
+        match cell_value(letter, cell, escaped, field) {
             Ok(Some(value)) => {
                 object.insert(field.clone(), value);
             }
@@ -471,7 +473,7 @@ fn object_of(row: Row<'_>, fields: &[String], letters: &[u8]) -> Result<Map<Stri
 }
 
 /// The value of a cell under `letter`; `None` for a missing key.
-fn cell_value(letter: u8, raw: &str, field: &str) -> Result<Option<Value>> {
+fn cell_value(letter: u8, raw: &str, escaped: bool, field: &str) -> Result<Option<Value>> {
     let invalid = |message: String| -> Error {
         ErrorKind::InvalidValue {
             field: field.to_owned(),
@@ -482,7 +484,11 @@ fn cell_value(letter: u8, raw: &str, field: &str) -> Result<Option<Value>> {
     if raw.is_empty() && matches!(letter, b'S' | b'N' | b'B' | b'J' | b'v') {
         return Ok(None);
     }
-    let text = unescape(raw);
+    let text = if escaped {
+        unescape(raw)
+    } else {
+        std::borrow::Cow::Borrowed(raw)
+    };
     let text = text.as_ref();
     Ok(Some(match letter.to_ascii_lowercase() {
         b's' => Value::String(text.to_owned()),

@@ -29,10 +29,11 @@ struct RowDeserializer<'de, 'h> {
 
 impl<'de> RowDeserializer<'de, '_> {
     fn first_cell(&self) -> CellDeserializer<'de, '_> {
-        let raw = self.row.raw_cells().next().map_or("", |(cell, _)| cell);
+        let (raw, _, escaped) = self.row.raw_cells().next_cell().unwrap_or(("", 0, false));
         CellDeserializer {
             raw,
             field: self.fields.first().map_or("", String::as_str),
+            escaped,
         }
     }
 
@@ -162,24 +163,30 @@ struct RowCells<'de, 'h> {
     row: Row<'de>,
     raw: RawCells<'de>,
     index: usize,
-    value: Option<(&'de str, usize)>,
+    value: Option<(&'de str, usize, bool)>,
 }
 
 impl<'de> RowCells<'de, '_> {
-    /// The next raw cell and its offset (`""` past the cells present on the line).
-    fn next_raw(&mut self) -> (&'de str, usize) {
-        self.raw.next().unwrap_or(("", self.row.as_raw_str().len()))
+    /// The next raw cell, its offset and whether it holds an escape (`""` past the cells
+    /// present on the line).
+    fn next_raw(&mut self) -> (&'de str, usize, bool) {
+        self.raw
+            .next_cell()
+            .unwrap_or(("", self.row.as_raw_str().len(), false))
     }
 
     fn cell<T: DeserializeSeed<'de>>(
         &self,
         seed: T,
-        raw: &'de str,
-        offset: usize,
+        (raw, offset, escaped): (&'de str, usize, bool),
     ) -> Result<T::Value> {
         let field = self.fields.get(self.index - 1).map_or("", String::as_str);
-        seed.deserialize(CellDeserializer { raw, field })
-            .map_err(|e| e.or_position(self.row.position(offset)))
+        seed.deserialize(CellDeserializer {
+            raw,
+            field,
+            escaped,
+        })
+        .map_err(|e| e.or_position(self.row.position(offset)))
     }
 }
 
@@ -198,8 +205,8 @@ impl<'de> de::MapAccess<'de> for RowCells<'de, '_> {
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        let (raw, offset) = self.value.take().unwrap_or(("", 0));
-        self.cell(seed, raw, offset)
+        let cell = self.value.take().unwrap_or(("", 0, false));
+        self.cell(seed, cell)
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -214,9 +221,9 @@ impl<'de> de::SeqAccess<'de> for RowCells<'de, '_> {
         if self.index >= self.row.len() {
             return Ok(None);
         }
-        let (raw, offset) = self.next_raw();
+        let cell = self.next_raw();
         self.index += 1;
-        self.cell(seed, raw, offset).map(Some)
+        self.cell(seed, cell).map(Some)
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -224,15 +231,21 @@ impl<'de> de::SeqAccess<'de> for RowCells<'de, '_> {
     }
 }
 
-/// One cell: the escaped text and the field it belongs to.
+/// One cell: the escaped text, whether it holds an escape, and the field it belongs to.
 struct CellDeserializer<'de, 'f> {
     raw: &'de str,
     field: &'f str,
+    escaped: bool,
 }
 
 impl<'de> CellDeserializer<'de, '_> {
+    #[inline]
     fn text(&self) -> Cow<'de, str> {
-        unescape(self.raw)
+        if self.escaped {
+            unescape(self.raw)
+        } else {
+            Cow::Borrowed(self.raw)
+        }
     }
 
     fn invalid(&self, message: String) -> Error {

@@ -179,6 +179,37 @@ pub(crate) struct RawCells<'a> {
     offset: usize,
 }
 
+impl<'a> RawCells<'a> {
+    /// The next raw cell, its byte offset, and whether it holds a backslash (so whether it
+    /// needs unescaping), found in one scan.
+    #[inline]
+    pub(crate) fn next_cell(&mut self) -> Option<(&'a str, usize, bool)> {
+        let text = self.rest?;
+        let at = self.offset;
+        let bytes = text.as_bytes();
+        let mut escaped = false;
+        let mut from = 0;
+        loop {
+            match memchr::memchr2(b'\t', b'\\', &bytes[from..]) {
+                Some(i) if bytes[from + i] == b'\\' => {
+                    escaped = true;
+                    from += i + 1;
+                }
+                Some(i) => {
+                    let end = from + i;
+                    self.rest = Some(&text[end + 1..]);
+                    self.offset += end + 1;
+                    return Some((&text[..end], at, escaped));
+                }
+                None => {
+                    self.rest = None;
+                    return Some((text, at, escaped));
+                }
+            }
+        }
+    }
+}
+
 impl<'a> Iterator for RawCells<'a> {
     type Item = (&'a str, usize);
 
@@ -216,8 +247,9 @@ impl<'a> Iterator for Cells<'a> {
             return None;
         }
         self.remaining -= 1;
-        Some(match self.raw.next() {
-            Some((cell, _)) => unescape(cell),
+        Some(match self.raw.next_cell() {
+            Some((cell, _, false)) => Cow::Borrowed(cell),
+            Some((cell, _, true)) => unescape(cell),
             None => Cow::Borrowed(""),
         })
     }

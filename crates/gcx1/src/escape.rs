@@ -1,6 +1,6 @@
 //! The escape alphabet of GCX1 cells and header values.
 //!
-//! Encoding: `\` → `\\`, TAB → `\t`, LF → `\n`; a CR directly before an LF is dropped (the
+//! Encoding: `\` → `\\`, TAB → `\t`, LF → `\n`; CRs directly before an LF are dropped (the
 //! spec's "CR is stripped on encode, so CRLF becomes LF"); any other CR is kept as `\` + CR,
 //! which every decoder reads back as CR under the rule "any other `\x` decodes to `x`".
 //!
@@ -60,15 +60,27 @@ pub(crate) fn escape_into(out: &mut Vec<u8>, text: &str) {
     let mut start = 0;
     loop {
         out.extend_from_slice(&bytes[start..next]);
+        start = next + 1;
         match bytes[next] {
             b'\\' => out.extend_from_slice(b"\\\\"),
             b'\t' => out.extend_from_slice(b"\\t"),
             b'\n' => out.extend_from_slice(b"\\n"),
-            // CR: dropped before LF (CRLF becomes LF), otherwise kept behind a backslash.
-            _ if bytes.get(next + 1) == Some(&b'\n') => {}
-            _ => out.extend_from_slice(b"\\\r"),
+            _ => {
+                // A run of CRs: dropped when an LF follows (CRLF becomes LF, and so does
+                // CR CR LF, so that a second round changes nothing), otherwise each kept
+                // behind a backslash.
+                let run_end = bytes[next..]
+                    .iter()
+                    .position(|&b| b != b'\r')
+                    .map_or(bytes.len(), |i| next + i);
+                if bytes.get(run_end) != Some(&b'\n') {
+                    for _ in next..run_end {
+                        out.extend_from_slice(b"\\\r");
+                    }
+                }
+                start = run_end;
+            }
         }
-        start = next + 1;
         match find_special(&bytes[start..]) {
             Some(i) => next = start + i,
             None => break,
@@ -159,7 +171,8 @@ mod tests {
         assert_eq!(esc("x\r\ny"), "x\\ny");
         assert_eq!(esc("x\ry"), "x\\\ry");
         assert_eq!(esc("x\r"), "x\\\r");
-        assert_eq!(esc("x\r\r\n"), "x\\\r\\n");
+        assert_eq!(esc("x\r\r\n"), "x\\n");
+        assert_eq!(esc("x\r\ry\r"), "x\\\r\\\ry\\\r");
         assert_eq!(esc("héllo\twörld"), "héllo\\twörld");
         // The scan works in eight-byte words; put specials at every offset.
         for pad in 0..20 {

@@ -163,9 +163,12 @@ impl<'r, 'a> ser::Serializer for &'r mut RowSerializer<'a> {
         serialize_f32(f32),
         serialize_f64(f64),
         serialize_char(char),
-        serialize_str(&str),
-        serialize_bytes(&[u8])
+        serialize_str(&str)
     );
+
+    fn serialize_bytes(self, value: &[u8]) -> Result<()> {
+        self.cell(Name::Positional, &Bytes(value))
+    }
 
     fn serialize_none(self) -> Result<()> {
         Err(ErrorKind::Serialize("`None` cannot be a row".into()).into())
@@ -391,6 +394,15 @@ fn private_value<T: Serialize + ?Sized>(kind: Private, value: &T) -> Result<Valu
         serde_json::from_str::<Value>(&text)
     };
     parsed.map_err(|e| ErrorKind::Serialize(e.to_string()).into())
+}
+
+/// Bytes that serialize as bytes (a `&[u8]` serializes as a sequence).
+struct Bytes<'b>(&'b [u8]);
+
+impl Serialize for Bytes<'_> {
+    fn serialize<S: ser::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(self.0)
+    }
 }
 
 /// Serializes one value into one cell.

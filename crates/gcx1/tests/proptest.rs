@@ -194,14 +194,9 @@ proptest! {
     }
 }
 
-/// A text cell that survives unchanged (no CRLF, which the spec normalises to LF).
+/// A text cell that survives unchanged (no CR before an LF, which the spec normalises away).
 fn clean_text() -> impl Strategy<Value = String> {
-    tricky_text().prop_map(|mut s| {
-        while s.contains("\r\n") {
-            s = s.replace("\r\n", "\n");
-        }
-        s
-    })
+    tricky_text().prop_map(|s| agentwire_testkit::gcx1::normalize_cell(&s))
 }
 
 fn symbol_match() -> impl Strategy<Value = SymbolMatch> {
@@ -248,7 +243,7 @@ impl TypedRow {
     /// What decoding gives back: CRLF normalised in text cells (nested JSON keeps it).
     fn normalized(&self) -> Self {
         let mut row = self.clone();
-        row.text = row.text.replace("\r\n", "\n");
+        row.text = agentwire_testkit::gcx1::normalize_cell(&row.text);
         row
     }
 }
