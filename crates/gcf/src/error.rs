@@ -123,7 +123,8 @@ pub enum ErrorKind {
     /// starts like it).
     InvalidLine,
     /// `profile_mismatch`: a well-formed header of the other profile (for example a graph
-    /// payload given to the generic decoder).
+    /// payload given to the generic decoder), or a graph delta or `unchanged=true` reply given
+    /// to the full-graph decoder.
     ProfileMismatch,
     /// `truncated_input`: the input ends early: a deferred `[?]` section without its
     /// `##! summary` trailer (see [`DecoderOptions::require_trailer`]).

@@ -183,7 +183,8 @@ impl DecoderOptions {
     /// (default `true`). A stream cut short loses its trailer, so without this check a
     /// truncated payload would decode as complete data; with it, decoding fails with
     /// `truncated_input`. Set it to `false` for the spec's §8.6 behaviour (accept and use the
-    /// actual counts).
+    /// actual counts). For the graph profile, a full-graph header without `symbols=` also marks
+    /// a stream, which needs its trailer (see `decode_graph`).
     #[must_use]
     pub fn require_trailer(mut self, on: bool) -> Self {
         self.require_trailer = on;

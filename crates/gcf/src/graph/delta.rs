@@ -111,12 +111,15 @@ impl DeltaSymbol {
 /// let text = delta.encode()?;
 /// assert_eq!(
 ///     text,
-///     "GCF profile=graph tool=test delta=true \
-///      base_root=sha256:8e6d32973b4005c604399a14faa32799d54f427800008312a3357c349d41e572 \
-///      new_root=sha256:209fa026484529cc94ab00667a30bfa2951cb66e4bfeb237bbd528a9c640513d\n\
-///      ## removed\nfn pkg.Server\n## added\n@0 fn pkg.Handler 0.85 lsp_resolved\n\
-///      ## edges_removed\npkg.Server -> pkg.Auth calls\n\
-///      ## edges_added\npkg.Handler -> pkg.Auth calls\n"
+///     concat!(
+///         "GCF profile=graph tool=test delta=true ",
+///         "base_root=sha256:8e6d32973b4005c604399a14faa32799d54f427800008312a3357c349d41e572 ",
+///         "new_root=sha256:209fa026484529cc94ab00667a30bfa2951cb66e4bfeb237bbd528a9c640513d\n",
+///         "## removed\nfn pkg.Server\n",
+///         "## added\n@0 fn pkg.Handler 0.85 lsp_resolved\n",
+///         "## edges_removed\npkg.Server -> pkg.Auth calls\n",
+///         "## edges_added\npkg.Handler -> pkg.Auth calls\n",
+///     )
 /// );
 /// // The consumer applies it to its copy of the base and checks both roots.
 /// let applied = Delta::decode(&text)?.apply(&base)?;

@@ -460,10 +460,12 @@ impl Edge {
 /// let text = encode_graph(&graph)?;
 /// assert_eq!(
 ///     text,
-///     "GCF profile=graph tool=context_for_task budget=5000 tokens=1847 symbols=2 edges=1\n\
-///      ## targets\n@0 fn pkg.Auth 0.78 lsp_resolved\n\
-///      ## related\n@1 fn pkg.Server 0.54 lsp_resolved\n\
-///      ## edges [1]\n@0<@1 calls\n"
+///     concat!(
+///         "GCF profile=graph tool=context_for_task budget=5000 tokens=1847 symbols=2 edges=1\n",
+///         "## targets\n@0 fn pkg.Auth 0.78 lsp_resolved\n",
+///         "## related\n@1 fn pkg.Server 0.54 lsp_resolved\n",
+///         "## edges [1]\n@0<@1 calls\n",
+///     )
 /// );
 /// assert_eq!(decode_graph(&text)?, graph);
 /// # Ok::<(), agentwire_gcf::Error>(())
@@ -618,7 +620,7 @@ pub(crate) fn write_score(out: &mut String, score: f64) {
 /// fraction digits, the exact value rounds to it. Calls `emit` with that spelling and returns
 /// the number of fraction digits written (to pad), or `None` to take the slow path.
 fn fast_score(score: f64, buf: &mut zmij::Buffer, emit: impl FnOnce(&str)) -> Option<usize> {
-    if !(score.abs() < 1e15) {
+    if score.is_nan() || score.abs() >= 1e15 {
         return None;
     }
     let text = buf.format_finite(score);

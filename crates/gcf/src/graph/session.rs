@@ -63,8 +63,11 @@ struct Sent {
 /// let text = session.encode(&first)?;
 /// assert_eq!(
 ///     text,
-///     "GCF profile=graph tool=test symbols=2 session=true\n## targets\n@0 fn pkg.Auth 0.90 lsp\n\
-///      ## related\n@1 fn pkg.Server 0.70 lsp\n"
+///     concat!(
+///         "GCF profile=graph tool=test symbols=2 session=true\n",
+///         "## targets\n@0 fn pkg.Auth 0.90 lsp\n",
+///         "## related\n@1 fn pkg.Server 0.70 lsp\n",
+///     )
 /// );
 /// assert_eq!(consumer.decode(&text)?, first);
 ///
@@ -72,8 +75,10 @@ struct Sent {
 /// let text = session.encode(&second)?;
 /// assert_eq!(
 ///     text,
-///     "GCF profile=graph tool=test symbols=2 session=true\n## targets\n\
-///      @1  # previously transmitted\n@2 fn pkg.Handler 0.60 ast\n"
+///     concat!(
+///         "GCF profile=graph tool=test symbols=2 session=true\n",
+///         "## targets\n@1  # previously transmitted\n@2 fn pkg.Handler 0.60 ast\n",
+///     )
 /// );
 /// // The consumer rebuilds the full graph of the call.
 /// assert_eq!(consumer.decode(&text)?, second);

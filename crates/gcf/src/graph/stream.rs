@@ -107,11 +107,13 @@ struct Names {
 /// let text = String::from_utf8(out).unwrap();
 /// assert_eq!(
 ///     text,
-///     "GCF profile=graph tool=context_for_task budget=5000\n## targets\n\
-///      @0 fn pkg.Auth 0.95 lsp_resolved\n@1 fn pkg.Handler 0.88 lsp_resolved\n\
-///      ## related\n@2 type pkg.Config 0.72 ast_inferred\n## edges [?]\n\
-///      @0<@1 calls\n@2<@0 references\n@0<@2 imports\n\
-///      ##! summary symbols=3 edges=3 counts=3\n"
+///     concat!(
+///         "GCF profile=graph tool=context_for_task budget=5000\n",
+///         "## targets\n@0 fn pkg.Auth 0.95 lsp_resolved\n@1 fn pkg.Handler 0.88 lsp_resolved\n",
+///         "## related\n@2 type pkg.Config 0.72 ast_inferred\n",
+///         "## edges [?]\n@0<@1 calls\n@2<@0 references\n@0<@2 imports\n",
+///         "##! summary symbols=3 edges=3 counts=3\n",
+///     )
 /// );
 /// assert_eq!(decode_graph(&text)?.edges.len(), 3);
 /// # Ok::<(), agentwire_gcf::Error>(())
