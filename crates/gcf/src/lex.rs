@@ -466,15 +466,51 @@ pub(crate) enum Scalar<'a> {
     InlineMarker(&'a str),
     /// `true` / `false`.
     Bool(bool),
-    /// A lexeme matching the JSON number grammar.
+    /// An integer lexeme of at most 18 digits without a leading zero (the common case, parsed
+    /// on the way; `-0` is not one).
+    Int(i64),
+    /// Any other lexeme matching the JSON number grammar.
     Number(&'a str),
     /// A quoted or bare string.
     Str(Cow<'a, str>),
 }
 
 /// Trims the structural whitespace (ASCII space and tab) around an unquoted token (spec §4.2).
+#[inline]
 pub(crate) fn trim(token: &str) -> &str {
-    token.trim_matches(|c| c == ' ' || c == '\t')
+    let b = token.as_bytes();
+    let mut start = 0;
+    let mut end = b.len();
+    while start < end && matches!(b[start], b' ' | b'\t') {
+        start += 1;
+    }
+    while end > start && matches!(b[end - 1], b' ' | b'\t') {
+        end -= 1;
+    }
+    // ASCII boundaries are char boundaries.
+    token.get(start..end).unwrap_or(token)
+}
+
+/// `-?[1-9][0-9]{0,17}` or `0`, parsed.
+#[inline]
+fn small_int(b: &[u8]) -> Option<i64> {
+    let (negative, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    match digits {
+        [b'0'] if !negative => return Some(0),
+        [b'1'..=b'9', ..] if digits.len() <= 18 => {}
+        _ => return None,
+    }
+    let mut v: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + i64::from(d - b'0');
+    }
+    Some(if negative { -v } else { v })
 }
 
 /// Classifies a token (already trimmed) by the precedence rules of spec §2.1. Context rules
@@ -506,8 +542,13 @@ pub(crate) fn scalar<'a>(line: &Line<'a>, token: &'a str) -> Result<Scalar<'a>> 
         }
         Some(b't') if token == "true" => return Ok(Scalar::Bool(true)),
         Some(b'f') if token == "false" => return Ok(Scalar::Bool(false)),
-        Some(b'-' | b'0'..=b'9') if number::is_json_number(token) => {
-            return Ok(Scalar::Number(token))
+        Some(b'-' | b'0'..=b'9') => {
+            if let Some(v) = small_int(b) {
+                return Ok(Scalar::Int(v));
+            }
+            if number::is_json_number(token) {
+                return Ok(Scalar::Number(token));
+            }
         }
         _ => {}
     }
@@ -515,8 +556,9 @@ pub(crate) fn scalar<'a>(line: &Line<'a>, token: &'a str) -> Result<Scalar<'a>> 
 }
 
 /// Splits `text` on `delim` outside quoted tokens: a token is quoted when it starts (after
-/// spaces and tabs) with `"`, and then runs to its closing quote. Yields the raw tokens,
-/// untrimmed; an empty `text` yields one empty token.
+/// spaces and tabs) with `"`, and then runs to its closing quote; a token starting `^{` runs to
+/// its closing brace, outside quoted names. Yields the tokens trimmed of spaces and tabs; an
+/// empty `text` yields one empty token.
 pub(crate) fn split(text: &str, delim: u8) -> Split<'_> {
     Split {
         text,
@@ -538,16 +580,17 @@ pub(crate) struct Split<'a> {
 impl<'a> Iterator for Split<'a> {
     type Item = &'a str;
 
+    /// The next token, trimmed of structural spaces and tabs.
     fn next(&mut self) -> Option<&'a str> {
         if self.done {
             return None;
         }
         let b = self.text.as_bytes();
-        let start = self.pos;
-        let mut i = start;
-        while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+        let mut i = self.pos;
+        while i < b.len() && matches!(b[i], b' ' | b'\t') {
             i += 1;
         }
+        let start = i;
         if b.get(i) == Some(&b'"') {
             // A quoted token: skip to its closing quote (or the end if unterminated).
             i = match quoted_end(&self.text[i..]) {
@@ -577,16 +620,20 @@ impl<'a> Iterator for Split<'a> {
                 }
             }
         }
-        match memchr::memchr(self.delim, &b[i..]) {
-            Some(j) => {
-                self.pos = i + j + 1;
-                Some(&self.text[start..i + j])
-            }
-            None => {
-                self.done = true;
-                Some(&self.text[start..])
-            }
+        while i < b.len() && b[i] != self.delim {
+            i += 1;
         }
+        let mut end = i;
+        while end > start && matches!(b[end - 1], b' ' | b'\t') {
+            end -= 1;
+        }
+        if i < b.len() {
+            self.pos = i + 1;
+        } else {
+            self.done = true;
+        }
+        // ASCII positions are char boundaries.
+        self.text.get(start..end)
     }
 }
 
@@ -1006,6 +1053,19 @@ mod tests {
         assert_eq!(scalar_of("true").unwrap(), Scalar::Bool(true));
         assert_eq!(scalar_of("false").unwrap(), Scalar::Bool(false));
         assert_eq!(scalar_of("-12.5e3").unwrap(), Scalar::Number("-12.5e3"));
+        assert_eq!(scalar_of("42").unwrap(), Scalar::Int(42));
+        assert_eq!(scalar_of("-7").unwrap(), Scalar::Int(-7));
+        assert_eq!(scalar_of("0").unwrap(), Scalar::Int(0));
+        assert_eq!(scalar_of("-0").unwrap(), Scalar::Number("-0"));
+        assert_eq!(
+            scalar_of("999999999999999999").unwrap(),
+            Scalar::Int(999_999_999_999_999_999)
+        );
+        assert_eq!(
+            scalar_of("9999999999999999999").unwrap(),
+            Scalar::Number("9999999999999999999")
+        );
+        assert_eq!(scalar_of("1-2").unwrap(), Scalar::Str("1-2".into()));
         assert_eq!(scalar_of("01").unwrap(), Scalar::Str("01".into()));
         assert_eq!(scalar_of("+1").unwrap(), Scalar::Str("+1".into()));
         assert_eq!(scalar_of("NaN").unwrap(), Scalar::Str("NaN".into()));
@@ -1056,7 +1116,9 @@ mod tests {
     #[test]
     fn splitting_respects_quotes() {
         let parts: Vec<_> = split(r#"1|"a|b"|"x\"|y" |  c |"#, b'|').collect();
-        assert_eq!(parts, ["1", r#""a|b""#, r#""x\"|y" "#, "  c ", ""]);
+        assert_eq!(parts, ["1", r#""a|b""#, r#""x\"|y""#, "c", ""]);
+        let parts: Vec<_> = split(" \t", b'|').collect();
+        assert_eq!(parts, [""]);
         let parts: Vec<_> = split("", b',').collect();
         assert_eq!(parts, [""]);
         let parts: Vec<_> = split(r#""unterminated|x"#, b'|').collect();

@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 use std::marker::PhantomData;
 
-use serde::de::{self, DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess as _, Visitor};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess as _, Visitor};
 use serde::forward_to_deserialize_any;
 
 use super::tape::{Tape, Tok};
@@ -587,6 +587,8 @@ fn visit_scalar<'de, V: Visitor<'de>>(
     visitor: V,
 ) -> Result<V::Value> {
     let result = match lex::scalar(line, token)? {
+        Scalar::Int(v) if v >= 0 => visitor.visit_u64(v as u64),
+        Scalar::Int(v) => visitor.visit_i64(v),
         Scalar::Null => visitor.visit_unit(),
         Scalar::Bool(b) => visitor.visit_bool(b),
         Scalar::Number(lexeme) => visit_number(lexeme, visitor),
@@ -732,25 +734,27 @@ impl<'de> KeySet<'de> {
 // ---------------------------------------------------------------------------------------------
 // Values
 
-struct ValueDe<'a, 'de> {
-    p: &'a mut Parser<'de>,
-    pending: Pending<'de>,
+/// A scalar token (trimmed) on its line.
+struct ScalarDe<'de> {
+    line: Line<'de>,
+    token: &'de str,
 }
 
-impl<'de> ValueDe<'_, 'de> {
-    fn scalar<V: Visitor<'de>>(
+impl<'de> ScalarDe<'de> {
+    /// Classifies the token; numbers go to `number`, everything else to `visit_scalar`.
+    fn number<V: Visitor<'de>>(
         self,
         visitor: V,
-        then: impl FnOnce(&Line<'de>, Number, &'de str, V) -> Result<V::Value>,
+        number: impl FnOnce(&Line<'de>, Number, &'de str, V) -> Result<V::Value>,
     ) -> Result<V::Value> {
-        match self.pending {
-            Pending::Scalar { line, token } => match lex::scalar(&line, token)? {
-                Scalar::Number(lexeme) => then(&line, number::parse(lexeme), lexeme, visitor)
-                    .map_err(|e| e.or_position(|| line.position_of(token))),
-                _ => visit_scalar(&line, token, visitor),
-            },
-            pending => ValueDe { p: self.p, pending }.deserialize_any(visitor),
+        let ScalarDe { line, token } = self;
+        match lex::scalar(&line, token)? {
+            Scalar::Int(v) if v >= 0 => number(&line, Number::U64(v as u64), token, visitor),
+            Scalar::Int(v) => number(&line, Number::I64(v), token, visitor),
+            Scalar::Number(lexeme) => number(&line, number::parse(lexeme), lexeme, visitor),
+            _ => return visit_scalar(&line, token, visitor),
         }
+        .map_err(|e| e.or_position(|| line.position_of(token)))
     }
 }
 
@@ -758,7 +762,7 @@ macro_rules! int_targets {
     ($($method:ident,)*) => {
         $(
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-                self.scalar(visitor, |_, n, lexeme, visitor| match n {
+                self.number(visitor, |_, n, lexeme, visitor| match n {
                     Number::U64(v) => visitor.visit_u64(v),
                     Number::I64(v) => visitor.visit_i64(v),
                     Number::U128(v, _) => visitor.visit_u128(v),
@@ -787,7 +791,7 @@ macro_rules! float_targets {
         $(
             /// An explicit float target accepts the nearest double (it asked for one).
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-                self.scalar(visitor, |line, n, lexeme, visitor| match n {
+                self.number(visitor, |line, n, lexeme, visitor| match n {
                     Number::U64(v) => visitor.visit_u64(v),
                     Number::I64(v) => visitor.visit_i64(v),
                     Number::F64(v) | Number::U128(_, Some(v)) | Number::I128(_, Some(v)) => {
@@ -811,13 +815,107 @@ macro_rules! float_targets {
     };
 }
 
+impl<'de> de::Deserializer<'de> for ScalarDe<'de> {
+    type Error = Error;
+
+    #[inline]
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visit_scalar(&self.line, self.token, visitor)
+    }
+
+    int_targets! {
+        deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64, deserialize_i128,
+        deserialize_u8, deserialize_u16, deserialize_u32, deserialize_u64, deserialize_u128,
+    }
+
+    float_targets! { deserialize_f32, deserialize_f64, }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if self.token == "-" {
+            return visitor.visit_none();
+        }
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match lex::scalar(&self.line, self.token)? {
+            Scalar::Str(Cow::Borrowed(s)) => visitor.visit_borrowed_bytes(s.as_bytes()),
+            Scalar::Str(Cow::Owned(s)) => visitor.visit_byte_buf(s.into_bytes()),
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_bytes(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        let ScalarDe { line, token } = self;
+        match lex::scalar(&line, token)? {
+            Scalar::Str(Cow::Borrowed(s)) => visitor
+                .visit_enum(de::value::BorrowedStrDeserializer::new(s))
+                .map_err(|e: Error| e.or_position(|| line.position_of(token))),
+            Scalar::Str(Cow::Owned(s)) => visitor
+                .visit_enum(de::value::StringDeserializer::new(s))
+                .map_err(|e: Error| e.or_position(|| line.position_of(token))),
+            _ => visit_scalar(&line, token, visitor),
+        }
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        // Validate the token (markers, escapes) without the numeric-domain check.
+        if let Scalar::Missing | Scalar::Marker | Scalar::InlineMarker(_) =
+            lex::scalar(&self.line, self.token)?
+        {
+            return visit_scalar(&self.line, self.token, visitor);
+        }
+        visitor.visit_unit()
+    }
+
+    forward_to_deserialize_any! {
+        bool char str string unit unit_struct seq tuple tuple_struct map struct identifier
+    }
+}
+
+struct ValueDe<'a, 'de> {
+    p: &'a mut Parser<'de>,
+    pending: Pending<'de>,
+}
+
+/// `ValueDe` methods that hand a scalar to [`ScalarDe`] and anything else to `deserialize_any`.
+macro_rules! scalar_or_any {
+    ($($method:ident,)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+                match self.pending {
+                    Pending::Scalar { line, token } => ScalarDe { line, token }.$method(visitor),
+                    pending => ValueDe { p: self.p, pending }.deserialize_any(visitor),
+                }
+            }
+        )*
+    };
+}
+
 impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let p = self.p;
         match self.pending {
-            Pending::Scalar { line, token } => visit_scalar(&line, token, visitor),
+            Pending::Scalar { line, token } => ScalarDe { line, token }.deserialize_any(visitor),
             Pending::Object { line, level } => {
                 p.enter(&line)?;
                 let mut access = ObjectAccess::new(p, level);
@@ -876,7 +974,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
             }
             Pending::InlineObject { line, fields } => {
                 p.enter(&line)?;
-                let mut access = InlineObjectAccess::new(p, line, fields)?;
+                let mut access = InlineObjectAccess::new(line, fields)?;
                 let value = visitor
                     .visit_map(&mut access)
                     .map_err(|e| e.or_position(|| line_position(&line)))?;
@@ -887,34 +985,17 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
         }
     }
 
-    int_targets! {
+    scalar_or_any! {
         deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64, deserialize_i128,
         deserialize_u8, deserialize_u16, deserialize_u32, deserialize_u64, deserialize_u128,
+        deserialize_f32, deserialize_f64, deserialize_bytes, deserialize_byte_buf,
     }
-
-    float_targets! { deserialize_f32, deserialize_f64, }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        if let Pending::Scalar { token: "-", .. } = self.pending {
-            return visitor.visit_none();
+        match self.pending {
+            Pending::Scalar { line, token } => ScalarDe { line, token }.deserialize_option(visitor),
+            pending => visitor.visit_some(ValueDe { p: self.p, pending }),
         }
-        visitor.visit_some(self)
-    }
-
-    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        if let Pending::Scalar { line, token } = &self.pending {
-            if let Scalar::Str(s) = lex::scalar(line, token)? {
-                return match s {
-                    Cow::Borrowed(s) => visitor.visit_borrowed_bytes(s.as_bytes()),
-                    Cow::Owned(s) => visitor.visit_byte_buf(s.into_bytes()),
-                };
-            }
-        }
-        self.deserialize_any(visitor)
-    }
-
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.deserialize_bytes(visitor)
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -933,15 +1014,9 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
     ) -> Result<V::Value> {
         let p = self.p;
         match self.pending {
-            Pending::Scalar { line, token } => match lex::scalar(&line, token)? {
-                Scalar::Str(Cow::Borrowed(s)) => visitor
-                    .visit_enum(de::value::BorrowedStrDeserializer::new(s))
-                    .map_err(|e: Error| e.or_position(|| line.position_of(token))),
-                Scalar::Str(Cow::Owned(s)) => visitor
-                    .visit_enum(de::value::StringDeserializer::new(s))
-                    .map_err(|e: Error| e.or_position(|| line.position_of(token))),
-                _ => visit_scalar(&line, token, visitor),
-            },
+            Pending::Scalar { line, token } => {
+                ScalarDe { line, token }.deserialize_enum(_name, _variants, visitor)
+            }
             Pending::Object { line, level } => {
                 p.enter(&line)?;
                 let mut access = ObjectAccess::new(p, level);
@@ -964,16 +1039,12 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        if let Pending::Scalar { line, token } = &self.pending {
-            // Validate the token (markers, escapes) without the numeric-domain check.
-            if let Scalar::Missing | Scalar::Marker | Scalar::InlineMarker(_) =
-                lex::scalar(line, token)?
-            {
-                return visit_scalar(line, token, visitor);
+        match self.pending {
+            Pending::Scalar { line, token } => {
+                ScalarDe { line, token }.deserialize_ignored_any(visitor)
             }
-            return visitor.visit_unit();
+            pending => ValueDe { p: self.p, pending }.deserialize_any(visitor),
         }
-        self.deserialize_any(visitor)
     }
 
     forward_to_deserialize_any! {
@@ -1197,17 +1268,14 @@ impl<'de> de::SeqAccess<'de> for InlineSeq<'_, 'de> {
     type Error = Error;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
-        let Some(raw) = self.values.as_mut().and_then(Iterator::next) else {
+        let Some(token) = self.values.as_mut().and_then(Iterator::next) else {
             return Ok(None);
         };
         self.found += 1;
         self.p.check_elements(&self.line, self.found)?;
-        seed.deserialize(ValueDe {
-            p: &mut *self.p,
-            pending: Pending::Scalar {
-                line: self.line,
-                token: lex::trim(raw),
-            },
+        seed.deserialize(ScalarDe {
+            line: self.line,
+            token,
         })
         .map(Some)
     }
@@ -1487,8 +1555,7 @@ impl<'de> RowSeq<'_, 'de> {
             }
         }
         st.cells.clear();
-        for raw in lex::split(text, b'|') {
-            let token = lex::trim(raw);
+        for token in lex::split(text, b'|') {
             let b = token.as_bytes();
             let kind = match b {
                 b"~" => CellKind::Missing,
@@ -1748,12 +1815,9 @@ impl<'de> RowAccess<'_, 'de> {
         let row = st.row.unwrap_or(st.line);
         let cell = st.cells[c];
         if cell.kind == CellKind::Scalar {
-            return seed.deserialize(ValueDe {
-                p: &mut *self.p,
-                pending: Pending::Scalar {
-                    line: row,
-                    token: cell.token,
-                },
+            return seed.deserialize(ScalarDe {
+                line: row,
+                token: cell.token,
             });
         }
         match st.children[c] {
@@ -1841,8 +1905,7 @@ impl<'de> RowAccess<'_, 'de> {
 // ---------------------------------------------------------------------------------------------
 // Positional inline objects
 
-struct InlineObjectAccess<'a, 'de> {
-    p: &'a mut Parser<'de>,
+struct InlineObjectAccess<'de> {
     line: Line<'de>,
     fields: Fields<'de>,
     values: lex::Split<'de>,
@@ -1850,8 +1913,8 @@ struct InlineObjectAccess<'a, 'de> {
     value: Option<&'de str>,
 }
 
-impl<'a, 'de> InlineObjectAccess<'a, 'de> {
-    fn new(p: &'a mut Parser<'de>, line: Line<'de>, fields: Fields<'de>) -> Result<Self> {
+impl<'de> InlineObjectAccess<'de> {
+    fn new(line: Line<'de>, fields: Fields<'de>) -> Result<Self> {
         let found = lex::split(line.text, b'|').count();
         if found != fields.len() {
             return Err(line.error(
@@ -1863,7 +1926,6 @@ impl<'a, 'de> InlineObjectAccess<'a, 'de> {
             ));
         }
         Ok(InlineObjectAccess {
-            p,
             line,
             fields,
             values: lex::split(line.text, b'|'),
@@ -1883,7 +1945,7 @@ impl<'a, 'de> InlineObjectAccess<'a, 'de> {
     }
 }
 
-impl<'de> de::MapAccess<'de> for InlineObjectAccess<'_, 'de> {
+impl<'de> de::MapAccess<'de> for InlineObjectAccess<'de> {
     type Error = Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
@@ -1894,8 +1956,7 @@ impl<'de> de::MapAccess<'de> for InlineObjectAccess<'_, 'de> {
         if self.index >= self.fields.len() {
             return Ok(None);
         }
-        let raw = self.values.next().unwrap_or("");
-        self.value = Some(lex::trim(raw));
+        self.value = Some(self.values.next().unwrap_or(""));
         let key = KeyDe::of(&self.fields[self.index]);
         self.index += 1;
         seed.deserialize(key).map(Some)
@@ -1906,12 +1967,9 @@ impl<'de> de::MapAccess<'de> for InlineObjectAccess<'_, 'de> {
             .value
             .take()
             .ok_or_else(|| Error::new(ErrorKind::Custom, "a value was requested before its key"))?;
-        seed.deserialize(ValueDe {
-            p: &mut *self.p,
-            pending: Pending::Scalar {
-                line: self.line,
-                token,
-            },
+        seed.deserialize(ScalarDe {
+            line: self.line,
+            token,
         })
     }
 }
