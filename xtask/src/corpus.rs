@@ -16,7 +16,7 @@ use crate::{root, TaskError};
 
 mod api;
 mod code;
-mod gen;
+pub(crate) mod gen;
 mod graph;
 
 /// One corpus file: a tool response and what the scorecard needs to know about it.
@@ -245,4 +245,56 @@ pub(crate) fn run(args: &[String]) -> Result<(), TaskError> {
         if check { "up to date" } else { "written" }
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cargo xtask corpus --check`, run by `cargo test` (and so by CI).
+    #[test]
+    fn the_committed_corpus_is_what_the_generator_writes() {
+        let root = root();
+        for (path, text) in outputs() {
+            let committed = fs::read_to_string(root.join(&path)).unwrap_or_default();
+            assert!(
+                committed == text,
+                "{} differs from the generator's output: run `cargo xtask corpus`",
+                path.display()
+            );
+        }
+    }
+
+    #[test]
+    fn the_corpus_has_every_kind_of_response() {
+        let entries = entries();
+        assert!(entries.len() >= 24);
+        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+        for name in [
+            "search_symbols",
+            "find_usages",
+            "callers",
+            "file_summary",
+            "symbol_source",
+            "graph_10",
+            "graph_30",
+            "graph_500",
+            "issues",
+            "orders",
+            "employees",
+            "event_logs",
+            "analytics",
+            "directory_listing",
+            "knowledge_graph",
+            "nested_config",
+            "feature_flags",
+            "search_results",
+        ] {
+            assert!(names.contains(&name), "{name}");
+        }
+        let graph_500 = entries.iter().find(|e| e.name == "graph_500").unwrap();
+        assert_eq!(graph_500.response["symbols"].as_array().unwrap().len(), 500);
+        // Seeded: the same corpus every time.
+        assert_eq!(entries[3].to_json(), super::entries()[3].to_json());
+    }
 }

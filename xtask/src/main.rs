@@ -5,9 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod bench;
 mod conformance;
 mod corpus;
 mod fuzz;
+mod scorecard;
 
 const USAGE: &str = "\
 usage: cargo xtask <task> [options]
@@ -24,11 +26,17 @@ tasks:
       conformance runner's serde_json features, a compile check of the
       fuzz targets, and the conformance task.
   bench [FILTER]
-      Run the benchmarks (crates/benchmarks) in release mode.
+      Without FILTER: run the cross-format benchmark, print its table (median
+      compact-JSON MB/s and the ratio to serde_json) and write
+      docs/benchmarks.md. With FILTER: run the matching benchmarks of
+      crates/benchmarks and print divan's output.
   corpus [--check]
       Write the scorecard corpus (fixtures/*.json and the copy embedded in
       the agentwire command) from its seeded generator; --check fails when
       a committed file differs from what the generator writes.
+  scorecard
+      Regenerate docs/scorecard.{md,json,svg} with the release build of
+      `agentwire scorecard`, and the README's headline numbers and chart.
   fuzz (--list | TARGET [--time SECONDS])
       Run a cargo-fuzz target (default 60 s); needs `cargo install cargo-fuzz`.
 ";
@@ -55,8 +63,9 @@ fn main() -> ExitCode {
             Err(message) => return usage_error(&message),
         },
         "ci" if rest.is_empty() => ci(),
-        "bench" if rest.len() <= 1 => bench(rest.first()),
+        "bench" => bench::run(rest),
         "corpus" => corpus::run(rest),
+        "scorecard" => scorecard::run(rest),
         "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
@@ -148,13 +157,4 @@ fn ci() -> Result<(), TaskError> {
         run_checked(cargo().args(["check", "--manifest-path", "fuzz/Cargo.toml", "--bins"]))?;
     }
     conformance::run(&conformance::Options::default())
-}
-
-fn bench(filter: Option<&String>) -> Result<(), TaskError> {
-    let mut command = cargo();
-    command.args(["bench", "--package", "agentwire-benchmarks"]);
-    if let Some(filter) = filter {
-        command.args(["--", filter]);
-    }
-    run_checked(&mut command)
 }

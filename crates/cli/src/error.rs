@@ -23,6 +23,9 @@ pub(crate) enum CliError {
     #[allow(dead_code)] // used by subcommands that validate their arguments themselves
     #[error("{0}")]
     Usage(String),
+    /// An input (named by `what`: a file or standard input) failed while being read.
+    #[error("cannot read {what}: {source}")]
+    ReadInput { what: String, source: io::Error },
     /// A file could not be written.
     #[error("cannot write {}: {source}", path.display())]
     WriteFile { path: PathBuf, source: io::Error },
