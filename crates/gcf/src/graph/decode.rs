@@ -839,6 +839,13 @@ fn check_summary(
         let entries: Vec<&str> = value.split(',').collect();
         if entries.iter().any(|e| e.contains(':')) {
             // Labeled: `targets:2,related:1,edges:3`, per section name.
+            if let Some(plain) = entries.iter().find(|e| !e.contains(':')) {
+                return Err(line.error_at(
+                    ErrorKind::InvalidCount,
+                    plain,
+                    "mixed labeled and unlabeled trailer counts",
+                ));
+            }
             let mut seen: Vec<&str> = Vec::new();
             for entry in entries {
                 let (label, count) = entry.split_once(':').ok_or_else(|| {
@@ -1127,5 +1134,159 @@ impl<'a> Sink<'a> for GraphSink<'a, '_> {
         });
         self.ends.push((source, target));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{decode_graph, decode_payload, DecoderOptions, ErrorKind, Limit, Payload};
+
+    /// The code, line and column of decoding `text`'s error.
+    fn error(text: &str) -> (&'static str, usize, usize) {
+        let e = decode_graph(text).unwrap_err();
+        (e.code(), e.line(), e.column())
+    }
+
+    const H: &str = "GCF profile=graph tool=t symbols=1\n## targets\n";
+
+    #[test]
+    fn errors_point_at_the_offending_token() {
+        let cases: &[(&str, (&str, usize, usize))] = &[
+            ("@0 fn pkg.Foo 0.90\n", ("invalid_node_line", 3, 1)),
+            ("@x fn pkg.Foo 0.90 lsp\n", ("invalid_symbol_id", 3, 1)),
+            ("@0 fn pkg.Foo nope lsp\n", ("invalid_score", 3, 15)),
+            ("@0 fn pkg.Foo 1e400 lsp\n", ("invalid_score", 3, 15)),
+            ("@0 f-n pkg.Foo 0.90 lsp\n", ("invalid_node_line", 3, 4)),
+            ("@0 fn pkg.é 0.90 lsp\n", ("invalid_node_line", 3, 7)),
+            (
+                "@0 fn a 0.90 lsp\n## edges [1]\n@0 @0 calls\n",
+                ("invalid_edge_syntax", 5, 1),
+            ),
+            (
+                "@0 fn a 0.90 lsp\n## edges [1]\n@0<@1 calls\n",
+                ("unknown_edge_reference", 5, 4),
+            ),
+            (
+                "@0 fn a 0.90 lsp\n## edges [1]\n@0<@0 calls x\n",
+                ("invalid_edge_syntax", 5, 13),
+            ),
+            (
+                "@0 fn a 0.90 lsp\n## edges [2]\n@0<@0 calls\n",
+                ("count_mismatch", 4, 10),
+            ),
+            (
+                "@0 fn a 0.90 lsp\n@0 fn b 0.90 lsp\n",
+                ("duplicate_symbol", 4, 1),
+            ),
+            ("  @0 fn a 0.90 lsp\n", ("invalid_indent", 3, 1)),
+        ];
+        for (body, expected) in cases {
+            assert_eq!(error(&format!("{H}{body}")), *expected, "{body:?}");
+        }
+        // Header counts point at the value.
+        assert_eq!(
+            error("GCF profile=graph tool=t symbols=2\n## targets\n@0 fn a 0.90 lsp\n"),
+            ("count_mismatch", 1, 34)
+        );
+        // A truncated stream points at the end of the input.
+        assert_eq!(
+            error("GCF profile=graph tool=t\n## targets\n@0 fn a 0.90 lsp\n"),
+            ("truncated_input", 3, 1)
+        );
+    }
+
+    #[test]
+    fn trailer_rules() {
+        let body = "## targets\n@0 fn a 0.50 p\n## edges [?]\n@0<@0 x\n@0<@0 y\n";
+        let ok = |trailer: &str| decode_graph(&format!("GCF profile=graph\n{body}{trailer}\n"));
+        assert!(ok("##! summary symbols=1 edges=2 counts=2").is_ok());
+        assert!(ok("##! summary counts=1,2").is_ok());
+        assert!(ok("##! summary counts=targets:1,edges:2").is_ok());
+        assert!(ok("##! summary sections=edges:2,targets:1").is_ok());
+        assert!(ok("##! summary future=1").is_ok());
+        for bad in [
+            "##! summary counts=3",
+            "##! summary counts=1,1",
+            "##! summary counts=2,1,2",
+            "##! summary edges=1",
+            "##! summary counts=targets:1,edges:1",
+            "##! summary counts=targets:1,targets:1",
+            "##! summary sections=2",
+        ] {
+            let e = ok(bad).unwrap_err();
+            assert!(
+                matches!(e.code(), "count_mismatch" | "invalid_count"),
+                "{bad}: {e}"
+            );
+        }
+        assert_eq!(
+            ok("##! summary counts=x").unwrap_err().code(),
+            "invalid_count"
+        );
+        assert_eq!(
+            ok("##! summary counts=a:1,2").unwrap_err().code(),
+            "invalid_count"
+        );
+        // Without the trailer: truncated, unless the caller accepts it.
+        let text = format!("GCF profile=graph\n{body}");
+        assert_eq!(decode_graph(&text).unwrap_err().code(), "truncated_input");
+        let g = DecoderOptions::new()
+            .require_trailer(false)
+            .decode_graph(&text)
+            .unwrap();
+        assert_eq!(g.edges.len(), 2);
+    }
+
+    #[test]
+    fn limits_are_enforced_before_allocation() {
+        let opts = DecoderOptions::new().max_elements(2);
+        let e = opts
+            .decode_graph("GCF profile=graph symbols=3\n## targets\n@0 fn a 0.50 p\n@1 fn b 0.50 p\n@2 fn c 0.50 p\n")
+            .unwrap_err();
+        assert_eq!(
+            (e.kind(), e.line()),
+            (ErrorKind::LimitExceeded(Limit::Elements), 5)
+        );
+        let e = opts
+            .decode_graph("GCF profile=graph symbols=0\n## edges [3]\n")
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::LimitExceeded(Limit::Elements));
+        let e = DecoderOptions::new()
+            .max_line_length(10)
+            .decode_graph("GCF profile=graph\n")
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::LimitExceeded(Limit::LineLength));
+        let e = DecoderOptions::new()
+            .max_input_size(Some(5))
+            .decode_graph_slice(b"GCF profile=graph\n")
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::LimitExceeded(Limit::InputSize));
+        let e = DecoderOptions::new()
+            .max_input_size(Some(5))
+            .decode_graph_reader(&b"GCF profile=graph symbols=0\n"[..])
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::LimitExceeded(Limit::InputSize));
+    }
+
+    #[test]
+    fn payload_kinds() {
+        let e = decode_graph("GCF profile=generic\na=1\n").unwrap_err();
+        assert_eq!(e.code(), "profile_mismatch");
+        let delta = "GCF profile=graph delta=true base_root=a new_root=b\n## removed\nfn x\n";
+        assert_eq!(decode_graph(delta).unwrap_err().code(), "profile_mismatch");
+        assert!(matches!(decode_payload(delta).unwrap(), Payload::Delta(_)));
+        let unchanged = "GCF profile=graph unchanged=true pack_root=r symbols=3\n";
+        assert_eq!(
+            decode_graph(unchanged).unwrap_err().code(),
+            "profile_mismatch"
+        );
+        let g = crate::decode_graph_reader(&b"GCF profile=graph symbols=0\n"[..]).unwrap();
+        assert!(g.symbols.is_empty());
+        assert_eq!(
+            crate::decode_graph_slice(b"GCF profile=graph symbols=0\n\xff\n")
+                .unwrap_err()
+                .code(),
+            "invalid_utf8"
+        );
     }
 }

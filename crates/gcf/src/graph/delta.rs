@@ -787,3 +787,99 @@ impl<'a> Sink<'a> for DeltaSink<'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(symbols: Vec<Symbol>, edges: Vec<Edge>) -> Graph {
+        Graph {
+            symbols,
+            edges,
+            ..Graph::default()
+        }
+    }
+
+    #[test]
+    fn between_refuses_what_the_lines_cannot_carry() {
+        let base = g(
+            vec![
+                Symbol::new("a.X", "fn", 0.5, "p", 0),
+                Symbol::new("a.X", "type", 0.5, "p", 0),
+                Symbol::new("b", "fn", 0.5, "p", 0),
+            ],
+            vec![],
+        );
+        let mut new = base.clone();
+        new.edges
+            .push(Edge::new("b", "a.X", "calls").with_kinds("fn", "type"));
+        let e = Delta::between(&base, &new).unwrap_err();
+        assert_eq!(e.code(), "unsupported_value");
+        // Changes that do not touch the shared name are fine.
+        let mut new = base.clone();
+        new.edges.push(Edge::new("b", "b", "calls"));
+        assert_eq!(Delta::between(&base, &new).unwrap().edges_added.len(), 1);
+        // Off-grid scores of added symbols.
+        let mut new = base.clone();
+        new.symbols.push(Symbol::new("c", "fn", 0.125, "p", 0));
+        assert_eq!(
+            Delta::between(&base, &new).unwrap_err().code(),
+            "unsupported_value"
+        );
+        // Comment-like edge sources.
+        let base = g(vec![Symbol::new("#", "fn", 0.5, "p", 0)], vec![]);
+        let mut new = base.clone();
+        new.edges.push(Edge::new("#", "#", "calls"));
+        assert_eq!(
+            Delta::between(&base, &new).unwrap_err().code(),
+            "unsupported_value"
+        );
+    }
+
+    #[test]
+    fn encode_rejects_unwritable_values() {
+        let ok = Delta {
+            base_root: "a".into(),
+            new_root: "b".into(),
+            ..Delta::default()
+        };
+        assert_eq!(
+            ok.encode().unwrap(),
+            "GCF profile=graph delta=true base_root=a new_root=b\n"
+        );
+        for bad in [
+            Delta {
+                base_root: "has space".into(),
+                ..ok.clone()
+            },
+            Delta {
+                removed: vec![SymbolKey::new("a-b", "x")],
+                ..ok.clone()
+            },
+            Delta {
+                edges_added: vec![Edge::new("a", "b", "c").with_status(crate::EdgeStatus::Added)],
+                ..ok.clone()
+            },
+            Delta {
+                edges_removed: vec![Edge::new("##x", "b", "c")],
+                ..ok.clone()
+            },
+            Delta {
+                added: vec![DeltaSymbol {
+                    qualified_name: "a b".into(),
+                    ..DeltaSymbol::default()
+                }],
+                ..ok.clone()
+            },
+        ] {
+            assert!(bad.encode().is_err(), "{bad:?}");
+        }
+        let mut d = ok.clone();
+        d.set_token_counts(300, 200);
+        assert_eq!(d.savings, Some(-50));
+        assert!(d.encode().unwrap().ends_with("tokens=300 savings=-50%\n"));
+        assert_eq!(Delta::decode(&d.encode().unwrap()).unwrap(), d);
+        d.set_token_counts(5, 0);
+        assert_eq!(d.savings, Some(0));
+    }
+}
