@@ -163,7 +163,7 @@ fn nested(rng: &mut Rng, depth: usize, max_depth: usize) -> Value {
     );
     if depth < max_depth {
         object.insert("child".into(), nested(rng, depth + 1, max_depth));
-        if depth % 3 == 0 {
+        if depth.is_multiple_of(3) {
             let limits: Vec<Value> = (0..2)
                 .map(|i| json!({"name": format!("limit-{i}"), "value": rng.cents(), "unit": "cpu"}))
                 .collect();
@@ -235,6 +235,35 @@ pub fn graph(symbols: usize, edges: usize) -> Value {
     })
 }
 
+/// The responses of the scorecard corpus (`fixtures/*.json` at the workspace root), in file
+/// name order: `(file name, response, whether it is a graph in the GCF graph model)`.
+///
+/// Panics when the fixtures cannot be read: benchmarks run from a checkout.
+pub fn corpus() -> Vec<(String, Value, bool)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+            let mut file: Value = serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+            let graph = file["fixture"]["graph"].as_bool().unwrap_or(false);
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (name, file["response"].take(), graph)
+        })
+        .collect()
+}
+
 /// The size of `value` as compact JSON, the denominator of every throughput figure.
 pub fn compact_json_len(value: &Value) -> usize {
     serde_json::to_vec(value).map_or(0, |v| v.len())
@@ -254,6 +283,16 @@ mod tests {
         assert_eq!(graph(0, 5)["edges"].as_array().unwrap().len(), 0);
         assert_eq!(deep_config()["services"].as_object().unwrap().len(), 60);
         assert!(compact_json_len(&rows(10_000)) > 1_000_000);
+    }
+
+    #[test]
+    fn the_corpus_is_read_from_the_fixtures() {
+        let corpus = corpus();
+        assert!(corpus.len() >= 24);
+        assert!(corpus
+            .iter()
+            .any(|(name, _, graph)| name == "graph_500.json" && *graph));
+        assert!(corpus.iter().all(|(_, response, _)| !response.is_null()));
     }
 
     #[test]
