@@ -79,42 +79,111 @@ fn kind(value: &Value) -> Kind {
     }
 }
 
-/// The type letter of a column holding `values` (`None` for a missing key).
-fn column_letter<'v>(values: impl Iterator<Item = Option<&'v Value>>, single_column: bool) -> u8 {
-    let mut seen: Option<Kind> = None;
-    let mut missing = false;
-    let mut empty_string = false;
-    for value in values {
+/// What a column holds so far, for choosing its type letter.
+#[derive(Clone, Copy, Default)]
+struct Column {
+    seen: Option<Kind>,
+    missing: bool,
+    empty_string: bool,
+    /// Already known to need JSON text (`v`).
+    json: bool,
+}
+
+impl Column {
+    #[inline]
+    fn add(&mut self, value: Option<&Value>) {
+        if self.json {
+            return;
+        }
         let Some(value) = value else {
-            missing = true;
-            continue;
+            self.missing = true;
+            return;
         };
         let k = kind(value);
-        if k == Kind::Null || seen.is_some_and(|s| s != k) {
-            return b'v';
+        if k == Kind::Null || self.seen.is_some_and(|s| s != k) {
+            self.json = true;
+            return;
         }
-        seen = Some(k);
+        self.seen = Some(k);
         if let Value::String(s) = value {
             if s.contains('\r') {
-                return b'v';
+                self.json = true;
             }
-            empty_string |= s.is_empty();
+            self.empty_string |= s.is_empty();
         }
     }
-    let letter = match seen {
-        // No values at all (an empty array): the default.
-        None => return b's',
-        Some(Kind::Str) if empty_string && (single_column || missing) => return b'v',
-        Some(Kind::Str) => b's',
-        Some(Kind::Num) => b'n',
-        Some(Kind::Bool) => b'b',
-        Some(Kind::Nested) => b'j',
-        Some(Kind::Null) => b'v',
-    };
-    if missing {
-        letter.to_ascii_uppercase()
-    } else {
-        letter
+
+    fn letter(&self, single_column: bool) -> u8 {
+        if self.json {
+            return b'v';
+        }
+        let letter = match self.seen {
+            // No values at all (an empty array): the default.
+            None => return b's',
+            Some(Kind::Str) if self.empty_string && (single_column || self.missing) => return b'v',
+            Some(Kind::Str) => b's',
+            Some(Kind::Num) => b'n',
+            Some(Kind::Bool) => b'b',
+            Some(Kind::Nested) => b'j',
+            Some(Kind::Null) => b'v',
+        };
+        if self.missing {
+            letter.to_ascii_uppercase()
+        } else {
+            letter
+        }
+    }
+}
+
+/// The type letter of a column holding `values` (`None` for a missing key).
+fn column_letter<'v>(values: impl Iterator<Item = Option<&'v Value>>, single_column: bool) -> u8 {
+    let mut column = Column::default();
+    values.for_each(|v| column.add(v));
+    column.letter(single_column)
+}
+
+/// The union of the objects' keys, sorted byte-wise. Objects with the same keys as the one
+/// before (the usual case) cost one comparison per key.
+fn union_of_keys<'v>(objects: &[&'v Map<String, Value>]) -> Vec<&'v str> {
+    let mut union: BTreeSet<&'v str> = BTreeSet::new();
+    let mut previous: Vec<&'v str> = Vec::new();
+    for object in objects {
+        let same =
+            object.len() == previous.len() && object.keys().zip(&previous).all(|(k, p)| k == p);
+        if !same {
+            previous.clear();
+            previous.extend(object.keys().map(String::as_str));
+            union.extend(previous.iter().copied());
+        }
+    }
+    union.into_iter().collect()
+}
+
+/// Lines `object`'s values up with `keys` (sorted, a superset of the object's keys) into
+/// `slots`, without a lookup per key: `order` remembers where the previous object's entries
+/// went, which is where this object's go when objects share a key order.
+fn align<'v>(
+    object: &'v Map<String, Value>,
+    keys: &[&str],
+    order: &mut Vec<usize>,
+    slots: &mut [Option<&'v Value>],
+) {
+    slots.fill(None);
+    for (j, (key, value)) in object.iter().enumerate() {
+        let guess = order
+            .get(j)
+            .copied()
+            .filter(|&i| keys.get(i) == Some(&key.as_str()));
+        let index = guess.unwrap_or_else(|| {
+            keys.binary_search_by(|k| k.as_bytes().cmp(key.as_bytes()))
+                .unwrap_or(0)
+        });
+        if j < order.len() {
+            order[j] = index;
+        } else {
+            order.push(index);
+        }
+        slots[index] = Some(value);
     }
 }
 
@@ -132,17 +201,23 @@ impl Cell for AnyCell<'_> {
         match (self.letter.to_ascii_lowercase(), value) {
             (b's', Value::String(s)) => out.write_str(s),
             (b'n', Value::Number(n)) => {
-                let mut text = Vec::new();
-                write_number(&mut text, n);
-                out.raw(&text);
+                write_number(out.buffer(), n);
+                out.raw(b"");
             }
             (b'b', Value::Bool(b)) => out.write_bool(*b),
             _ => {
                 // `j` and `v`: JSON text, escaped for the row. It starts with `[`, `{`, `"`,
                 // a digit, `-`, `t`, `f` or `n`, never `#` or `GCX`.
-                let mut text = Vec::new();
-                write_json(&mut text, value)?;
-                escape_into(out.buffer(), std::str::from_utf8(&text).unwrap_or_default());
+                let buffer = out.buffer();
+                let start = buffer.len();
+                write_json(buffer, value)?;
+                if buffer[start..]
+                    .iter()
+                    .any(|&b| b == b'\\' || b == b'\t' || b == b'\n' || b == b'\r')
+                {
+                    let text = buffer.split_off(start);
+                    escape_into(buffer, std::str::from_utf8(&text).unwrap_or_default());
+                }
                 out.raw(b"");
             }
         }
@@ -249,11 +324,7 @@ fn encode_array<W: Write>(writer: W, tool: &str, items: &[Value]) -> Result<()> 
     let as_rows = objects
         .filter(|objects| !objects.is_empty())
         .and_then(|objects| {
-            let keys: BTreeSet<&str> = objects
-                .iter()
-                .flat_map(|o| o.keys())
-                .map(String::as_str)
-                .collect();
+            let keys = union_of_keys(&objects);
             // A one-column row cannot hold a missing cell, and a row needs a column.
             let fits = keys.iter().all(|k| is_field_name(k))
                 && match keys.len() {
@@ -265,12 +336,21 @@ fn encode_array<W: Write>(writer: W, tool: &str, items: &[Value]) -> Result<()> 
         });
     let mut header;
     if let Some((objects, keys)) = as_rows {
-        let keys: Vec<&str> = keys.into_iter().collect();
-        let single = keys.len() == 1;
-        let letters: Vec<u8> = keys
-            .iter()
-            .map(|k| column_letter(objects.iter().map(|o| o.get(*k)), single))
-            .collect();
+        let width = keys.len();
+        let single = width == 1;
+        // Every row's values in field order, found once and used twice.
+        let mut slots: Vec<Option<&Value>> = vec![None; objects.len() * width];
+        let mut order = Vec::with_capacity(width);
+        for (object, row) in objects.iter().zip(slots.chunks_mut(width)) {
+            align(object, &keys, &mut order, row);
+        }
+        let mut columns = vec![Column::default(); width];
+        for row in slots.chunks(width) {
+            for (column, value) in columns.iter_mut().zip(row) {
+                column.add(*value);
+            }
+        }
+        let letters: Vec<u8> = columns.iter().map(|c| c.letter(single)).collect();
         header = Header::new(tool, keys.iter().copied());
         header
             .meta
@@ -280,10 +360,10 @@ fn encode_array<W: Write>(writer: W, tool: &str, items: &[Value]) -> Result<()> 
         }
         add_types(&mut header, &letters);
         let mut encoder = Encoder::with_header(writer, &header)?;
-        for object in objects {
-            encoder.write_row(keys.iter().zip(&letters).map(|(k, &letter)| AnyCell {
+        for row in slots.chunks(width) {
+            encoder.write_row(row.iter().zip(&letters).map(|(value, &letter)| AnyCell {
                 letter,
-                value: object.get(*k),
+                value: *value,
             }))?;
         }
         return encoder.finish().map(drop);
@@ -455,7 +535,7 @@ fn decode_any_from<S: SectionSource>(source: &mut S) -> Result<(String, Value)> 
 
 /// One row as an object, keys in field order; missing cells leave their keys out.
 fn object_of(row: Row<'_>, fields: &[String], letters: &[u8]) -> Result<Map<String, Value>> {
-    let mut object = Map::new();
+    let mut object = Map::with_capacity(fields.len());
     let mut raw = row.raw_cells();
     for (field, &letter) in fields.iter().zip(letters) {
         let (cell, offset, escaped) =

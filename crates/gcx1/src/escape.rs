@@ -19,40 +19,32 @@ const SPECIAL: [bool; 256] = {
     table
 };
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
+/// Whether `bytes` may hold a byte that needs escaping: a backslash or a byte below 0x0E
+/// (TAB, LF and CR among them). Written without early exit so that it compiles to SIMD;
+/// false positives (other control bytes) only cost the exact scan.
+#[inline]
+fn may_need_escape(bytes: &[u8]) -> bool {
+    let mut hit = 0u8;
+    for &b in bytes {
+        hit |= u8::from(b == b'\\') | u8::from(b < 0x0E);
+    }
+    hit != 0
+}
 
-/// The index of the first byte that needs escaping, scanning eight bytes at a time.
+/// The index of the first byte that needs escaping.
 #[inline]
 pub(crate) fn find_special(bytes: &[u8]) -> Option<usize> {
-    let chunks = bytes.chunks_exact(8);
-    let tail = chunks.remainder();
-    let mut base = 0;
-    for chunk in chunks {
-        let word = u64::from_le_bytes([
-            chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
-        ]);
-        // Some byte below 0x0E (TAB, LF and CR are 0x09, 0x0A, 0x0D) ...
-        let low = word.wrapping_sub(ONES * 0x0E) & !word & HIGHS;
-        // ... or some byte equal to `\`.
-        let x = word ^ (ONES * u64::from(b'\\'));
-        let backslash = x.wrapping_sub(ONES) & !x & HIGHS;
-        if low | backslash != 0 {
-            if let Some(i) = chunk.iter().position(|&b| SPECIAL[b as usize]) {
-                return Some(base + i);
-            }
-        }
-        base += 8;
-    }
-    tail.iter()
-        .position(|&b| SPECIAL[b as usize])
-        .map(|i| base + i)
+    bytes.iter().position(|&b| SPECIAL[b as usize])
 }
 
 /// Appends `text` to `out`, escaped.
 #[inline]
 pub(crate) fn escape_into(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
+    if !may_need_escape(bytes) {
+        out.extend_from_slice(bytes);
+        return;
+    }
     let Some(mut next) = find_special(bytes) else {
         out.extend_from_slice(bytes);
         return;

@@ -162,9 +162,8 @@ pub(crate) fn write_value_cell(out: &mut CellWriter<'_>, value: &Value) -> Resul
         Value::String(s) => out.write_str(s),
         Value::Bool(b) => out.write_bool(*b),
         Value::Number(n) => {
-            let mut text = Vec::new();
-            write_number(&mut text, n);
-            out.raw(&text);
+            write_number(out.buffer(), n);
+            out.raw(b"");
         }
         Value::Array(_) | Value::Object(_) => {
             let mut text = Vec::new();
