@@ -85,9 +85,7 @@ pub(crate) type Replay<R> = io::Chain<io::Cursor<Vec<u8>>, R>;
 
 /// Reads the first line of `reader` (at most 1 MiB of it) and returns it together with a
 /// reader that yields the whole input again, so that detection does not consume anything.
-pub(crate) fn peek_first_line<R: BufRead>(
-    mut reader: R,
-) -> io::Result<(Vec<u8>, Replay<R>)> {
+pub(crate) fn peek_first_line<R: BufRead>(mut reader: R) -> io::Result<(Vec<u8>, Replay<R>)> {
     let mut first = Vec::new();
     (&mut reader).take(1 << 20).read_until(b'\n', &mut first)?;
     let head = first.clone();
