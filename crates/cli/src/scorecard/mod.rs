@@ -98,9 +98,15 @@ fn measure_all(items: &[corpus::Item]) -> Vec<ItemResult> {
             });
         }
         drop(sender);
-        for (i, result) in receiver {
-            progress.advance(&result.item.file);
-            slots[i] = Some(result);
+        loop {
+            match receiver.recv_timeout(std::time::Duration::from_millis(100)) {
+                Ok((i, result)) => {
+                    progress.advance(&result.item.file);
+                    slots[i] = Some(result);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => progress.tick(),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
         }
     });
     progress.finish();

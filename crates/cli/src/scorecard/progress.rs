@@ -33,6 +33,18 @@ impl Progress {
     /// One more item is done; `current` names it.
     pub(crate) fn advance(&mut self, current: &str) {
         self.done += 1;
+        self.draw(current);
+    }
+
+    /// Nothing finished since the last call, but time passed: draw the bar if it is due, so
+    /// that it appears even while the first items (and the tokenizers) are still loading.
+    pub(crate) fn tick(&mut self) {
+        if self.last_draw.is_none() {
+            self.draw("");
+        }
+    }
+
+    fn draw(&mut self, current: &str) {
         if !self.enabled || self.started.elapsed() < DELAY {
             return;
         }
