@@ -941,13 +941,81 @@ pub(crate) trait Resolver {
     fn id_of(&self, abbreviation: &str, qname: &str) -> Option<u64>;
 }
 
+/// Wire ids → symbol indices: no map while the ids are `0, 1, 2, ...` (what every encoder
+/// writes outside sessions), a hash map from the first other id on.
+#[derive(Debug, Default)]
+struct Ids {
+    /// Ids seen so far are exactly `0..count`.
+    sequential: bool,
+    count: usize,
+    map: HashMap<u64, usize>,
+}
+
+impl Ids {
+    fn new() -> Self {
+        Ids {
+            sequential: true,
+            ..Ids::default()
+        }
+    }
+
+    /// Records `id` for the next index; `false` if the id was seen before.
+    fn insert(&mut self, id: u64) -> bool {
+        let index = self.count;
+        if self.sequential {
+            if id == index as u64 {
+                self.count += 1;
+                return true;
+            }
+            if id < index as u64 {
+                return false;
+            }
+            self.sequential = false;
+            self.map = (0..index).map(|i| (i as u64, i)).collect();
+        }
+        match self.map.entry(id) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(index);
+                self.count += 1;
+                true
+            }
+        }
+    }
+
+    fn get(&self, id: u64) -> Option<usize> {
+        if self.sequential {
+            (id < self.count as u64).then_some(id as usize)
+        } else {
+            self.map.get(&id).copied()
+        }
+    }
+}
+
+/// The symbols of one qualified name in a payload.
+#[derive(Debug)]
+enum Names {
+    One(usize),
+    Many(Vec<usize>),
+}
+
+impl Names {
+    fn indices(&self) -> &[usize] {
+        match self {
+            Names::One(i) => std::slice::from_ref(i),
+            Names::Many(v) => v,
+        }
+    }
+}
+
 /// Builds a [`Graph`] from a full (buffered, streamed or session) payload.
 pub(crate) struct GraphSink<'a, 'r> {
     pub(crate) graph: Graph,
-    /// Wire id → symbol index in this payload.
-    ids: HashMap<u64, usize>,
-    /// Identity → symbol index in this payload.
-    keys: HashMap<(&'a str, &'a str), usize>,
+    ids: Ids,
+    /// Qualified name (of declared symbols) → their indices in this payload.
+    names: HashMap<&'a str, Names>,
+    /// Whether any symbol came from a session reference (its name is not in `names`).
+    references: bool,
     /// Per edge: (source, target) symbol indices.
     ends: Vec<(usize, usize)>,
     /// The session's earlier declarations, to resolve references.
@@ -967,11 +1035,24 @@ impl<'a, 'r> GraphSink<'a, 'r> {
                 symbols: Vec::new(),
                 edges: Vec::new(),
             },
-            ids: HashMap::new(),
-            keys: HashMap::new(),
+            ids: Ids::new(),
+            names: HashMap::new(),
+            references: false,
             ends: Vec::new(),
             resolver,
             declared: Vec::new(),
+        }
+    }
+
+    fn add_id(&mut self, line: &Line<'a>, id: u64, id_text: &'a str) -> Result<()> {
+        if self.ids.insert(id) {
+            Ok(())
+        } else {
+            Err(line.error_at(
+                ErrorKind::DuplicateSymbol,
+                id_text,
+                format!("symbol id {id_text} appears twice in this payload"),
+            ))
         }
     }
 
@@ -982,48 +1063,73 @@ impl<'a, 'r> GraphSink<'a, 'r> {
         id_text: &'a str,
         symbol: Symbol,
         key: (&'a str, &'a str),
-        declared: bool,
     ) -> Result<()> {
         let index = self.graph.symbols.len();
-        if self.ids.insert(id, index).is_some() {
-            return Err(line.error_at(
-                ErrorKind::DuplicateSymbol,
-                id_text,
-                format!("symbol id {id_text} is declared twice in this payload"),
-            ));
+        let symbols = &self.graph.symbols;
+        match self.names.entry(key.1) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(Names::One(index));
+            }
+            std::collections::hash_map::Entry::Occupied(mut slot) => {
+                if let Some(&first) = slot
+                    .get()
+                    .indices()
+                    .iter()
+                    .find(|&&j| symbols[j].kind.abbreviation() == key.0)
+                {
+                    return Err(line.error_at(
+                        ErrorKind::DuplicateSymbol,
+                        id_text,
+                        format!(
+                            "{} {} is listed twice in this payload (as @{} and {id_text})",
+                            key.0, key.1, self.declared[first].0
+                        ),
+                    ));
+                }
+                let mut all = slot.get().indices().to_vec();
+                all.push(index);
+                slot.insert(Names::Many(all));
+            }
         }
-        if let Some(&first) = self.keys.get(&key) {
-            return Err(line.error_at(
-                ErrorKind::DuplicateSymbol,
-                id_text,
-                format!(
-                    "{} {} is listed twice in this payload (as @{} and {id_text})",
-                    key.0, key.1, self.declared[first].0
-                ),
-            ));
-        }
-        self.keys.insert(key, index);
+        self.add_id(line, id, id_text)?;
         self.graph.symbols.push(symbol);
-        self.declared.push((id, declared));
+        self.declared.push((id, true));
         Ok(())
     }
 
     /// Finishes the graph: sets endpoint kinds where a qualified name is shared.
     pub(crate) fn finish(mut self) -> (Graph, Vec<(u64, bool)>) {
-        if !self.graph.edges.is_empty() {
-            let symbols = &self.graph.symbols;
-            let mut names: HashMap<&str, u32> = HashMap::with_capacity(symbols.len());
+        if self.graph.edges.is_empty() {
+            return (self.graph, self.declared);
+        }
+        let symbols = &self.graph.symbols;
+        let shared: Vec<bool> = if self.references {
+            // Referenced names are not in `names`: count every symbol's name.
+            let mut count: HashMap<&str, u32> = HashMap::with_capacity(symbols.len());
             for s in symbols {
-                *names.entry(s.qualified_name.as_str()).or_insert(0) += 1;
+                *count.entry(s.qualified_name.as_str()).or_insert(0) += 1;
             }
-            let shared = |i: usize| names.get(symbols[i].qualified_name.as_str()) > Some(&1);
-            for (edge, &(s, t)) in self.graph.edges.iter_mut().zip(&self.ends) {
-                if shared(s) {
-                    edge.source_kind = Some(symbols[s].kind.clone());
+            symbols
+                .iter()
+                .map(|s| count.get(s.qualified_name.as_str()) > Some(&1))
+                .collect()
+        } else {
+            let mut shared = vec![false; symbols.len()];
+            for names in self.names.values() {
+                if let Names::Many(v) = names {
+                    for &i in v {
+                        shared[i] = true;
+                    }
                 }
-                if shared(t) {
-                    edge.target_kind = Some(symbols[t].kind.clone());
-                }
+            }
+            shared
+        };
+        for (edge, &(s, t)) in self.graph.edges.iter_mut().zip(&self.ends) {
+            if shared[s] {
+                edge.source_kind = Some(symbols[s].kind.clone());
+            }
+            if shared[t] {
+                edge.target_kind = Some(symbols[t].kind.clone());
             }
         }
         (self.graph, self.declared)
@@ -1061,14 +1167,7 @@ impl<'a> Sink<'a> for GraphSink<'a, '_> {
                 ));
             }
         }
-        self.add(
-            line,
-            node.id,
-            node.id_text,
-            node.symbol(distance),
-            key,
-            true,
-        )
+        self.add(line, node.id, node.id_text, node.symbol(distance), key)
     }
 
     fn reference(
@@ -1096,16 +1195,10 @@ impl<'a> Sink<'a> for GraphSink<'a, '_> {
         };
         let mut symbol = bound.clone();
         symbol.distance = distance;
-        let index = self.graph.symbols.len();
-        if self.ids.insert(id, index).is_some() {
-            return Err(line.error_at(
-                ErrorKind::DuplicateSymbol,
-                id_text,
-                format!("symbol id {id_text} appears twice in this payload"),
-            ));
-        }
         // No identity check is needed: the session binds each identity to one id, and
         // `node` rejects a declaration whose identity the session binds to another id.
+        self.add_id(line, id, id_text)?;
+        self.references = true;
         self.graph.symbols.push(symbol);
         self.declared.push((id, false));
         Ok(())
@@ -1113,7 +1206,7 @@ impl<'a> Sink<'a> for GraphSink<'a, '_> {
 
     fn edge(&mut self, line: &Line<'a>, edge: EdgeLine<'a>) -> Result<()> {
         let find = |id: u64, text: &'a str| {
-            self.ids.get(&id).copied().ok_or_else(|| {
+            self.ids.get(id).ok_or_else(|| {
                 line.error_at(
                     ErrorKind::UnknownEdgeReference,
                     text,
@@ -1192,6 +1285,24 @@ mod tests {
         assert_eq!(
             error("GCF profile=graph tool=t\n## targets\n@0 fn a 0.90 lsp\n"),
             ("truncated_input", 3, 1)
+        );
+    }
+
+    #[test]
+    fn ids_switch_from_sequential_to_a_map() {
+        let mut ids = super::Ids::new();
+        assert!(ids.insert(0) && ids.insert(1));
+        assert_eq!((ids.get(1), ids.get(2)), (Some(1), None));
+        assert!(!ids.insert(0));
+        assert!(ids.insert(7) && ids.insert(2));
+        assert!(!ids.insert(7) && !ids.insert(1));
+        assert_eq!(
+            (ids.get(0), ids.get(7), ids.get(2), ids.get(3)),
+            (Some(0), Some(2), Some(3), None)
+        );
+        assert_eq!(
+            error("GCF profile=graph symbols=2\n## targets\n@5 fn a 0.50 p\n@5 fn b 0.50 p\n"),
+            ("duplicate_symbol", 4, 1)
         );
     }
 

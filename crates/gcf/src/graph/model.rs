@@ -716,11 +716,20 @@ pub(crate) fn check_symbol(i: usize, s: &Symbol) -> Result<()> {
     Ok(())
 }
 
-/// How a qualified name resolves among a graph's symbols.
-#[derive(Debug, Clone, Copy)]
+/// The symbols with one qualified name: usually one, several when kinds share the name.
+#[derive(Debug, Clone)]
 enum NameSlot {
     One(usize),
-    Many,
+    Many(Vec<usize>),
+}
+
+impl NameSlot {
+    fn indices(&self) -> &[usize] {
+        match self {
+            NameSlot::One(i) => std::slice::from_ref(i),
+            NameSlot::Many(v) => v,
+        }
+    }
 }
 
 /// A validated view of a graph: symbols checked and unique by identity, edge endpoints
@@ -731,7 +740,6 @@ pub(crate) struct Index<'g> {
     /// `(source, target)` symbol index of each edge.
     pub(crate) ends: Vec<(usize, usize)>,
     by_name: HashMap<&'g str, NameSlot>,
-    by_key: HashMap<(&'g str, &'g str), usize>,
 }
 
 impl<'g> Index<'g> {
@@ -740,32 +748,41 @@ impl<'g> Index<'g> {
     pub(crate) fn build(graph: &'g Graph) -> Result<Self> {
         check_header_value("tool", graph.tool.as_deref())?;
         check_header_value("pack_root", graph.pack_root.as_deref())?;
-        let mut by_name: HashMap<&'g str, NameSlot> = HashMap::with_capacity(graph.symbols.len());
-        let mut by_key: HashMap<(&'g str, &'g str), usize> =
-            HashMap::with_capacity(graph.symbols.len());
-        for (i, s) in graph.symbols.iter().enumerate() {
+        let symbols = &graph.symbols;
+        let mut by_name: HashMap<&'g str, NameSlot> = HashMap::with_capacity(symbols.len());
+        for (i, s) in symbols.iter().enumerate() {
             check_symbol(i, s)?;
-            let abbr = s.kind.abbreviation();
-            if let Some(first) = by_key.insert((abbr, s.qualified_name.as_str()), i) {
-                return Err(Error::new(
-                    ErrorKind::DuplicateSymbol,
-                    format!(
-                        "symbols[{first}] and symbols[{i}] are both {abbr} {} (a symbol's \
-                         identity is its kind and qualified name)",
-                        s.qualified_name
-                    ),
-                ));
+            match by_name.entry(s.qualified_name.as_str()) {
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(NameSlot::One(i));
+                }
+                std::collections::hash_map::Entry::Occupied(mut slot) => {
+                    let abbr = s.kind.abbreviation();
+                    if let Some(&first) = slot
+                        .get()
+                        .indices()
+                        .iter()
+                        .find(|&&j| symbols[j].kind.abbreviation() == abbr)
+                    {
+                        return Err(Error::new(
+                            ErrorKind::DuplicateSymbol,
+                            format!(
+                                "symbols[{first}] and symbols[{i}] are both {abbr} {} (a \
+                                 symbol's identity is its kind and qualified name)",
+                                s.qualified_name
+                            ),
+                        ));
+                    }
+                    let mut all = slot.get().indices().to_vec();
+                    all.push(i);
+                    slot.insert(NameSlot::Many(all));
+                }
             }
-            by_name
-                .entry(s.qualified_name.as_str())
-                .and_modify(|slot| *slot = NameSlot::Many)
-                .or_insert(NameSlot::One(i));
         }
         let mut index = Index {
             graph,
             ends: Vec::with_capacity(graph.edges.len()),
             by_name,
-            by_key,
         };
         for (i, e) in graph.edges.iter().enumerate() {
             if !is_token(&e.edge_type) {
@@ -797,38 +814,41 @@ impl<'g> Index<'g> {
 
     /// The symbol named `name` (of `kind`, when given).
     fn resolve(&self, name: &str, kind: Option<&Kind>) -> std::result::Result<usize, String> {
-        match kind {
-            Some(kind) => self
-                .by_key
-                .get(&(kind.abbreviation(), name))
-                .copied()
-                .ok_or_else(|| {
-                    format!(
-                        "{} {name} is not a symbol of the graph",
-                        kind.abbreviation()
-                    )
-                }),
-            None => match self.by_name.get(name) {
-                Some(NameSlot::One(i)) => Ok(*i),
-                Some(NameSlot::Many) => Err(format!(
-                    "{name} names several symbols of different kinds; set the edge's kind to \
-                     say which"
-                )),
-                None => Err(format!("{name} is not a symbol of the graph")),
-            },
+        match (kind, self.by_name.get(name)) {
+            (Some(kind), slot) => {
+                let abbr = kind.abbreviation();
+                slot.and_then(|slot| {
+                    slot.indices()
+                        .iter()
+                        .copied()
+                        .find(|&i| self.graph.symbols[i].kind.abbreviation() == abbr)
+                })
+                .ok_or_else(|| format!("{abbr} {name} is not a symbol of the graph"))
+            }
+            (None, Some(NameSlot::One(i))) => Ok(*i),
+            (None, Some(NameSlot::Many(_))) => Err(format!(
+                "{name} names several symbols of different kinds; set the edge's kind to say \
+                 which"
+            )),
+            (None, None) => Err(format!("{name} is not a symbol of the graph")),
         }
     }
 
     /// The symbol with identity `(abbreviation, name)`.
     pub(crate) fn find(&self, abbreviation: &str, name: &str) -> Option<usize> {
-        self.by_key.get(&(abbreviation, name)).copied()
+        self.by_name
+            .get(name)?
+            .indices()
+            .iter()
+            .copied()
+            .find(|&i| self.graph.symbols[i].kind.abbreviation() == abbreviation)
     }
 
     /// The one symbol named `name`: `Ok(None)` if none, `Err` if several.
     pub(crate) fn find_name(&self, name: &str) -> std::result::Result<Option<usize>, ()> {
         match self.by_name.get(name) {
             Some(NameSlot::One(i)) => Ok(Some(*i)),
-            Some(NameSlot::Many) => Err(()),
+            Some(NameSlot::Many(_)) => Err(()),
             None => Ok(None),
         }
     }
