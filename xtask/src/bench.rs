@@ -22,6 +22,7 @@ const CODECS: &[(&str, &str)] = &[
     ("gcf_generic", "GCF generic"),
     ("gcf_graph", "GCF graph"),
     ("gcx1", "GCX1"),
+    ("gcx1_layout", "GCX1 layouts"),
     ("gcf_3_1_0", "gcf 3.1.0"),
     ("gcf_3_1_0_graph", "gcf 3.1.0 graph"),
     ("toon_format", "toon-format"),
@@ -29,6 +30,7 @@ const CODECS: &[(&str, &str)] = &[
 
 const SETS: &[(&str, &str)] = &[
     ("corpus", "corpus (26 files)"),
+    ("code_intel", "code intelligence (9 files)"),
     ("rows_10k", "rows(10 000)"),
     ("orders_2k", "orders(2 000)"),
     ("graph_500", "graph(500, 200)"),
@@ -262,17 +264,20 @@ fn document(table: &str, raw: &str) -> String {
            The ratio in parentheses is to serde_json on the same data and operation (above 1 \
            is faster than serde_json).\n\
          - Encoders start from a `serde_json::Value` and produce a `String`; decoders read a \
-           `&str` and produce a `serde_json::Value`. The graph columns encode from and decode \
-           to each crate's typed graph instead (built beforehand), and count only the graph \
-           payloads' bytes (on the corpus, its 3 graph files).\n\
+           `&str` and produce a `serde_json::Value`. The graph columns and the GCX1 layouts \
+           encode from and decode to typed values instead (each crate's graph, each tool's \
+           response type; built beforehand). The graph columns count only the graph payloads' \
+           bytes (on the corpus, its 3 graph files); the layouts run on the 9 \
+           code-intelligence responses.\n\
          - Columns: serde_json (`to_string`, `from_str::<Value>`); GCF generic \
            (`agentwire_gcf::to_string` / `from_str`); GCF graph (`encode_graph` / \
-           `decode_graph`); GCX1 (the generic fallback: `encode_any` / `decode_any`); \
+           `decode_graph`); GCX1 (the generic fallback: `encode_any` / `decode_any`); GCX1 \
+           layouts (`Layout::to_gcx` / `from_gcx` of the typed responses); \
            gcf 3.1.0 (the `gcf` crate's `encode_generic` / `decode_generic`, and `encode` / \
            `decode` for graphs); toon-format (`encode_default` / `decode_default`, TOON's \
            reference Rust crate, 0.7).\n\
-         - Data: the scorecard corpus (`fixtures/`, each file in turn), `rows(10_000)` (10 000 \
-           rows × 6 fields), `orders(2_000)` (nested customers and line items) and \
+         - Data: the scorecard corpus (`fixtures/`, each file in turn), its code-intelligence \
+           responses alone, `rows(10_000)` (10 000 rows × 6 fields), `orders(2_000)` (nested customers and line items) and \
            `graph(500, 200)` (500 symbols, 200 edges) from `agentwire_benchmarks`.\n\
          - `gcf` 3.1.0 and `toon-format` turn on serde_json's `preserve_order` for the whole \
            bench build, so every codec here, serde_json included, works with \

@@ -1,16 +1,17 @@
 //! Every format on the same values in the same run: encode and decode throughput of the
-//! agentwire codecs (GCF generic, GCF graph, GCX1's generic fallback) next to serde_json, the
-//! `gcf` 3.1.0 crate and the `toon-format` crate (TOON's reference Rust implementation).
+//! agentwire codecs (GCF generic, GCF graph, GCX1's generic fallback and per-tool layouts)
+//! next to serde_json, the `gcf` 3.1.0 crate and the `toon-format` crate (TOON's reference
+//! Rust implementation).
 //!
 //! Data sets (`agentwire_benchmarks`): `corpus` (every response of the scorecard corpus,
 //! `fixtures/`, encoded or decoded one after the other; the graph benches use its graph
-//! payloads), `rows_10k` (`rows(10_000)`), `orders_2k` (`orders(2_000)`) and `graph_500`
-//! (`graph(500, 200)`).
+//! payloads), `code_intel` (the corpus files with a GCX1 per-tool layout), `rows_10k`
+//! (`rows(10_000)`), `orders_2k` (`orders(2_000)`) and `graph_500` (`graph(500, 200)`).
 //!
 //! Every figure is compact-JSON bytes per second: the data's compact JSON size divided by the
 //! time, so that formats with different output sizes compare fairly. Encoders start from a
-//! `serde_json::Value` (the graph encoders from their typed graph, built beforehand), decoders
-//! end in one. `cargo xtask bench` runs this target and writes docs/benchmarks.md.
+//! `serde_json::Value` (the graph encoders and the GCX1 layouts from their typed values, built
+//! beforehand), decoders end in one (or in the typed value). `cargo xtask bench` runs this target and writes docs/benchmarks.md.
 //!
 //! Note: `gcf` 3.1.0 and `toon-format` turn on serde_json's `preserve_order` (and
 //! `float_roundtrip`) for the whole build, so every codec here, serde_json included, works
@@ -19,8 +20,10 @@
 use std::sync::LazyLock;
 
 use agentwire_benchmarks::{compact_json_len, corpus, graph, orders, rows};
+use agentwire_gcx1::Layout;
 use divan::counter::BytesCount;
 use divan::{black_box, Bencher};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 fn main() {
@@ -36,6 +39,52 @@ struct Item {
     toon: String,
     old_gcf: String,
     graph: Option<GraphItem>,
+    layout: Option<LayoutItem>,
+}
+
+/// A response typed as its GCX1 layout, with its payload.
+struct LayoutItem {
+    text: String,
+    encode: Box<dyn Fn() -> String + Send + Sync>,
+    decode: fn(&str),
+}
+
+fn layout_item<L>(value: &Value) -> LayoutItem
+where
+    L: Layout + DeserializeOwned + Send + Sync + 'static,
+{
+    let typed: L = serde_json::from_value(value.clone()).expect("the layout's shape");
+    LayoutItem {
+        text: typed.to_gcx().expect("GCX1 layout"),
+        encode: Box::new(move || typed.to_gcx().expect("GCX1 layout")),
+        decode: |text| {
+            black_box(L::from_gcx(text).expect("GCX1 layout"));
+        },
+    }
+}
+
+fn layout(tool: &str, value: &Value) -> LayoutItem {
+    use agentwire_gcx1 as g;
+    match tool {
+        "search_symbols" => layout_item::<g::SearchSymbols>(value),
+        "get_symbol_source" => layout_item::<g::SymbolSource>(value),
+        "batch_symbols" => layout_item::<g::BatchSymbols>(value),
+        "find_usages" => layout_item::<g::FindUsages>(value),
+        "get_file_summary" => layout_item::<g::FileSummary>(value),
+        "get_callers"
+        | "get_call_chain"
+        | "get_dependencies"
+        | "get_dependents"
+        | "find_implementations" => layout_item::<g::Graph>(value),
+        "get_editing_context" => layout_item::<g::EditingContext>(value),
+        "smart_context" => layout_item::<g::SmartContext>(value),
+        "analyze.dead_code" => layout_item::<g::DeadCode>(value),
+        "analyze.hotspots" => layout_item::<g::Hotspots>(value),
+        "analyze.cycles" => layout_item::<g::Cycles>(value),
+        "contracts.list" => layout_item::<g::ContractsList>(value),
+        "contracts.orphans" => layout_item::<g::ContractOrphans>(value),
+        other => panic!("no GCX1 layout {other}"),
+    }
 }
 
 struct GraphItem {
@@ -53,7 +102,7 @@ struct Set {
     graph_bytes: usize,
 }
 
-fn item(value: Value, is_graph: bool) -> Item {
+fn item(value: Value, is_graph: bool, gcx1_layout: Option<&str>) -> Item {
     let graph = is_graph.then(|| {
         let typed: agentwire_gcf::Graph =
             serde_json::from_value(value.clone()).expect("a graph in the GCF model");
@@ -72,6 +121,7 @@ fn item(value: Value, is_graph: bool) -> Item {
         toon: toon_format::encode_default(&value).expect("TOON"),
         old_gcf: gcf::encode_generic(&value).expect("gcf 3.1.0"),
         graph,
+        layout: gcx1_layout.map(|tool| layout(tool, &value)),
         value,
     }
 }
@@ -126,19 +176,30 @@ fn set(items: Vec<Item>) -> Set {
 static CORPUS: LazyLock<Set> = LazyLock::new(|| {
     set(corpus()
         .into_iter()
-        .map(|(_, value, is_graph)| item(value, is_graph))
+        .map(|f| item(f.response, f.graph, None))
         .collect())
 });
-static ROWS: LazyLock<Set> = LazyLock::new(|| set(vec![item(rows(10_000), false)]));
-static ORDERS: LazyLock<Set> = LazyLock::new(|| set(vec![item(orders(2_000), false)]));
-static GRAPH: LazyLock<Set> = LazyLock::new(|| set(vec![item(graph(500, 200), true)]));
+static CODE_INTEL: LazyLock<Set> = LazyLock::new(|| {
+    set(corpus()
+        .into_iter()
+        .filter_map(|f| {
+            let tool = f.gcx1_layout?;
+            Some(item(f.response, f.graph, Some(&tool)))
+        })
+        .collect())
+});
+static ROWS: LazyLock<Set> = LazyLock::new(|| set(vec![item(rows(10_000), false, None)]));
+static ORDERS: LazyLock<Set> = LazyLock::new(|| set(vec![item(orders(2_000), false, None)]));
+static GRAPH: LazyLock<Set> = LazyLock::new(|| set(vec![item(graph(500, 200), true, None)]));
 
-const SETS: &[&str] = &["corpus", "rows_10k", "orders_2k", "graph_500"];
+const SETS: &[&str] = &["corpus", "code_intel", "rows_10k", "orders_2k", "graph_500"];
 const GRAPH_SETS: &[&str] = &["corpus", "graph_500"];
+const LAYOUT_SETS: &[&str] = &["code_intel"];
 
 fn data(name: &str) -> &'static Set {
     match name {
         "corpus" => &CORPUS,
+        "code_intel" => &CODE_INTEL,
         "rows_10k" => &ROWS,
         "orders_2k" => &ORDERS,
         "graph_500" => &GRAPH,
@@ -165,8 +226,26 @@ fn each_graph(bencher: Bencher<'_, '_>, name: &str, f: impl Fn(&GraphItem) + Syn
     });
 }
 
+/// Runs `f` on every item of the set that has a GCX1 layout (all of `code_intel`).
+fn each_layout(bencher: Bencher<'_, '_>, name: &str, f: impl Fn(&LayoutItem) + Sync) {
+    let set = data(name);
+    bencher.counter(BytesCount::new(set.bytes)).bench(|| {
+        set.items
+            .iter()
+            .filter_map(|i| i.layout.as_ref())
+            .for_each(&f);
+    });
+}
+
 mod encode {
     use super::*;
+
+    #[divan::bench(args = LAYOUT_SETS)]
+    fn gcx1_layout(bencher: Bencher<'_, '_>, set: &str) {
+        each_layout(bencher, set, |l| {
+            black_box((l.encode)());
+        });
+    }
 
     #[divan::bench(args = SETS)]
     fn serde_json(bencher: Bencher<'_, '_>, set: &str) {
@@ -220,6 +299,11 @@ mod encode {
 
 mod decode {
     use super::*;
+
+    #[divan::bench(args = LAYOUT_SETS)]
+    fn gcx1_layout(bencher: Bencher<'_, '_>, set: &str) {
+        each_layout(bencher, set, |l| (l.decode)(black_box(&l.text)));
+    }
 
     #[divan::bench(args = SETS)]
     fn serde_json(bencher: Bencher<'_, '_>, set: &str) {

@@ -235,11 +235,24 @@ pub fn graph(symbols: usize, edges: usize) -> Value {
     })
 }
 
+/// One response of the scorecard corpus and the formats that apply to it.
+#[derive(Debug, Clone)]
+pub struct CorpusFile {
+    /// The file name.
+    pub name: String,
+    /// The tool response.
+    pub response: Value,
+    /// Whether it is a graph in the GCF graph model.
+    pub graph: bool,
+    /// The GCX1 per-tool layout whose shape it has.
+    pub gcx1_layout: Option<String>,
+}
+
 /// The responses of the scorecard corpus (`fixtures/*.json` at the workspace root), in file
-/// name order: `(file name, response, whether it is a graph in the GCF graph model)`.
+/// name order.
 ///
 /// Panics when the fixtures cannot be read: benchmarks run from a checkout.
-pub fn corpus() -> Vec<(String, Value, bool)> {
+pub fn corpus() -> Vec<CorpusFile> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
@@ -254,12 +267,15 @@ pub fn corpus() -> Vec<(String, Value, bool)> {
                 .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
             let mut file: Value = serde_json::from_str(&text)
                 .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
-            let graph = file["fixture"]["graph"].as_bool().unwrap_or(false);
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            (name, file["response"].take(), graph)
+            CorpusFile {
+                name: path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                graph: file["fixture"]["graph"].as_bool().unwrap_or(false),
+                gcx1_layout: file["fixture"]["gcx1_layout"].as_str().map(str::to_owned),
+                response: file["response"].take(),
+            }
         })
         .collect()
 }
@@ -289,10 +305,11 @@ mod tests {
     fn the_corpus_is_read_from_the_fixtures() {
         let corpus = corpus();
         assert!(corpus.len() >= 24);
+        assert!(corpus.iter().any(|f| f.name == "graph_500.json" && f.graph));
         assert!(corpus
             .iter()
-            .any(|(name, _, graph)| name == "graph_500.json" && *graph));
-        assert!(corpus.iter().all(|(_, response, _)| !response.is_null()));
+            .any(|f| f.gcx1_layout.as_deref() == Some("search_symbols")));
+        assert!(corpus.iter().all(|f| !f.response.is_null()));
     }
 
     #[test]
