@@ -57,7 +57,24 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let result = match cli.command {
+    // A bug (ours or a dependency's) is one line on stderr and status 1, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_owned());
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "agentwire: internal error: {}{location}",
+            message.replace('\n', " ")
+        );
+    }));
+    let result = std::panic::catch_unwind(move || match cli.command {
         Command::Encode(args) => encode::run(&args),
         Command::Decode(args) => decode::run(&args),
         Command::Count(args) => count::run(&args),
@@ -65,6 +82,9 @@ fn main() -> ExitCode {
         Command::Scorecard(args) => scorecard::run(&args),
         Command::Exec(args) => exec::run(&args),
         Command::Tools(args) => tools::run(&args),
+    });
+    let Ok(result) = result else {
+        return ExitCode::FAILURE;
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -115,7 +115,10 @@ pub(crate) fn measure(item: Item) -> ItemResult {
         .into_iter()
         .filter(|c| c.applies_to(&item))
         .map(|column| {
-            encode_and_decode(column, &item)
+            // A codec that panics on an item is a failed measurement, not a failed run (the
+            // panic hook has printed its message).
+            std::panic::catch_unwind(|| encode_and_decode(column, &item))
+                .unwrap_or_else(|_| Err("the codec panicked".to_owned()))
                 .map(|(variant, text, round_trip)| Measurement {
                     format: column,
                     variant,
