@@ -352,7 +352,7 @@ pub(crate) fn graph_of(value: &Value) -> Result<(agentwire_gcf::Graph, usize), C
     let graph: agentwire_gcf::Graph =
         serde_json::from_value(value.clone()).map_err(|e| misfit(e.to_string()))?;
     let back = serde_json::to_value(&graph).map_err(|e| misfit(e.to_string()))?;
-    if let Some(loss) = first_loss(value, &back) {
+    if let Some(loss) = first_loss(&without_sentinels(value), &back) {
         return Err(misfit(loss));
     }
     let mut rounded = graph.clone();
@@ -364,6 +364,40 @@ pub(crate) fn graph_of(value: &Value) -> Result<(agentwire_gcf::Graph, usize), C
         .filter(|(a, b)| a.score != b.score)
         .count();
     Ok((graph, changed))
+}
+
+/// The graph without the reference implementations' "not given" values (`""` for `tool`,
+/// `packRoot` and an edge's `status`, `0` for `tokenBudget` and `tokensUsed`), which the
+/// model reads as absent: leaving them out loses nothing.
+fn without_sentinels(value: &Value) -> Value {
+    let mut value = value.clone();
+    let empty = |v: Option<&Value>, zero: bool| match v {
+        Some(Value::String(s)) => s.is_empty(),
+        Some(Value::Number(n)) => zero && n.as_u64() == Some(0),
+        _ => false,
+    };
+    if let Value::Object(map) = &mut value {
+        for (key, zero) in [
+            ("tool", false),
+            ("packRoot", false),
+            ("tokenBudget", true),
+            ("tokensUsed", true),
+        ] {
+            if empty(map.get(key), zero) {
+                map.remove(key);
+            }
+        }
+        if let Some(Value::Array(edges)) = map.get_mut("edges") {
+            for edge in edges {
+                if let Value::Object(edge) = edge {
+                    if empty(edge.get("status"), false) {
+                        edge.remove("status");
+                    }
+                }
+            }
+        }
+    }
+    value
 }
 
 /// A graph as a GCF graph-profile payload.
@@ -467,6 +501,22 @@ mod tests {
         assert_eq!(detect(b"[2|]: a|b\n"), Format::Toon);
         assert_eq!(detect(b"name: Ada\n"), Format::Toon);
         assert_eq!(detect(b""), Format::Toon);
+    }
+
+    #[test]
+    fn graphs_may_use_the_reference_sentinels_for_absent_values() {
+        let graph = serde_json::json!({
+            "tool": "", "tokenBudget": 0, "tokensUsed": 0, "packRoot": "",
+            "symbols": [
+                {"qualifiedName": "p.A", "kind": "function", "score": 0.5, "provenance": "lsp"},
+                {"qualifiedName": "p.B", "kind": "function", "score": 0.125, "provenance": "lsp"}
+            ],
+            "edges": [{"source": "p.A", "target": "p.B", "edgeType": "calls", "status": ""}]
+        });
+        let (typed, rounded) = graph_of(&graph).expect("fits");
+        assert_eq!((typed.tool, typed.symbols.len(), rounded), (None, 2, 1));
+        let lossy = serde_json::json!({"symbols": [], "note": "dropped"});
+        assert!(graph_of(&lossy).is_err());
     }
 
     #[test]
