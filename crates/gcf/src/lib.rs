@@ -63,7 +63,8 @@ mod options;
 
 pub use error::{Error, ErrorKind, Limit, Position, Result};
 pub use generic::{
-    from_reader, from_slice, from_str, to_string, to_writer, GenericStreamEncoder, ListWriter,
+    from_reader, from_slice, from_str, to_string, to_string_value, to_writer, GenericStreamEncoder,
+    ListWriter,
     TableWriter,
 };
 pub use graph::{

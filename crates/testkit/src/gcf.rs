@@ -7,7 +7,8 @@
 //!   types, members as sets, arrays in order, strings byte for byte, numbers by exact decimal
 //!   value (`1.0` equals `1`, since GCF keeps the value, not the spelling; `-0` differs from
 //!   `0`);
-//! - **canonical**: encoding the decoded value gives the same bytes again (idempotence);
+//! - **canonical**: encoding the decoded value gives the same bytes again (idempotence), and
+//!   the `serde_json::Value` fast path (`to_string_value`) gives the same bytes as `to_string`;
 //! - **typed errors**: input the decoder rejects fails with an error code, never a panic.
 
 use serde_json::Value;
@@ -20,6 +21,13 @@ use crate::{Bug, Roundtrip};
 pub fn check_value(value: &Value) -> Result<String, Bug> {
     let text = agentwire_gcf::to_string(value)
         .map_err(|e| Bug(format!("encoding a JSON value failed: {e}\nvalue: {value}")))?;
+    let direct = agentwire_gcf::to_string_value(value)
+        .map_err(|e| Bug(format!("to_string_value failed: {e}\nvalue: {value}")))?;
+    if direct != text {
+        return Err(Bug(format!(
+            "to_string_value and to_string disagree\nto_string:\n{text}\nto_string_value:\n{direct}"
+        )));
+    }
     let decoded: Value = agentwire_gcf::from_str(&text).map_err(|e| {
         Bug(format!(
             "decoding the encoder's own output failed: {e}\nvalue: {value}\ntext:\n{text}"

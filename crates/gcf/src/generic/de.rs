@@ -14,14 +14,13 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::rc::Rc;
-use std::sync::OnceLock;
 
 use std::marker::PhantomData;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess as _, Visitor};
 use serde::forward_to_deserialize_any;
 
-use super::tape::{Tape, Tok};
+use super::arbitrary_precision;
 use crate::error::{Error, ErrorKind, Limit, Position, Result};
 use crate::header::{self, Profile};
 use crate::lex::{self, Count, Cursor, Line, Lines, Scalar};
@@ -80,6 +79,8 @@ struct Parser<'de> {
     depth: usize,
     /// Deferred `[?]` sections: where their count bracket is, and the items found.
     deferred: Vec<(Position, u64)>,
+    /// Row buffers of finished tables, reused by the next (nested tables come row after row).
+    spare_rows: Vec<(Vec<Cell<'de>>, Vec<Option<Child<'de>>>)>,
 }
 
 /// The value the deserializer is about to read.
@@ -130,6 +131,7 @@ impl<'de> Parser<'de> {
             require_trailer: opts.require_trailer,
             depth: 0,
             deferred: Vec::new(),
+            spare_rows: Vec::new(),
         }
     }
 
@@ -503,17 +505,6 @@ impl<'de> Parser<'de> {
 // ---------------------------------------------------------------------------------------------
 // Scalars and numbers
 
-/// Whether serde_json is built with `arbitrary_precision` (Cargo may unify the feature in from
-/// anywhere in the build): then a `Number` serializes as its private struct.
-fn arbitrary_precision() -> bool {
-    static AP: OnceLock<bool> = OnceLock::new();
-    *AP.get_or_init(|| {
-        let mut tape = Tape::default();
-        tape.build(&serde_json::Number::from(1u8), 4).is_ok()
-            && matches!(tape.toks.first(), Some(Tok::Num(_)))
-    })
-}
-
 #[cold]
 fn out_of_range(lexeme: &str) -> Error {
     Error::new(
@@ -706,10 +697,12 @@ impl<'de> de::Deserializer<'de> for KeyDe<'de> {
     }
 }
 
-/// The keys of one object seen so far, for `duplicate_key`.
+/// The keys of one object seen so far, for `duplicate_key`: the first few inline, the rest in
+/// a hash set.
 #[derive(Default)]
 struct KeySet<'de> {
-    small: Vec<Cow<'de, str>>,
+    small: [Cow<'de, str>; 8],
+    len: usize,
     big: Option<HashSet<Cow<'de, str>>>,
 }
 
@@ -720,12 +713,19 @@ impl<'de> KeySet<'de> {
         if let Some(big) = &mut self.big {
             return big.insert(key.clone());
         }
-        if self.small.contains(key) {
+        if self.small[..self.len]
+            .iter()
+            .any(|seen| super::encode::key_eq(seen, key))
+        {
             return false;
         }
-        self.small.push(key.clone());
-        if self.small.len() > 16 {
-            self.big = Some(self.small.drain(..).collect());
+        if self.len < self.small.len() {
+            self.small[self.len] = key.clone();
+            self.len += 1;
+        } else {
+            let mut big: HashSet<Cow<'de, str>> = self.small.iter().cloned().collect();
+            big.insert(key.clone());
+            self.big = Some(big);
         }
         true
     }
@@ -958,14 +958,25 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
                         value
                     }
                     Body::Rows { fields, level } => {
+                        let buffers = p.spare_rows.pop().unwrap_or_default();
                         let mut seq = RowSeq {
                             p: &mut *p,
-                            st: Table::new(fields, level, count, line, at),
+                            st: Table::new(fields, level, count, line, at, buffers),
                         };
                         let value = visitor
                             .visit_seq(&mut seq)
                             .map_err(|e| e.or_position(|| line.position_of(at)))?;
                         seq.end()?;
+                        let Table {
+                            mut cells,
+                            mut children,
+                            ..
+                        } = seq.st;
+                        if p.spare_rows.len() < 8 {
+                            cells.clear();
+                            children.clear();
+                            p.spare_rows.push((cells, children));
+                        }
                         value
                     }
                 };
@@ -1228,7 +1239,7 @@ struct InlineSeq<'a, 'de> {
     line: Line<'de>,
     at: &'de str,
     count: Count,
-    values: Option<lex::Split<'de>>,
+    values: Option<lex::Cells<'de>>,
     found: u64,
 }
 
@@ -1240,7 +1251,7 @@ impl<'a, 'de> InlineSeq<'a, 'de> {
         count: Count,
         values: &'de str,
     ) -> Self {
-        let values = (!lex::trim(values).is_empty()).then(|| lex::split(values, b','));
+        let values = (!lex::trim(values).is_empty()).then(|| lex::cells(values, b','));
         InlineSeq {
             p,
             line,
@@ -1455,8 +1466,14 @@ struct Table<'de> {
 }
 
 impl<'de> Table<'de> {
-    fn new(fields: Fields<'de>, level: usize, count: Count, line: Line<'de>, at: &'de str) -> Self {
-        let n = fields.len();
+    fn new(
+        fields: Fields<'de>,
+        level: usize,
+        count: Count,
+        line: Line<'de>,
+        at: &'de str,
+        (cells, children): (Vec<Cell<'de>>, Vec<Option<Child<'de>>>),
+    ) -> Self {
         Table {
             fields,
             level,
@@ -1464,11 +1481,11 @@ impl<'de> Table<'de> {
             line,
             at,
             found: 0,
-            inline: vec![None; n],
-            shared: vec![None; n],
+            inline: Vec::new(),
+            shared: Vec::new(),
             row: None,
-            cells: Vec::with_capacity(n),
-            children: Vec::with_capacity(n),
+            cells,
+            children,
             after_row: Cursor {
                 offset: 0,
                 number: 0,
@@ -1476,10 +1493,29 @@ impl<'de> Table<'de> {
         }
     }
 
+    /// The inline schema established for column `c`, if any.
+    fn inline_schema(&self, c: usize) -> Option<&Fields<'de>> {
+        self.inline.get(c).and_then(Option::as_ref)
+    }
+
+    /// The shared array schema established for column `c`, if any.
+    fn shared_schema(&self, c: usize) -> Option<&Fields<'de>> {
+        self.shared.get(c).and_then(Option::as_ref)
+    }
+
+    /// Sets a schema of column `c` in `schemas` (allocated on first use: most tables have
+    /// none).
+    fn set(schemas: &mut Vec<Option<Fields<'de>>>, n: usize, c: usize, fields: Fields<'de>) {
+        if schemas.len() < n {
+            schemas.resize(n, None);
+        }
+        schemas[c] = Some(fields);
+    }
+
     fn eligible(&self, c: usize) -> bool {
         match self.cells[c].kind {
             CellKind::InlineMarker => true,
-            CellKind::Marker => self.inline[c].is_some(),
+            CellKind::Marker => self.inline_schema(c).is_some(),
             _ => false,
         }
     }
@@ -1555,7 +1591,7 @@ impl<'de> RowSeq<'_, 'de> {
             }
         }
         st.cells.clear();
-        for token in lex::split(text, b'|') {
+        for token in lex::cells(text, b'|') {
             let b = token.as_bytes();
             let kind = match b {
                 b"~" => CellKind::Missing,
@@ -1598,7 +1634,8 @@ impl<'de> RowSeq<'_, 'de> {
                             "unexpected text after the inline field declaration",
                         ));
                     }
-                    st.inline[c] = Some(Rc::new(fields));
+                    let n = st.fields.len();
+                    Table::set(&mut st.inline, n, c, Rc::new(fields));
                 }
                 CellKind::Marker => markers = true,
                 _ => {}
@@ -1822,7 +1859,7 @@ impl<'de> RowAccess<'_, 'de> {
         }
         match st.children[c] {
             Some(Child::Positional(line)) => {
-                let fields = st.inline[c].clone().ok_or_else(|| {
+                let fields = st.inline_schema(c).cloned().ok_or_else(|| {
                     line.error(ErrorKind::OrphanInlineAttachment, "no inline schema")
                 })?;
                 seed.deserialize(ValueDe {
@@ -1845,7 +1882,7 @@ impl<'de> RowAccess<'_, 'de> {
                 // (the rule the reference decoders apply; shared-schema rows never carry `@N`).
                 let shared = match self.p.lines.peek()? {
                     Some(first) if first.text.starts_with('@') => None,
-                    _ => st.shared[c].as_ref(),
+                    _ => st.shared_schema(c),
                 };
                 let pending = if trimmed == "{}" {
                     Pending::Object { line, level }
@@ -1856,8 +1893,9 @@ impl<'de> RowAccess<'_, 'de> {
                         ..
                     } = &pending
                     {
-                        if st.shared[c].is_none() {
-                            st.shared[c] = Some(Rc::clone(fields));
+                        if st.shared_schema(c).is_none() {
+                            let n = st.fields.len();
+                            Table::set(&mut st.shared, n, c, Rc::clone(fields));
                         }
                     }
                     pending
@@ -1908,7 +1946,7 @@ impl<'de> RowAccess<'_, 'de> {
 struct InlineObjectAccess<'de> {
     line: Line<'de>,
     fields: Fields<'de>,
-    values: lex::Split<'de>,
+    values: lex::Cells<'de>,
     index: usize,
     value: Option<&'de str>,
 }
@@ -1928,7 +1966,7 @@ impl<'de> InlineObjectAccess<'de> {
         Ok(InlineObjectAccess {
             line,
             fields,
-            values: lex::split(line.text, b'|'),
+            values: lex::cells(line.text, b'|'),
             index: 0,
             value: None,
         })

@@ -43,6 +43,9 @@ pub(crate) struct Columns<'t> {
     /// Per column: some row holds an object / an array there.
     objects: Vec<bool>,
     arrays: Vec<bool>,
+    /// The column of every member of every row, in order (when computed by `classify`), so
+    /// rows are matched to columns without comparing keys a second time.
+    member_columns: Vec<u32>,
 }
 
 impl<'t> Columns<'t> {
@@ -61,13 +64,14 @@ impl<'t> Columns<'t> {
             index: None,
             objects: Vec::new(),
             arrays: Vec::new(),
+            member_columns: Vec::new(),
         }
     }
 
     /// The column of `key`, trying `hint` first (rows usually list keys in union order).
     #[inline]
     fn find(&self, key: &str, hint: usize) -> Option<usize> {
-        if self.names.get(hint) == Some(&key) {
+        if self.names.get(hint).is_some_and(|name| key_eq(name, key)) {
             return Some(hint);
         }
         match &self.index {
@@ -96,18 +100,88 @@ impl<'t> Columns<'t> {
     }
 }
 
+/// String equality without a `memcmp` call for the short strings keys usually are.
+#[inline(always)]
+pub(crate) fn key_eq(a: &str, b: &str) -> bool {
+    #[inline(always)]
+    fn u32_at(s: &[u8], i: usize) -> u32 {
+        u32::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]])
+    }
+    #[inline(always)]
+    fn u64_at(s: &[u8], i: usize) -> u64 {
+        u64::from_le_bytes([
+            s[i],
+            s[i + 1],
+            s[i + 2],
+            s[i + 3],
+            s[i + 4],
+            s[i + 5],
+            s[i + 6],
+            s[i + 7],
+        ])
+    }
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if std::ptr::eq(a.as_ptr(), b.as_ptr()) {
+        // The same borrowed string (a struct's field name, row after row).
+        return true;
+    }
+    match n {
+        0 => true,
+        // Overlapping loads cover every byte.
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=8 => u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4),
+        9..=16 => u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8),
+        _ => a == b,
+    }
+}
+
 /// Sentinel for an empty slot: the row has no such key.
 const ABSENT: usize = usize::MAX;
 
 pub(crate) struct Encoder<'t, 'o> {
-    tape: &'t Tape,
+    tape: &'t Tape<'t>,
     opts: &'o EncoderOptions,
     out: &'o mut String,
+    /// Column sets no longer in use, kept to save their allocations (nested tabular arrays
+    /// are classified row after row).
+    spare: Vec<Columns<'t>>,
+    /// Slot buffers no longer in use.
+    spare_slots: Vec<Vec<usize>>,
 }
 
 impl<'t, 'o> Encoder<'t, 'o> {
-    pub(crate) fn new(tape: &'t Tape, opts: &'o EncoderOptions, out: &'o mut String) -> Self {
-        Encoder { tape, opts, out }
+    pub(crate) fn new(tape: &'t Tape<'t>, opts: &'o EncoderOptions, out: &'o mut String) -> Self {
+        Encoder {
+            tape,
+            opts,
+            out,
+            spare: Vec::new(),
+            spare_slots: Vec::new(),
+        }
+    }
+
+    fn take_columns(&mut self) -> Columns<'t> {
+        match self.spare.pop() {
+            Some(mut columns) => {
+                columns.names.clear();
+                columns.index = None;
+                columns.objects.clear();
+                columns.arrays.clear();
+                columns.member_columns.clear();
+                columns
+            }
+            None => Columns::new(),
+        }
+    }
+
+    fn give_columns(&mut self, columns: Columns<'t>) {
+        if self.spare.len() < 16 {
+            self.spare.push(columns);
+        }
     }
 
     /// Writes the body for the value at the root of the tape (the header is the caller's).
@@ -172,6 +246,7 @@ impl<'t, 'o> Encoder<'t, 'o> {
             Tok::F32(v) => number::write_f32(self.out, v)?,
             Tok::Num(span) => number::write_lexeme(self.out, self.tape.span(span))?,
             Tok::Str(span) => lex::write_str(self.out, self.tape.span(span)),
+            Tok::Ref(index) => lex::write_str(self.out, self.tape.reference(index)),
             Tok::Array { .. } | Tok::Object { .. } => {
                 return Err(Error::new(
                     ErrorKind::UnsupportedValue,
@@ -190,8 +265,18 @@ impl<'t, 'o> Encoder<'t, 'o> {
             return Ok(());
         }
         let duplicate = if n <= 16 {
-            let keys: Vec<&str> = tape.members(obj).map(|(k, _)| tape.key(k)).collect();
-            (1..keys.len()).find_map(|i| keys[..i].contains(&keys[i]).then_some(keys[i]))
+            // Small objects: pairwise, without allocating.
+            let mut keys: [&str; 16] = [""; 16];
+            let mut found = None;
+            for (i, (k, _)) in tape.members(obj).enumerate() {
+                let key = tape.key(k);
+                if keys[..i].iter().any(|seen| key_eq(seen, key)) {
+                    found = Some(key);
+                    break;
+                }
+                keys[i] = key;
+            }
+            found
         } else {
             let mut seen = std::collections::HashSet::with_capacity(n);
             tape.members(obj)
@@ -232,7 +317,7 @@ impl<'t, 'o> Encoder<'t, 'o> {
 
     /// Selects the form of the array at `arr` (spec §7.3), computing the field union of a
     /// tabular array over all its elements.
-    fn classify(&self, arr: usize) -> Result<Form<'t>> {
+    fn classify(&mut self, arr: usize) -> Result<Form<'t>> {
         let tape = self.tape;
         if tape.len(arr) == 0 {
             return Ok(Form::Empty);
@@ -252,7 +337,7 @@ impl<'t, 'o> Encoder<'t, 'o> {
         if objects == 0 {
             return Ok(Form::Primitive);
         }
-        let mut columns = Columns::new();
+        let mut columns = self.take_columns();
         for row in tape.elements(arr) {
             for (pos, (k, v)) in tape.members(row).enumerate() {
                 let key = tape.key(k);
@@ -260,6 +345,7 @@ impl<'t, 'o> Encoder<'t, 'o> {
                     Some(c) => c,
                     None => columns.add(key),
                 };
+                columns.member_columns.push(c as u32);
                 match tape.tok(v) {
                     Tok::Object { .. } => columns.objects[c] = true,
                     Tok::Array { .. } => columns.arrays[c] = true,
@@ -269,6 +355,7 @@ impl<'t, 'o> Encoder<'t, 'o> {
         }
         if columns.names.is_empty() {
             // Only empty objects: a zero-column row has no line form.
+            self.give_columns(columns);
             return Ok(Form::Expanded);
         }
         Ok(Form::Tabular(columns))
@@ -325,7 +412,9 @@ impl<'t, 'o> Encoder<'t, 'o> {
             Form::Tabular(columns) => {
                 self.field_decl(&columns.names);
                 self.out.push('\n');
-                self.rows(arr, &columns, body)
+                let written = self.rows(arr, &columns, body);
+                self.give_columns(columns);
+                written
             }
             Form::Expanded => {
                 self.out.push('\n');
@@ -377,7 +466,15 @@ impl<'t, 'o> Encoder<'t, 'o> {
     }
 
     /// Fills `slots` with the value index of each column of `row` ([`ABSENT`] when missing).
-    fn fill(&self, row: usize, columns: &Columns<'_>, slots: &mut Vec<usize>) -> Result<()> {
+    /// `mapped` is the position of the row's first member in `columns.member_columns`, when
+    /// the columns were computed over these rows.
+    fn fill(
+        &self,
+        row: usize,
+        columns: &Columns<'_>,
+        slots: &mut Vec<usize>,
+        mapped: Option<&mut usize>,
+    ) -> Result<()> {
         let tape = self.tape;
         if !matches!(tape.tok(row), Tok::Object { .. }) {
             return Err(Error::new(
@@ -387,6 +484,17 @@ impl<'t, 'o> Encoder<'t, 'o> {
         }
         slots.clear();
         slots.resize(columns.names.len(), ABSENT);
+        if let Some(at) = mapped {
+            for (k, v) in tape.members(row) {
+                let c = columns.member_columns.get(*at).map_or(0, |&c| c as usize);
+                *at += 1;
+                if slots[c] != ABSENT {
+                    return Err(duplicate_key(tape.key(k)));
+                }
+                slots[c] = v;
+            }
+            return Ok(());
+        }
         for (pos, (k, v)) in tape.members(row).enumerate() {
             let key = tape.key(k);
             let Some(c) = columns.find(key, pos) else {
@@ -409,21 +517,47 @@ impl<'t, 'o> Encoder<'t, 'o> {
     fn rows(&mut self, arr: usize, columns: &Columns<'t>, depth: usize) -> Result<()> {
         let tape = self.tape;
         let ncols = columns.names.len();
-        let mut inline: Vec<Option<Vec<&'t str>>> = vec![None; ncols];
-        let mut shared: Vec<bool> = vec![false; ncols];
+        let mut inline: Vec<Option<Vec<&'t str>>> = Vec::new();
+        let mut shared: Vec<Option<Columns<'t>>> = Vec::new();
         for c in 0..ncols {
             if self.opts.inline_schemas && columns.objects[c] {
-                inline[c] = self.inline_schema(arr, columns.names[c])?;
+                if let Some(keys) = self.inline_schema(arr, columns.names[c])? {
+                    inline.resize_with(ncols, || None);
+                    inline[c] = Some(keys);
+                }
             }
             if self.opts.shared_schemas && columns.arrays[c] {
-                shared[c] = self.shared_schema(arr, columns.names[c])?;
+                if let Some(schema) = self.shared_schema(arr, columns.names[c])? {
+                    shared.resize_with(ncols, || None);
+                    shared[c] = Some(schema);
+                }
             }
         }
-        let mut slots = Vec::with_capacity(ncols);
+        let mut slots = self.spare_slots.pop().unwrap_or_default();
+        let mut mapped = 0;
+        let mut written = Ok(());
         for (r, row) in tape.elements(arr).enumerate() {
-            self.row(r, row, columns, depth, &inline, &shared, &mut slots)?;
+            written = self.row(
+                r,
+                row,
+                columns,
+                depth,
+                &inline,
+                &shared,
+                &mut slots,
+                Some(&mut mapped),
+            );
+            if written.is_err() {
+                break;
+            }
         }
-        Ok(())
+        for schema in shared.into_iter().flatten() {
+            self.give_columns(schema);
+        }
+        if self.spare_slots.len() < 16 {
+            self.spare_slots.push(slots);
+        }
+        written
     }
 
     /// Writes row `r` (the object at `row`) of a tabular array whose rows are at `depth`, and
@@ -436,11 +570,12 @@ impl<'t, 'o> Encoder<'t, 'o> {
         columns: &Columns<'_>,
         depth: usize,
         inline: &[Option<Vec<&str>>],
-        shared: &[bool],
+        shared: &[Option<Columns<'_>>],
         slots: &mut Vec<usize>,
+        mapped: Option<&mut usize>,
     ) -> Result<()> {
         let tape = self.tape;
-        self.fill(row, columns, slots)?;
+        self.fill(row, columns, slots, mapped)?;
         let nested = slots.iter().any(|&v| v != ABSENT && !tape.is_scalar(v));
         self.indent(depth);
         if nested {
@@ -475,7 +610,7 @@ impl<'t, 'o> Encoder<'t, 'o> {
             }
             let key = columns.names[c];
             let inline_object = matches!(inline.get(c), Some(Some(_)));
-            let shared_array = shared.get(c).copied().unwrap_or(false);
+            let shared_array = shared.get(c).and_then(Option::as_ref);
             match tape.tok(v) {
                 Tok::Object { .. } if inline_object => {
                     // A positional body at the row's indentation.
@@ -495,7 +630,11 @@ impl<'t, 'o> Encoder<'t, 'o> {
                     self.out.push_str(" {}\n");
                     self.members(v, depth + 2)?;
                 }
-                _ if shared_array && r > 0 => self.shared_rows(depth, key, v)?,
+                _ if r > 0 && shared_array.is_some() => {
+                    if let Some(schema) = shared_array {
+                        self.shared_rows(depth, key, v, schema)?;
+                    }
+                }
                 _ => self.array(depth, Head::Attachment(key), v, depth + 2)?,
             }
         }
@@ -503,23 +642,23 @@ impl<'t, 'o> Encoder<'t, 'o> {
     }
 
     /// `.key [M]` with tabular rows in the column's shared schema (spec §7.4.5.3).
-    fn shared_rows(&mut self, depth: usize, key: &str, arr: usize) -> Result<()> {
+    fn shared_rows(
+        &mut self,
+        depth: usize,
+        key: &str,
+        arr: usize,
+        schema: &Columns<'_>,
+    ) -> Result<()> {
         let tape = self.tape;
-        let Form::Tabular(columns) = self.classify(arr)? else {
-            return Err(Error::new(
-                ErrorKind::UnsupportedValue,
-                "internal: shared schema for a non-tabular array",
-            ));
-        };
         self.indent(depth);
         self.out.push('.');
         lex::write_key(self.out, key);
         self.out.push_str(" [");
         number::write_u64(self.out, tape.len(arr) as u64);
         self.out.push_str("]\n");
-        let mut slots = Vec::with_capacity(columns.names.len());
+        let mut slots = self.spare_slots.pop().unwrap_or_default();
         for row in tape.elements(arr) {
-            self.fill(row, &columns, &mut slots)?;
+            self.fill(row, schema, &mut slots, None)?;
             self.indent(depth + 2);
             for (c, &v) in slots.iter().enumerate() {
                 if c > 0 {
@@ -532,6 +671,9 @@ impl<'t, 'o> Encoder<'t, 'o> {
                 }
             }
             self.out.push('\n');
+        }
+        if self.spare_slots.len() < 16 {
+            self.spare_slots.push(slots);
         }
         Ok(())
     }
@@ -594,31 +736,43 @@ impl<'t, 'o> Encoder<'t, 'o> {
     /// Whether column `key` gets a shared array schema (spec §7.4.5.3, as the reference
     /// applies it): row 0 holds an array there; every row where the column is present and not
     /// null holds a non-empty array of objects of scalars, all with the same field union.
-    fn shared_schema(&self, arr: usize, key: &str) -> Result<bool> {
+    fn shared_schema(&mut self, arr: usize, key: &str) -> Result<Option<Columns<'t>>> {
         let tape = self.tape;
-        let mut union: Option<Vec<&'t str>> = None;
+        let mut union: Option<Columns<'t>> = None;
         for (r, row) in tape.elements(arr).enumerate() {
             let v = match self.get(row, key) {
                 Some(v) if tape.tok(v) != Tok::Null => v,
-                _ if r == 0 => return Ok(false),
+                _ if r == 0 => return Ok(None),
                 _ => continue,
             };
-            if !matches!(tape.tok(v), Tok::Array { .. }) {
-                return Ok(false);
-            }
-            let Form::Tabular(columns) = self.classify(v)? else {
-                return Ok(false);
+            let form = if matches!(tape.tok(v), Tok::Array { .. }) {
+                self.classify(v)?
+            } else {
+                Form::Expanded
             };
-            if !tape.elements(v).all(|item| self.all_scalar_members(item)) {
-                return Ok(false);
+            let Form::Tabular(columns) = form else {
+                if let Some(first) = union {
+                    self.give_columns(first);
+                }
+                return Ok(None);
+            };
+            let scalar = tape.elements(v).all(|item| self.all_scalar_members(item));
+            let same = union
+                .as_ref()
+                .is_none_or(|first| first.names == columns.names);
+            if !scalar || !same {
+                self.give_columns(columns);
+                if let Some(first) = union {
+                    self.give_columns(first);
+                }
+                return Ok(None);
             }
-            match &union {
-                None => union = Some(columns.names),
-                Some(first) if *first == columns.names => {}
-                Some(_) => return Ok(false),
+            match union {
+                None => union = Some(columns),
+                Some(_) => self.give_columns(columns),
             }
         }
-        Ok(union.is_some())
+        Ok(union)
     }
 }
 

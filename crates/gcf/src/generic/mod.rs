@@ -15,6 +15,17 @@ use crate::options::{DecoderOptions, EncoderOptions};
 
 pub use stream::{GenericStreamEncoder, ListWriter, TableWriter};
 
+/// Whether serde_json is built with `arbitrary_precision` (Cargo may unify the feature in from
+/// anywhere in the build): then a `Number` serializes as its private struct.
+pub(crate) fn arbitrary_precision() -> bool {
+    static AP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AP.get_or_init(|| {
+        let mut tape = tape::Tape::default();
+        tape.build(&serde_json::Number::from(1u8), 4).is_ok()
+            && matches!(tape.toks.first(), Some(tape::Tok::Num(_)))
+    })
+}
+
 /// The header line every generic payload starts with.
 pub(crate) const HEADER: &str = "GCF profile=generic\n";
 
@@ -47,6 +58,20 @@ pub(crate) const HEADER: &str = "GCF profile=generic\n";
 /// ```
 pub fn to_string<T: ?Sized + Serialize>(value: &T) -> Result<String> {
     EncoderOptions::new().to_string(value)
+}
+
+/// Encodes a `serde_json::Value`: the same bytes as [`to_string`], faster, since the value's
+/// strings are read in place instead of through `Serialize`.
+///
+/// ```
+/// let value = serde_json::json!({"rows": [{"id": 1, "tag": "a|b"}, {"id": 2}]});
+/// let text = agentwire_gcf::to_string_value(&value)?;
+/// assert_eq!(text, agentwire_gcf::to_string(&value)?);
+/// assert_eq!(text, "GCF profile=generic\n## rows [2]{id,tag}\n1|\"a|b\"\n2|~\n");
+/// # Ok::<(), agentwire_gcf::Error>(())
+/// ```
+pub fn to_string_value(value: &serde_json::Value) -> Result<String> {
+    EncoderOptions::new().to_string_value(value)
 }
 
 /// Encodes `value` into `writer` (see [`to_string`]). The payload is built in memory and then
@@ -86,12 +111,24 @@ pub fn from_reader<R: io::Read, T: DeserializeOwned>(reader: R) -> Result<T> {
 impl EncoderOptions {
     /// Encodes `value` with these options (see [`to_string`]).
     pub fn to_string<T: ?Sized + Serialize>(&self, value: &T) -> Result<String> {
-        let mut tape = tape::Tape::default();
-        tape.build(value, self.max_depth)?;
-        let mut out = String::with_capacity(HEADER.len() + tape.toks.len() * 6);
-        out.push_str(HEADER);
-        encode::Encoder::new(&tape, self, &mut out).root()?;
-        Ok(out)
+        tape::with_tape(|tape| {
+            tape.build(value, self.max_depth)?;
+            let mut out = String::with_capacity(HEADER.len() + tape.size_hint());
+            out.push_str(HEADER);
+            encode::Encoder::new(tape, self, &mut out).root()?;
+            Ok(out)
+        })
+    }
+
+    /// Encodes a `serde_json::Value` with these options (see [`to_string_value`]).
+    pub fn to_string_value(&self, value: &serde_json::Value) -> Result<String> {
+        tape::with_tape(|tape| {
+            tape.from_value(value, self.max_depth)?;
+            let mut out = String::with_capacity(HEADER.len() + tape.size_hint());
+            out.push_str(HEADER);
+            encode::Encoder::new(tape, self, &mut out).root()?;
+            Ok(out)
+        })
     }
 
     /// Encodes `value` into `writer` with these options (see [`to_writer`]).

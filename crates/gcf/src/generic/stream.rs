@@ -55,7 +55,7 @@ pub struct GenericStreamEncoder<W: io::Write> {
     writer: W,
     opts: EncoderOptions,
     buf: String,
-    tape: Tape,
+    tape: Tape<'static>,
     /// The open objects, outermost first (the root is `scopes[0]`).
     scopes: Vec<Scope>,
     /// The item count of each deferred section, in document order.
@@ -415,6 +415,7 @@ impl<'e, W: io::Write> TableWriter<'e, W> {
             &[],
             &[],
             &mut self.slots,
+            None,
         );
         if let Err(e) = written {
             enc.buf.clear();

@@ -29,7 +29,7 @@ pub(crate) struct Span {
 }
 
 /// One token. Containers know how many children they have and where their subtree ends;
-/// an object's children alternate key (`Str`) and value.
+/// an object's children alternate key (`Str` or `Ref`) and value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Tok {
     Null,
@@ -41,6 +41,9 @@ pub(crate) enum Tok {
     /// A JSON number lexeme in the arena, validated.
     Num(Span),
     Str(Span),
+    /// A string borrowed from the value (a struct field or variant name, or a string of a
+    /// `serde_json::Value` flattened directly), by index into the tape's references.
+    Ref(u32),
     Array {
         len: u32,
         end: u32,
@@ -51,20 +54,69 @@ pub(crate) enum Tok {
     },
 }
 
-/// The flattened value.
+/// The flattened value; `'s` is the lifetime of the strings it borrows instead of copying.
 #[derive(Debug, Default)]
-pub(crate) struct Tape {
+pub(crate) struct Tape<'s> {
     pub(crate) toks: Vec<Tok>,
     text: String,
+    refs: Vec<&'s str>,
 }
 
-impl Tape {
-    /// Clears the tape for reuse, keeping its allocations.
-    pub(crate) fn clear(&mut self) {
-        self.toks.clear();
-        self.text.clear();
-    }
+/// Tapes larger than this are freed after use rather than kept for the next call.
+const KEEP_BYTES: usize = 8 << 20;
 
+thread_local! {
+    /// Tapes kept for reuse, so that encoding many values on one thread does not allocate
+    /// (and fault in) a fresh tape each time. A stack, for values whose `Serialize` encodes
+    /// other values.
+    static POOL: std::cell::RefCell<Vec<Tape<'static>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with a cleared tape from this thread's pool, returning the tape afterwards. The
+/// tape may borrow strings for `'s` (the pool keeps only its allocations).
+pub(crate) fn with_tape<'s, R>(f: impl FnOnce(&mut Tape<'s>) -> R) -> R {
+    let pooled = POOL
+        .try_with(|pool| pool.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let mut tape = Tape {
+        toks: pooled.toks,
+        text: pooled.text,
+        refs: relabel(pooled.refs),
+    };
+    let result = f(&mut tape);
+    let bytes = tape.toks.capacity() * size_of::<Tok>()
+        + tape.text.capacity()
+        + tape.refs.capacity() * size_of::<&str>();
+    if bytes <= KEEP_BYTES {
+        tape.clear();
+        let tape = Tape {
+            toks: tape.toks,
+            text: tape.text,
+            refs: relabel(tape.refs),
+        };
+        let _ = POOL.try_with(|pool| {
+            let mut pool = pool.borrow_mut();
+            if pool.len() < 4 {
+                pool.push(tape);
+            }
+        });
+    }
+    result
+}
+
+/// An empty vector of references with another lifetime, keeping the allocation where the
+/// standard library reuses it in place (it does for a map over `vec::IntoIter` of same-layout
+/// items); otherwise a new, empty vector. The vector is cleared first, so no reference
+/// changes lifetime.
+fn relabel<'a, 'b>(mut refs: Vec<&'a str>) -> Vec<&'b str> {
+    refs.clear();
+    refs.into_iter().map(|_| "").collect()
+}
+
+impl Tape<'static> {
     /// Flattens `value`, nesting at most `max_depth` containers.
     pub(crate) fn build<T: ?Sized + Serialize>(
         &mut self,
@@ -76,6 +128,116 @@ impl Tape {
             tape: self,
             depth: 0,
             max_depth,
+        })
+    }
+}
+
+impl<'s> Tape<'s> {
+    /// A guess at the encoded size: the strings plus a few bytes per token.
+    pub(crate) fn size_hint(&self) -> usize {
+        self.text.len() + self.toks.len() * 8
+    }
+
+    /// Clears the tape for reuse, keeping its allocations.
+    pub(crate) fn clear(&mut self) {
+        self.toks.clear();
+        self.text.clear();
+        self.refs.clear();
+    }
+
+    /// Flattens a `serde_json::Value` directly, borrowing its strings: the fast path of
+    /// `to_string_value`, with the same tokens the serde path gives.
+    pub(crate) fn from_value(
+        &mut self,
+        value: &'s serde_json::Value,
+        max_depth: usize,
+    ) -> Result<()> {
+        self.clear();
+        self.value(value, 0, max_depth)
+    }
+
+    fn value(
+        &mut self,
+        value: &'s serde_json::Value,
+        depth: usize,
+        max_depth: usize,
+    ) -> Result<()> {
+        use serde_json::Value;
+        match value {
+            Value::Null => self.toks.push(Tok::Null),
+            Value::Bool(b) => self.toks.push(Tok::Bool(*b)),
+            Value::Number(n) => {
+                if let Some(v) = n.as_u64() {
+                    self.toks.push(Tok::U64(v));
+                } else if let Some(v) = n.as_i64() {
+                    self.toks.push(Tok::I64(v));
+                } else if crate::generic::arbitrary_precision() {
+                    // The lexeme, every digit of it (`Display` writes it).
+                    use std::fmt::Write as _;
+                    let start = self.text.len();
+                    let _ = write!(self.text, "{n}");
+                    let span = self.span_from(start)?;
+                    self.toks.push(Tok::Num(span));
+                } else {
+                    self.toks.push(Tok::F64(n.as_f64().unwrap_or(f64::NAN)));
+                }
+            }
+            Value::String(s) => self.push_ref(s)?,
+            Value::Array(items) => {
+                let at = self.open(false, depth, max_depth)?;
+                for item in items {
+                    self.value(item, depth + 1, max_depth)?;
+                }
+                self.close(at, items.len())?;
+            }
+            Value::Object(members) => {
+                let at = self.open(true, depth, max_depth)?;
+                for (key, item) in members {
+                    self.push_ref(key)?;
+                    self.value(item, depth + 1, max_depth)?;
+                }
+                self.close(at, members.len())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn open(&mut self, object: bool, depth: usize, max_depth: usize) -> Result<usize> {
+        if depth >= max_depth {
+            return Err(too_deep(max_depth));
+        }
+        let at = self.toks.len();
+        self.toks.push(if object {
+            Tok::Object { len: 0, end: 0 }
+        } else {
+            Tok::Array { len: 0, end: 0 }
+        });
+        Ok(at)
+    }
+
+    fn close(&mut self, at: usize, children: usize) -> Result<()> {
+        let end = u32::try_from(self.toks.len()).map_err(|_| too_big())?;
+        let len = u32::try_from(children).map_err(|_| too_big())?;
+        self.toks[at] = match self.toks[at] {
+            Tok::Object { .. } => Tok::Object { len, end },
+            _ => Tok::Array { len, end },
+        };
+        Ok(())
+    }
+
+    fn push_ref(&mut self, s: &'s str) -> Result<()> {
+        let index = u32::try_from(self.refs.len()).map_err(|_| too_big())?;
+        self.refs.push(s);
+        self.toks.push(Tok::Ref(index));
+        Ok(())
+    }
+
+    fn span_from(&self, start: usize) -> Result<Span> {
+        let start32 = u32::try_from(start).map_err(|_| too_big())?;
+        let len32 = u32::try_from(self.text.len() - start).map_err(|_| too_big())?;
+        Ok(Span {
+            start: start32,
+            len: len32,
         })
     }
 
@@ -100,13 +262,20 @@ impl Tape {
         &self.text[span.start as usize..(span.start + span.len) as usize]
     }
 
-    /// The string of a `Str` token (an object key).
+    /// The string of a `Str` or `Ref` token (an object key).
     #[inline]
     pub(crate) fn key(&self, i: usize) -> &str {
         match self.toks[i] {
             Tok::Str(span) => self.span(span),
+            Tok::Ref(index) => self.refs[index as usize],
             _ => "",
         }
+    }
+
+    /// The borrowed string of a `Ref` token.
+    #[inline]
+    pub(crate) fn reference(&self, index: u32) -> &str {
+        self.refs[index as usize]
     }
 
     /// Whether the token at `i` is a scalar (not an array or object).
@@ -151,12 +320,6 @@ impl Tape {
 
     fn push_text(&mut self, s: &str) -> Result<Span> {
         let start = self.text.len();
-        let too_big = || {
-            Error::new(
-                ErrorKind::UnsupportedValue,
-                "the value's strings exceed 4 GiB, the encoder's limit",
-            )
-        };
         let start32 = u32::try_from(start).map_err(|_| too_big())?;
         let len32 = u32::try_from(s.len()).map_err(|_| too_big())?;
         start32.checked_add(len32).ok_or_else(too_big)?;
@@ -172,16 +335,34 @@ impl Tape {
         self.toks.push(Tok::Str(span));
         Ok(())
     }
+}
 
+impl Tape<'static> {
     fn push_static(&mut self, s: &'static str) -> Result<()> {
-        self.push_str(s)
+        self.push_ref(s)
     }
+}
+
+#[cold]
+fn too_big() -> Error {
+    Error::new(
+        ErrorKind::UnsupportedValue,
+        "the value exceeds the encoder's 4 GiB / 4 G-node limit",
+    )
+}
+
+#[cold]
+fn too_deep(max_depth: usize) -> Error {
+    Error::new(
+        ErrorKind::LimitExceeded(Limit::Depth),
+        format!("the value nests deeper than {max_depth} levels (EncoderOptions::max_depth)"),
+    )
 }
 
 /// The iterator of [`Tape::elements`]: token indices.
 #[derive(Debug, Clone)]
 pub(crate) struct Elements<'t> {
-    tape: &'t Tape,
+    tape: &'t Tape<'t>,
     at: usize,
     end: usize,
 }
@@ -203,7 +384,7 @@ impl Iterator for Elements<'_> {
 /// The iterator of [`Tape::members`]: (key index, value index).
 #[derive(Debug, Clone)]
 pub(crate) struct Members<'t> {
-    tape: &'t Tape,
+    tape: &'t Tape<'t>,
     at: usize,
     end: usize,
 }
@@ -224,7 +405,7 @@ impl Iterator for Members<'_> {
 }
 
 pub(super) struct Builder<'t> {
-    tape: &'t mut Tape,
+    tape: &'t mut Tape<'static>,
     depth: usize,
     max_depth: usize,
 }
@@ -233,13 +414,7 @@ impl Builder<'_> {
     fn open(&mut self, object: bool) -> Result<usize> {
         self.depth += 1;
         if self.depth > self.max_depth {
-            return Err(Error::new(
-                ErrorKind::LimitExceeded(Limit::Depth),
-                format!(
-                    "the value nests deeper than {} levels (EncoderOptions::max_depth)",
-                    self.max_depth
-                ),
-            ));
+            return Err(too_deep(self.max_depth));
         }
         let at = self.tape.toks.len();
         self.tape.toks.push(if object {
@@ -817,7 +992,7 @@ fn not_a_string() -> Error {
 /// Serializes a map key: strings, chars, integers, floats and booleans become strings (as in
 /// serde_json); anything else is `invalid_key`.
 struct KeySerializer<'t> {
-    tape: &'t mut Tape,
+    tape: &'t mut Tape<'static>,
 }
 
 #[cold]
