@@ -9,6 +9,7 @@ use serde::de::IgnoredAny;
 use serde_json::Value;
 
 /// An `agentwire_gcf::Error` as the runner sees it: its spec code and its full message.
+#[allow(clippy::needless_pass_by_value)] // the shape `map_err` wants
 fn codec_error(error: agentwire_gcf::Error) -> CodecError {
     CodecError::new(error.code(), error.to_string())
 }

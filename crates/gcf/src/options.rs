@@ -30,7 +30,8 @@ pub struct Limits {
     pub max_line_length: usize,
     /// Fields per tabular field declaration or inline object schema.
     pub max_fields: usize,
-    /// Bytes of the whole input; `None` for no limit. Readers stop reading past it.
+    /// Bytes of the whole input; `None` for no limit. [`DecoderOptions::from_reader`] stops
+    /// reading past it.
     pub max_input_size: Option<usize>,
 }
 
@@ -61,9 +62,26 @@ impl Default for Limits {
     }
 }
 
-/// How values are encoded; build with chained setters.
+/// How values are encoded; build with chained setters, then encode with
+/// [`to_string`](EncoderOptions::to_string), [`to_string_value`](EncoderOptions::to_string_value)
+/// or [`to_writer`](EncoderOptions::to_writer).
 ///
 /// The defaults produce exactly the bytes of the GCF v3.1 reference encoder.
+///
+/// ```
+/// use agentwire_gcf::EncoderOptions;
+/// use serde_json::json;
+///
+/// let orders = json!({"orders": [
+///     {"id": 1, "customer": {"name": "Ann", "email": "a@x.io", "tier": "gold"}},
+///     {"id": 2, "customer": {"name": "Bo", "email": "b@x.io", "tier": "free"}},
+/// ]});
+/// let compact = EncoderOptions::new().to_string(&orders)?;
+/// let traditional = EncoderOptions::new().inline_schemas(false).to_string(&orders)?;
+/// assert!(compact.contains("^{")); // one positional line per customer
+/// assert!(traditional.contains(".customer {}")); // key=value lines per customer
+/// # Ok::<(), agentwire_gcf::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EncoderOptions {
     pub(crate) inline_schemas: bool,
@@ -114,7 +132,20 @@ impl Default for EncoderOptions {
     }
 }
 
-/// How input is decoded; build with chained setters.
+/// How input is decoded; build with chained setters, then decode with
+/// [`from_str`](DecoderOptions::from_str), [`from_slice`](DecoderOptions::from_slice) or
+/// [`from_reader`](DecoderOptions::from_reader).
+///
+/// ```
+/// use agentwire_gcf::{DecoderOptions, ErrorKind, Limit};
+/// use serde_json::Value;
+///
+/// let deep = "GCF profile=generic\n## a\n  ## b\n    ## c\n      x=1\n";
+/// let err = DecoderOptions::new().max_depth(3).from_str::<Value>(deep).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::LimitExceeded(Limit::Depth));
+/// assert_eq!((err.line(), err.column()), (4, 5));
+/// assert!(DecoderOptions::new().max_depth(4).from_str::<Value>(deep).is_ok());
+/// ```
 ///
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecoderOptions {

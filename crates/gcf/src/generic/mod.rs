@@ -123,7 +123,7 @@ impl EncoderOptions {
     /// Encodes a `serde_json::Value` with these options (see [`to_string_value`]).
     pub fn to_string_value(&self, value: &serde_json::Value) -> Result<String> {
         tape::with_tape(|tape| {
-            tape.from_value(value, self.max_depth)?;
+            tape.build_value(value, self.max_depth)?;
             let mut out = String::with_capacity(HEADER.len() + tape.size_hint());
             out.push_str(HEADER);
             encode::Encoder::new(tape, self, &mut out).root()?;

@@ -111,7 +111,7 @@ pub(crate) fn with_tape<'s, R>(f: impl FnOnce(&mut Tape<'s>) -> R) -> R {
 /// standard library reuses it in place (it does for a map over `vec::IntoIter` of same-layout
 /// items); otherwise a new, empty vector. The vector is cleared first, so no reference
 /// changes lifetime.
-fn relabel<'a, 'b>(mut refs: Vec<&'a str>) -> Vec<&'b str> {
+fn relabel<'b>(mut refs: Vec<&str>) -> Vec<&'b str> {
     refs.clear();
     refs.into_iter().map(|_| "").collect()
 }
@@ -147,7 +147,7 @@ impl<'s> Tape<'s> {
 
     /// Flattens a `serde_json::Value` directly, borrowing its strings: the fast path of
     /// `to_string_value`, with the same tokens the serde path gives.
-    pub(crate) fn from_value(
+    pub(crate) fn build_value(
         &mut self,
         value: &'s serde_json::Value,
         max_depth: usize,
