@@ -169,12 +169,14 @@ struct RowCells<'de, 'h> {
 impl<'de> RowCells<'de, '_> {
     /// The next raw cell, its offset and whether it holds an escape (`""` past the cells
     /// present on the line).
+    #[inline(always)]
     fn next_raw(&mut self) -> (&'de str, usize, bool) {
         self.raw
             .next_cell()
             .unwrap_or(("", self.row.as_raw_str().len(), false))
     }
 
+    #[inline]
     fn cell<T: DeserializeSeed<'de>>(
         &self,
         seed: T,

@@ -211,7 +211,7 @@ fn find_tab_or_backslash(bytes: &[u8]) -> Option<usize> {
 impl<'a> RawCells<'a> {
     /// The next raw cell, its byte offset, and whether it holds a backslash (so whether it
     /// needs unescaping), found in one scan.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_cell(&mut self) -> Option<(&'a str, usize, bool)> {
         let text = self.rest?;
         let at = self.offset;
