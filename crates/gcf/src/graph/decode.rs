@@ -264,9 +264,37 @@ struct Section<'a> {
     actual: u64,
 }
 
-/// Splits a line into whitespace-separated tokens (spaces and tabs).
-fn tokens(text: &str) -> impl Iterator<Item = &str> {
-    text.split([' ', '\t']).filter(|t| !t.is_empty())
+/// Splits a line into whitespace-separated tokens (runs of spaces and tabs), scanning bytes:
+/// the separators are ASCII, so every token boundary is a character boundary.
+fn tokens(text: &str) -> Tokens<'_> {
+    Tokens { text, pos: 0 }
+}
+
+struct Tokens<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let b = self.text.as_bytes();
+        let mut i = self.pos;
+        while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+            i += 1;
+        }
+        if i == b.len() {
+            self.pos = i;
+            return None;
+        }
+        let start = i;
+        while i < b.len() && b[i] != b' ' && b[i] != b'\t' {
+            i += 1;
+        }
+        self.pos = i;
+        self.text.get(start..i)
+    }
 }
 
 /// Parses `@N` (`text` starts with `@`): the id, or `invalid_symbol_id`.
@@ -775,9 +803,10 @@ fn too_many(line: &Line<'_>, what: &str, max: usize) -> Error {
 
 /// The id token of a session reference line `@N  # previously transmitted`, if `text` is one.
 fn reference_line(text: &str) -> Option<&str> {
-    let end = text.find([' ', '\t'])?;
-    let rest = text[end..].trim_start_matches([' ', '\t']);
-    rest.starts_with('#').then(|| &text[..end])
+    let b = text.as_bytes();
+    let end = b.iter().position(|&c| c == b' ' || c == b'\t')?;
+    let rest = b[end..].iter().position(|&c| c != b' ' && c != b'\t')?;
+    (b[end + rest] == b'#').then(|| text.get(..end)).flatten()
 }
 
 /// Checks a closed section's declared count.
@@ -1042,6 +1071,26 @@ impl<'a, 'r> GraphSink<'a, 'r> {
             resolver,
             declared: Vec::new(),
         }
+    }
+
+    /// Reserves room for the counts the header declares, capped by what `input_len` bytes can
+    /// hold (a node line takes at least 14 bytes, an edge line 8), so a lying count cannot
+    /// make the decoder allocate more than the input justifies.
+    pub(crate) fn reserve(&mut self, head: &GraphHeader<'a>, input_len: usize) {
+        let cap = |declared: Option<(u64, &str)>, min_line: usize| {
+            declared.map_or(0, |(n, _)| {
+                usize::try_from(n)
+                    .unwrap_or(usize::MAX)
+                    .min(input_len / min_line)
+            })
+        };
+        let symbols = cap(head.symbols, 14);
+        let edges = cap(head.edges, 8);
+        self.graph.symbols.reserve(symbols);
+        self.declared.reserve(symbols);
+        self.names.reserve(symbols);
+        self.graph.edges.reserve(edges);
+        self.ends.reserve(edges);
     }
 
     fn add_id(&mut self, line: &Line<'a>, id: u64, id_text: &'a str) -> Result<()> {

@@ -124,17 +124,37 @@ pub(crate) fn write_edge(
 /// bytes depend only on the logical graph, never on input order). Returns symbol indices.
 pub(crate) fn symbol_order(graph: &Graph) -> Vec<usize> {
     let symbols = &graph.symbols;
-    let wire: Vec<f64> = symbols.iter().map(|s| wire_score(s.score)).collect();
-    let mut order: Vec<usize> = (0..symbols.len()).collect();
-    order.sort_unstable_by(|&a, &b| {
-        let (sa, sb) = (&symbols[a], &symbols[b]);
-        sa.distance
-            .cmp(&sb.distance)
-            .then_with(|| wire[b].total_cmp(&wire[a]))
-            .then_with(|| sa.qualified_name.cmp(&sb.qualified_name))
+    // First by the compact (distance, score) key, then each run of equal keys by name: names
+    // are compared only within runs.
+    let mut keys: Vec<(u32, u64, usize)> = symbols
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.distance, descending(wire_score(s.score)), i))
+        .collect();
+    keys.sort_unstable_by_key(|k| (k.0, k.1));
+    let by_name = |a: &(u32, u64, usize), b: &(u32, u64, usize)| {
+        let (sa, sb) = (&symbols[a.2], &symbols[b.2]);
+        sa.qualified_name
+            .cmp(&sb.qualified_name)
             .then_with(|| sa.kind.abbreviation().cmp(sb.kind.abbreviation()))
-    });
-    order
+    };
+    for run in keys.chunk_by_mut(|a, b| (a.0, a.1) == (b.0, b.1)) {
+        if run.len() > 1 {
+            run.sort_unstable_by(by_name);
+        }
+    }
+    keys.into_iter().map(|k| k.2).collect()
+}
+
+/// A key that sorts `f64`s in descending [`f64::total_cmp`] order.
+fn descending(x: f64) -> u64 {
+    let bits = x.to_bits();
+    let ascending = if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    };
+    !ascending
 }
 
 /// Writes the body of a graph payload: one group header per distance present, the symbols in
@@ -165,23 +185,27 @@ pub(crate) fn write_body(
     if graph.edges.is_empty() {
         return;
     }
-    let mut edges: Vec<usize> = (0..graph.edges.len()).collect();
-    edges.sort_unstable_by(|&a, &b| {
-        let ((sa, ta), (sb, tb)) = (index.ends[a], index.ends[b]);
-        let (ea, eb) = (&graph.edges[a], &graph.edges[b]);
-        ids[sa]
-            .cmp(&ids[sb])
-            .then(ids[ta].cmp(&ids[tb]))
-            .then_with(|| ea.edge_type.cmp(&eb.edge_type))
-            .then(ea.status.cmp(&eb.status))
+    // (source id, target id, edge index), then type and status on ties.
+    let mut edges: Vec<(u64, u64, usize)> = index
+        .ends
+        .iter()
+        .enumerate()
+        .map(|(e, &(s, t))| (ids[s], ids[t], e))
+        .collect();
+    edges.sort_unstable_by(|a, b| {
+        (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
+            let (ea, eb) = (&graph.edges[a.2], &graph.edges[b.2]);
+            ea.edge_type
+                .cmp(&eb.edge_type)
+                .then(ea.status.cmp(&eb.status))
+        })
     });
     out.push_str("## edges [");
     out.push_str(itoa::Buffer::new().format(edges.len()));
     out.push_str("]\n");
-    for e in edges {
-        let (source, target) = index.ends[e];
+    for (source, target, e) in edges {
         let edge = &graph.edges[e];
-        write_edge(out, ids[target], ids[source], &edge.edge_type, edge.status);
+        write_edge(out, target, source, &edge.edge_type, edge.status);
     }
 }
 

@@ -188,6 +188,7 @@ impl DecoderOptions {
             }));
         }
         let mut sink = GraphSink::new(&head, None);
+        sink.reserve(&head, text.len());
         decode::parse_body(&mut lines, &head, self, &mut sink)?;
         Ok(Payload::Graph(sink.finish().0))
     }

@@ -79,7 +79,7 @@ pub enum Kind {
 }
 
 /// The abbreviation table of spec §5: (abbreviation, full form, kind).
-const TABLE: [(&str, &str, Kind); 16] = [
+static TABLE: [(&str, &str, Kind); 16] = [
     ("fn", "function", Kind::Function),
     ("type", "type", Kind::Type),
     ("method", "method", Kind::Method),
@@ -606,52 +606,53 @@ fn status_or_empty<'de, D: Deserializer<'de>>(
 /// `%.2f` of C, Go and Python, which the reference implementations use; spec v3.5.1 pins
 /// it). `-0.001` gives `-0.00`, as printf does.
 pub(crate) fn write_score(out: &mut String, score: f64) {
-    if let Some(text) = fast_score(score, &mut zmij::Buffer::new(), |t| {
-        out.push_str(t);
-    }) {
-        pad_two(out, text);
-        return;
+    match cents(score) {
+        Some(n) => {
+            let mut buf = itoa::Buffer::new();
+            let digits = buf.format(n.unsigned_abs());
+            if n < 0 || (n == 0 && score.is_sign_negative()) {
+                out.push('-');
+            }
+            match digits.len() {
+                1 => {
+                    out.push_str("0.0");
+                    out.push_str(digits);
+                }
+                2 => {
+                    out.push_str("0.");
+                    out.push_str(digits);
+                }
+                len => {
+                    out.push_str(&digits[..len - 2]);
+                    out.push('.');
+                    out.push_str(&digits[len - 2..]);
+                }
+            }
+        }
+        None => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "{score:.2}");
+        }
     }
-    use std::fmt::Write as _;
-    let _ = write!(out, "{score:.2}");
 }
 
-/// The fast path: when the shortest round-trip spelling of `score` is plain with at most two
-/// fraction digits, the exact value rounds to it. Calls `emit` with that spelling and returns
-/// the number of fraction digits written (to pad), or `None` to take the slow path.
-fn fast_score(score: f64, buf: &mut zmij::Buffer, emit: impl FnOnce(&str)) -> Option<usize> {
-    if score.is_nan() || score.abs() >= 1e15 {
+/// The fast path: when `score` is the double nearest to a decimal with two fraction digits
+/// `n / 100` (and small enough that its rounding error stays far below 0.005), its exact value
+/// rounds to that decimal: returns `n`. Otherwise `None` (take the exact slow path).
+fn cents(score: f64) -> Option<i64> {
+    if score.is_nan() || score.abs() >= 1e13 {
         return None;
     }
-    let text = buf.format_finite(score);
-    if text.contains('e') {
-        return None;
-    }
-    let frac = match text.find('.') {
-        Some(dot) => text.len() - dot - 1,
-        None => 0,
-    };
-    if frac > 2 {
-        return None;
-    }
-    let text = text.strip_suffix(".0").unwrap_or(text);
-    let frac = if text.contains('.') { frac } else { 0 };
-    emit(text);
-    Some(frac)
-}
-
-fn pad_two(out: &mut String, frac: usize) {
-    match frac {
-        0 => out.push_str(".00"),
-        1 => out.push('0'),
-        _ => {}
-    }
+    let n = (score * 100.0).round();
+    // `n / 100.0` is correctly rounded, so equality means `score` is the double nearest to
+    // the decimal `n / 100`.
+    (n / 100.0 == score).then_some(n as i64)
 }
 
 /// The value a decoder reads back for `score`: `score` rounded to two decimals as
 /// [`write_score`] writes it.
 pub(crate) fn wire_score(score: f64) -> f64 {
-    if fast_score(score, &mut zmij::Buffer::new(), |_| {}).is_some() {
+    if cents(score).is_some() {
         return score;
     }
     let mut text = String::new();
@@ -665,7 +666,10 @@ pub(crate) fn wire_score(score: f64) -> f64 {
 /// Whether `s` is a positional graph token: one or more printable ASCII characters other than
 /// space (`%x21-7E`, spec §4 and §20).
 pub(crate) fn is_token(s: &str) -> bool {
-    header::is_header_value(s)
+    // Branch-free over the bytes, so it vectorizes.
+    !s.is_empty()
+        && s.bytes()
+            .fold(true, |ok, b| ok & (b.wrapping_sub(0x21) < 0x5e))
 }
 
 #[cold]

@@ -333,6 +333,7 @@ impl SessionDecoder {
             return Ok(sink.finish().0);
         }
         let mut sink = GraphSink::new(&head, Some(&self.table));
+        sink.reserve(&head, text.len());
         decode::parse_body(&mut lines, &head, opts, &mut sink)?;
         let (graph, declared) = sink.finish();
         let new = declared
