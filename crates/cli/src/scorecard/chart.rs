@@ -136,3 +136,56 @@ pub(crate) fn svg(groups: &[Group<'_>], tokenizer: Tokenizer) -> String {
     out.push_str("</svg>\n");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(format: Column, o200k: usize, vs_compact: f64) -> FormatSummary {
+        FormatSummary {
+            format,
+            label: format.label(),
+            files: 1,
+            bytes: o200k * 3,
+            cl100k: o200k,
+            o200k,
+            vs_compact,
+            vs_pretty: 0.0,
+            median_vs_compact: vs_compact,
+            median_vs_pretty: 0.0,
+            exact: 1,
+            equivalent: 0,
+            failed: 0,
+        }
+    }
+
+    #[test]
+    fn one_labelled_bar_per_format_scaled_within_its_group() {
+        let all = [
+            summary(Column::JsonCompact, 1000, 0.0),
+            summary(Column::GcfGeneric, 500, -0.5),
+        ];
+        let graphs = [summary(Column::GcfGraph, 20, -0.98)];
+        let groups = [
+            Group {
+                title: "All <2> files".into(),
+                summary: &all,
+            },
+            Group {
+                title: "Graph payloads (1 file)".into(),
+                summary: &graphs,
+            },
+        ];
+        let svg = svg(&groups, Tokenizer::O200kBase);
+        assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+        assert!(svg.ends_with("</svg>\n"));
+        assert_eq!(svg.matches("<rect x=").count(), 3);
+        // The largest bar of each group spans the whole bar area, the others their share.
+        assert_eq!(svg.matches(&format!("width=\"{BAR_AREA}\"")).count(), 2);
+        assert!(svg.contains(&format!("width=\"{}\"", BAR_AREA / 2)));
+        assert!(svg.contains(">1,000</text>"));
+        assert!(svg.contains(">500 (\u{2212}50.0 %)</text>"));
+        assert!(svg.contains("All &lt;2&gt; files"));
+        assert!(svg.contains("Tokens per format (o200k_base)"));
+    }
+}

@@ -284,6 +284,78 @@ pub(crate) fn json(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scorecard::corpus::Item;
+    use crate::scorecard::measure::{Failure, Measurement};
+    use crate::scorecard::summary::summarize;
+
+    fn measured(format: Column, tokens: usize, round_trip: RoundTrip) -> Measurement {
+        Measurement {
+            format,
+            variant: "v".into(),
+            bytes: tokens * 4,
+            cl100k: tokens,
+            o200k: tokens,
+            round_trip,
+        }
+    }
+
+    #[test]
+    fn every_failure_and_approximation_is_shown() {
+        let result = ItemResult {
+            item: Item {
+                file: "a.json".into(),
+                category: "api".into(),
+                tool: "t".into(),
+                gcx1_layout: None,
+                graph: false,
+                response: serde_json::json!({"a": 1.0}),
+            },
+            results: vec![
+                Ok(measured(Column::JsonPretty, 150, RoundTrip::Exact)),
+                Ok(measured(Column::JsonCompact, 100, RoundTrip::Exact)),
+                Err(Failure {
+                    format: Column::Gcx1,
+                    error: "boom | bang".into(),
+                }),
+                Ok(measured(
+                    Column::GcfGeneric,
+                    80,
+                    RoundTrip::Equivalent("numbers change form".into()),
+                )),
+                Ok(measured(
+                    Column::Toon,
+                    90,
+                    RoundTrip::Failed("/a: lost".into()),
+                )),
+            ],
+        };
+        let results = [result];
+        let refs: Vec<&ItemResult> = results.iter().collect();
+        let summary = summarize(&refs, Tokenizer::O200kBase);
+        let context = Context {
+            corpus: "a test",
+            tokenizer: Tokenizer::O200kBase,
+        };
+        let md = markdown(&context, &results, &summary, true);
+        assert!(md.contains("| GCX1 | 0 | 0 | 0 | 0 |"), "{md}");
+        assert!(md.contains("0/1 exact, 1 ✗"));
+        assert!(md.contains("| GCF generic | 1 | 320 | 80 | 80 | \u{2212}20.0 % | \u{2212}46.7 %"));
+        assert!(md.contains("| `a.json` | 150 (+50.0 %) | 100 | ✗ cannot encode | 80 (\u{2212}20.0 %) ≈ | 90 (\u{2212}10.0 %) ✗ |"));
+        assert!(md.contains("- `a.json`, GCX1: ✗ cannot encode: boom \\| bang"));
+        assert!(md.contains("- `a.json`, GCF generic: ≈ numbers change form"));
+        assert!(md.contains("- `a.json`, TOON: ✗ /a: lost"));
+        assert!(md.contains("## Details"));
+        let json = json(&context, &results, &summary);
+        assert_eq!(json["files"][0]["formats"][2]["error"], "boom | bang");
+        assert_eq!(
+            json["files"][0]["formats"][4]["round_trip"]["result"],
+            "failed"
+        );
+        assert_eq!(
+            json["files"][0]["formats"][3]["vs_compact"],
+            -0.19999999999999996
+        );
+    }
 
     #[test]
     fn numbers_read_well() {
