@@ -37,6 +37,11 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
     let (reader, what) = input::open(args.file.as_deref())?;
     let (first_line, mut reader) =
         codec::peek_first_line(reader).map_err(|e| read_error(args, e))?;
+    if args.from == From::Auto && first_line.is_empty() {
+        // Empty text is an empty TOON document, `{}`; but nothing to detect is more likely a
+        // producer that failed. `--from toon` reads it as TOON.
+        return Err(CliError::Empty { what });
+    }
     let format = match args.from {
         From::Auto => codec::detect(&first_line),
         From::Gcf => Format::Gcf,

@@ -26,6 +26,9 @@ pub(crate) enum CliError {
     /// An input (named by `what`: a file or standard input) failed while being read.
     #[error("cannot read {what}: {source}")]
     ReadInput { what: String, source: io::Error },
+    /// The input is empty, so there is no format to detect.
+    #[error("{what} is empty: there is no payload to detect the format of (use --from)")]
+    Empty { what: String },
     /// A file could not be written.
     #[error("cannot write {}: {source}", path.display())]
     WriteFile { path: PathBuf, source: io::Error },

@@ -53,6 +53,9 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
     let what = input::name(args.file.as_deref());
     let text = input::read_text(args.file.as_deref())?;
     let first_line = text.split_inclusive('\n').next().unwrap_or("");
+    if args.from == From::Auto && text.is_empty() {
+        return Err(CliError::Empty { what });
+    }
     let format = match args.from {
         From::Auto => codec::detect(first_line.as_bytes()),
         From::Gcf => Format::Gcf,

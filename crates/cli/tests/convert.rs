@@ -387,6 +387,11 @@ fn decode_errors_carry_the_codec_code_and_position() {
     one_line_error(1, "agentwire: standard input is not valid JSON: ")(
         agentwire().arg("decode").write_stdin("{\"a\": }").assert(),
     );
+    one_line_error(1, "agentwire: standard input is empty: ")(
+        agentwire().arg("decode").write_stdin("").assert(),
+    );
+    // TOON reads empty text as an empty object.
+    assert_eq!(decode(&["--from", "toon"], ""), serde_json::json!({}));
     one_line_error(1, "agentwire: standard input is not valid UTF-8")(
         agentwire()
             .arg("decode")

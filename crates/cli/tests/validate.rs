@@ -143,6 +143,12 @@ fn unreadable_input_and_usage_errors() {
             "not valid UTF-8 (invalid byte at offset 22)",
         ));
     agentwire()
+        .arg("validate")
+        .write_stdin("")
+        .assert()
+        .code(1)
+        .stderr("agentwire: standard input is empty: there is no payload to detect the format of (use --from)\n");
+    agentwire()
         .args(["validate", "--from", "yaml"])
         .assert()
         .code(2)
