@@ -48,7 +48,7 @@ use serde_json::{Map, Value};
 
 use crate::decoder::{Decoder, Limits, Row, SectionSource, StrDecoder};
 use crate::encoder::{into_string, Cell, CellWriter, Encoder};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Position, Result};
 use crate::escape::{escape_into, unescape};
 use crate::header::{write_header, Header};
 use crate::json::{write_json, write_number};
@@ -428,6 +428,12 @@ fn decode_any_from<S: SectionSource>(source: &mut S) -> Result<(String, Value)> 
     let Some(header) = source.next_header()? else {
         return Err(ErrorKind::EmptyPayload.into());
     };
+    // Errors about the section as a whole (its meta, its row count) point at its header.
+    let line = source.line_no();
+    decode_section(source, header).map_err(|e| e.or_position(Position::new(line, 1)))
+}
+
+fn decode_section<S: SectionSource>(source: &mut S, header: Header) -> Result<(String, Value)> {
     let letters: Vec<u8> = match header.meta_value(TYPES_META) {
         None => vec![b's'; header.fields.len()],
         Some(types) => {
@@ -524,11 +530,13 @@ fn decode_any_from<S: SectionSource>(source: &mut S) -> Result<(String, Value)> 
         }
     };
     if let Some(next) = source.next_header()? {
-        return Err(ErrorKind::UnexpectedSection {
-            expected: "the end of the payload".into(),
-            found: format!("section `{}`", next.tool),
-        }
-        .into());
+        return Err(Error::new(
+            ErrorKind::UnexpectedSection {
+                expected: "the end of the payload".into(),
+                found: format!("section `{}`", next.tool),
+            },
+            Some(Position::new(source.line_no(), 1)),
+        ));
     }
     Ok((header.tool, value))
 }

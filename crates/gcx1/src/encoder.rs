@@ -580,14 +580,13 @@ impl<W: Write> Encoder<W> {
 
     fn write_buffer(&mut self) -> Result<()> {
         if self.failed {
-            return Err(
-                io::Error::other("an earlier write failed; the output is incomplete").into(),
-            );
+            let e = io::Error::other("an earlier write failed; the output is incomplete");
+            return Err(Error::at(ErrorKind::Io(e), self.lines.max(1), 1));
         }
         if let Some(writer) = self.writer.as_mut() {
             if let Err(e) = writer.write_all(&self.buf) {
                 self.failed = true;
-                return Err(e.into());
+                return Err(Error::at(ErrorKind::Io(e), self.lines.max(1), 1));
             }
         }
         self.buf.clear();
@@ -598,7 +597,9 @@ impl<W: Write> Encoder<W> {
     pub fn flush(&mut self) -> Result<()> {
         self.write_buffer()?;
         if let Some(writer) = self.writer.as_mut() {
-            writer.flush()?;
+            if let Err(e) = writer.flush() {
+                return Err(Error::at(ErrorKind::Io(e), self.lines.max(1), 1));
+            }
         }
         Ok(())
     }
@@ -727,6 +728,27 @@ mod tests {
             into_string(encoder.finish().unwrap()).unwrap(),
             "GCX1 tool=t fields=a\n# two lines\twith tab\n"
         );
+    }
+
+    #[test]
+    fn write_errors_are_typed_and_sticky() {
+        #[derive(Debug)]
+        struct Broken;
+        impl Write for Broken {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::Error::new(io::ErrorKind::BrokenPipe, "closed"))
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut encoder = Encoder::new(Broken);
+        encoder.begin_section(&Header::new("t", ["a"])).unwrap();
+        encoder.write_row(["x"]).unwrap();
+        let e = encoder.flush().unwrap_err();
+        assert!(e.is_io());
+        assert_eq!(e.position(), Some(Position::new(2, 1)));
+        assert!(encoder.finish().unwrap_err().is_io());
     }
 
     #[test]

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::de::deserialize_row;
 use crate::decoder::{Decoder, SectionSource, StrDecoder};
 use crate::encoder::{into_string, Cell, Encoder};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Position, Result};
 use crate::header::Header;
 
 /// A whole tool response with a fixed GCX1 layout: one call to encode, one to decode.
@@ -101,7 +101,8 @@ macro_rules! layout {
     ($($t:ty),*) => {$(
         impl Layout for $t {
             fn encode<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-                Sections::write(self, encoder)
+                let result = Sections::write(self, encoder);
+                result.map_err(|e| e.or_position(Position::new(encoder.lines() + 1, 1)))
             }
 
             fn decode<R: BufRead>(decoder: &mut Decoder<R>) -> Result<Self> {

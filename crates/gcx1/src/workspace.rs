@@ -478,7 +478,8 @@ macro_rules! workspace_layout {
     ($($t:ty),*) => {$(
         impl Layout for $t {
             fn encode<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-                self.write(encoder)
+                let result = self.write(encoder);
+                result.map_err(|e| e.or_position(Position::new(encoder.lines() + 1, 1)))
             }
 
             fn decode<R: BufRead>(decoder: &mut Decoder<R>) -> Result<Self> {
