@@ -221,7 +221,7 @@ fn value() -> impl Strategy<Value = Value> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(384), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn json_values_round_trip(v in value()) {
@@ -347,7 +347,7 @@ fn order() -> impl Strategy<Value = Order> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(128), ..ProptestConfig::default() })]
 
     #[test]
     fn typed_values_round_trip(orders in prop::collection::vec(order(), 0..4)) {
