@@ -675,10 +675,11 @@ impl<'a> Iterator for Split<'a> {
                 None => b.len(),
             };
         } else if b.get(i) == Some(&b'^') && b.get(i + 1) == Some(&b'{') {
-            // An inline-schema marker: its field declaration may quote the delimiter.
+            // An inline-schema marker: its quoted field names may hold the delimiter (an
+            // unquoted one still splits, as everywhere).
             i += 2;
             loop {
-                match memchr::memchr2(b'"', b'}', &b[i..]) {
+                match memchr::memchr3(b'"', b'}', self.delim, &b[i..]) {
                     Some(j) if b[i + j] == b'"' => match quoted_end(&self.text[i + j..]) {
                         Some(end) => i += j + end,
                         None => {
@@ -686,8 +687,12 @@ impl<'a> Iterator for Split<'a> {
                             break;
                         }
                     },
-                    Some(j) => {
+                    Some(j) if b[i + j] == b'}' => {
                         i += j + 1;
+                        break;
+                    }
+                    Some(j) => {
+                        i += j;
                         break;
                     }
                     None => {
@@ -1258,6 +1263,7 @@ mod tests {
             "^{\"x|y\"}|z",
             "é|ü |日本",
             " \t ",
+            "1|^{a|b}|c",
         ] {
             let fast: Vec<_> = cells(text, b'|').collect();
             let general: Vec<_> = split(text, b'|').collect();
@@ -1279,8 +1285,11 @@ mod tests {
         assert_eq!(parts, [r#""a"x"#, "y"]);
         let parts: Vec<_> = split(r#"1|^{"a|b",c}|x"#, b'|').collect();
         assert_eq!(parts, ["1", r#"^{"a|b",c}"#, "x"]);
+        // An unterminated marker: the unquoted delimiter still splits.
         let parts: Vec<_> = split(r#"^{"a|b"|x"#, b'|').collect();
-        assert_eq!(parts, [r#"^{"a|b"|x"#]);
+        assert_eq!(parts, [r#"^{"a|b""#, "x"]);
+        let parts: Vec<_> = split("1|^{a|b}|c", b'|').collect();
+        assert_eq!(parts, ["1", "^{a", "b}", "c"]);
     }
 
     #[test]
