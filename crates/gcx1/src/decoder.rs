@@ -898,6 +898,12 @@ impl<R: BufRead> Decoder<R> {
         }))
     }
 
+    /// An iterator over the remaining sections, each read into memory in turn (the input as
+    /// a whole never is).
+    pub fn sections(self) -> ReadSections<R> {
+        ReadSections { decoder: self }
+    }
+
     /// Reads the rest of the current section, or the next section if the current one is
     /// exhausted, into memory; `None` at the end of the input.
     pub fn read_section(&mut self) -> Result<Option<Section>> {
@@ -910,6 +916,21 @@ impl<R: BufRead> Decoder<R> {
             rows.push(row.to_vec());
         }
         Ok(Some(Section { header, rows }))
+    }
+}
+
+/// The sections of a streaming decoder, each read into memory in turn; see
+/// [`Decoder::sections`].
+#[derive(Debug)]
+pub struct ReadSections<R> {
+    decoder: Decoder<R>,
+}
+
+impl<R: BufRead> Iterator for ReadSections<R> {
+    type Item = Result<Section>;
+
+    fn next(&mut self) -> Option<Result<Section>> {
+        self.decoder.read_section().transpose()
     }
 }
 
@@ -1029,12 +1050,7 @@ pub fn decode_with_limits(input: &str, limits: Limits) -> Result<Vec<Section>> {
 
 /// Decodes every section read from `reader` into memory.
 pub fn decode_reader<R: BufRead>(reader: R) -> Result<Vec<Section>> {
-    let mut decoder = Decoder::new(reader);
-    let mut sections = Vec::new();
-    while let Some(section) = decoder.read_section()? {
-        sections.push(section);
-    }
-    Ok(sections)
+    Decoder::new(reader).sections().collect()
 }
 
 #[cfg(test)]

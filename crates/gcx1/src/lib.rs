@@ -108,8 +108,8 @@ pub use any::{
 };
 pub use de::{DeserializeRecords, DeserializeRows};
 pub use decoder::{
-    decode, decode_reader, decode_with_limits, Cells, Decoder, Limits, Row, Rows, Section,
-    SectionRef, Sections, StrDecoder,
+    decode, decode_reader, decode_with_limits, Cells, Decoder, Limits, ReadSections, Row, Rows,
+    Section, SectionRef, Sections, StrDecoder,
 };
 pub use encoder::{encode, encode_to_writer, Cell, CellWriter, Encoder};
 pub use error::{Error, ErrorKind, HeaderPart, Position, Result};
