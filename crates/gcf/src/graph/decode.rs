@@ -2,12 +2,13 @@
 //!
 //! One line parser reads every graph payload form (buffered, streamed, session, delta,
 //! unchanged) and reports what it reads to a [`Sink`]; the sinks build a [`Graph`] (with or
-//! without a session to resolve references) or a [`Delta`]. The parser checks the grammar,
-//! the section structure, declared counts (`[N]`, `symbols=`, `edges=`) and the `##! summary`
-//! trailer; the sinks check identities and references.
+//! without a session to resolve references) or a [`Delta`](crate::Delta). The parser checks
+//! the grammar, the section structure, declared counts (`[N]`, `symbols=`, `edges=`) and the
+//! `##! summary` trailer; the sinks check identities and references.
 //!
-//! Memory is bounded by the input: nothing is allocated by a declared count, and the number of
-//! symbols, edges, delta entries and sections are each capped by
+//! Memory is bounded by the input: no allocation is sized by a declared count beyond what the
+//! input's length can hold, and the number of symbols, edges, delta entries and sections are
+//! each capped by
 //! [`Limits::max_elements`](crate::Limits::max_elements).
 
 use std::collections::HashMap;
