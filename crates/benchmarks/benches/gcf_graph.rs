@@ -24,8 +24,7 @@ use std::sync::LazyLock;
 
 use agentwire_benchmarks::{compact_json_len, graph};
 use agentwire_gcf::{
-    decode_graph, encode_graph, pack_root, Graph, GraphStreamEncoder, Session, StreamHeader,
-    Symbol,
+    decode_graph, encode_graph, pack_root, Graph, GraphStreamEncoder, Session, StreamHeader, Symbol,
 };
 use divan::counter::BytesCount;
 use divan::Bencher;
@@ -191,12 +190,21 @@ fn stream_peak(symbols: u64) -> (usize, u64) {
     let before = IN_USE.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
     let mut written = CountingSink(0);
-    let mut stream = GraphStreamEncoder::new(&mut written, &StreamHeader::new("ctx"))
-        .expect("header");
-    let mut symbol = Symbol::new(String::with_capacity(64), "function", 0.0, "lsp_resolved", 0);
+    let mut stream =
+        GraphStreamEncoder::new(&mut written, &StreamHeader::new("ctx")).expect("header");
+    let mut symbol = Symbol::new(
+        String::with_capacity(64),
+        "function",
+        0.0,
+        "lsp_resolved",
+        0,
+    );
     for i in 0..symbols {
         symbol.qualified_name.clear();
-        let _ = write!(symbol.qualified_name, "github.com/acme/platform/pkg.Handle{i}");
+        let _ = write!(
+            symbol.qualified_name,
+            "github.com/acme/platform/pkg.Handle{i}"
+        );
         symbol.score = (i % 100) as f64 / 100.0;
         symbol.distance = (i * 4 / symbols) as u32;
         stream.symbol(&symbol).expect("symbol");
