@@ -26,9 +26,9 @@ tasks:
       conformance runner's serde_json features, a compile check of the
       fuzz targets, and the conformance task.
   bench [FILTER]
-      Without FILTER: run the cross-format benchmark, print its table (median
-      compact-JSON MB/s and the ratio to serde_json) and write
-      docs/benchmarks.md. With FILTER: run the matching benchmarks of
+      Without FILTER: run the cross-format benchmark, print its table
+      (compact-JSON MB/s of each benchmark's fastest sample and the ratio to
+      serde_json) and write docs/benchmarks.md. With FILTER: run the matching benchmarks of
       crates/benchmarks and print divan's output.
   corpus [--check]
       Write the scorecard corpus (fixtures/*.json and the copy embedded in
