@@ -141,13 +141,10 @@ pub(crate) struct LayoutCodec {
     decode_reader: fn(&mut dyn BufRead) -> agentwire_gcx1::Result<Value>,
 }
 
-fn codec<L: Layout + Serialize + DeserializeOwned>(
-    first_section: fn(&str) -> bool,
-    required_fields: &'static [&'static str],
-) -> LayoutCodec {
+fn codec<L: Layout + Serialize + DeserializeOwned>(first_section: fn(&str) -> bool) -> LayoutCodec {
     LayoutCodec {
         first_section,
-        required_fields,
+        required_fields: L::FIELDS,
         encode: encode_as::<L>,
         decode_str: |text| to_json(&L::from_gcx(text)?),
         decode_reader: |reader| to_json(&L::read_gcx(reader)?),
@@ -159,80 +156,30 @@ fn to_json<T: Serialize>(value: &T) -> agentwire_gcx1::Result<Value> {
         .map_err(|e| agentwire_gcx1::ErrorKind::Serialize(e.to_string()).into())
 }
 
-// The fields each layout's first section must declare (the layouts' decoders check the same;
-// the private lists of crates/gcx1/src/layouts.rs are repeated here).
-const SOURCE_FIELDS: &[&str] = &[
-    "id",
-    "kind",
-    "name",
-    "path",
-    "start_line",
-    "end_line",
-    "from_line",
-    "sig",
-    "etag",
-    "source",
-];
-const BATCH_FIELDS: &[&str] = &[
-    "id",
-    "kind",
-    "name",
-    "path",
-    "start_line",
-    "end_line",
-    "sig",
-    "error",
-];
-const CYCLE_FIELDS: &[&str] = &["size", "severity", "nodes"];
-const CONTRACT_FIELDS: &[&str] = &[
-    "id",
-    "type",
-    "method",
-    "path",
-    "service",
-    "providers",
-    "consumers",
-];
-
 /// The layout of `tool` (a name of [`LAYOUT_TOOLS`]).
 pub(crate) fn layout(tool: &str) -> Option<LayoutCodec> {
     use agentwire_gcx1 as g;
     Some(match tool {
-        "search_symbols" => {
-            codec::<g::SearchSymbols>(|s| s == "search_symbols", g::SymbolMatch::FIELDS)
-        }
-        "get_symbol_source" => {
-            codec::<g::SymbolSource>(|s| s == "get_symbol_source", SOURCE_FIELDS)
-        }
-        "batch_symbols" => codec::<g::BatchSymbols>(|s| s == "batch_symbols", BATCH_FIELDS),
-        "find_usages" => codec::<g::FindUsages>(|s| s == "find_usages", g::Usage::FIELDS),
-        "get_file_summary" => {
-            codec::<g::FileSummary>(|s| s == "get_file_summary", g::FileSymbol::FIELDS)
-        }
+        "search_symbols" => codec::<g::SearchSymbols>(|s| s == "search_symbols"),
+        "get_symbol_source" => codec::<g::SymbolSource>(|s| s == "get_symbol_source"),
+        "batch_symbols" => codec::<g::BatchSymbols>(|s| s == "batch_symbols"),
+        "find_usages" => codec::<g::FindUsages>(|s| s == "find_usages"),
+        "get_file_summary" => codec::<g::FileSummary>(|s| s == "get_file_summary"),
         "get_callers"
         | "get_call_chain"
         | "get_dependencies"
         | "get_dependents"
-        | "find_implementations" => codec::<g::Graph>(
-            |s| {
-                s.strip_suffix(".nodes")
-                    .is_some_and(|tool| GRAPH_TOOLS.contains(&tool))
-            },
-            g::SymbolRef::FIELDS,
-        ),
-        "get_editing_context" => {
-            codec::<g::EditingContext>(|s| s == "get_editing_context.target", g::EditTarget::FIELDS)
-        }
-        "smart_context" => codec::<g::SmartContext>(|s| s == "smart_context.task", &["task"]),
-        "analyze.dead_code" => {
-            codec::<g::DeadCode>(|s| s == "analyze.dead_code", g::DeadCodeItem::FIELDS)
-        }
-        "analyze.hotspots" => codec::<g::Hotspots>(|s| s == "analyze.hotspots", g::Hotspot::FIELDS),
-        "analyze.cycles" => codec::<g::Cycles>(|s| s == "analyze.cycles", CYCLE_FIELDS),
-        "contracts.list" => codec::<g::ContractsList>(|s| s == "contracts.list", CONTRACT_FIELDS),
-        "contracts.orphans" => {
-            codec::<g::ContractOrphans>(|s| s == "contracts.orphans", g::Orphan::FIELDS)
-        }
+        | "find_implementations" => codec::<g::Graph>(|s| {
+            s.strip_suffix(".nodes")
+                .is_some_and(|tool| GRAPH_TOOLS.contains(&tool))
+        }),
+        "get_editing_context" => codec::<g::EditingContext>(|s| s == "get_editing_context.target"),
+        "smart_context" => codec::<g::SmartContext>(|s| s == "smart_context.task"),
+        "analyze.dead_code" => codec::<g::DeadCode>(|s| s == "analyze.dead_code"),
+        "analyze.hotspots" => codec::<g::Hotspots>(|s| s == "analyze.hotspots"),
+        "analyze.cycles" => codec::<g::Cycles>(|s| s == "analyze.cycles"),
+        "contracts.list" => codec::<g::ContractsList>(|s| s == "contracts.list"),
+        "contracts.orphans" => codec::<g::ContractOrphans>(|s| s == "contracts.orphans"),
         _ => return None,
     })
 }

@@ -49,6 +49,11 @@ use crate::header::Header;
 /// # Ok::<(), agentwire_gcx1::Error>(())
 /// ```
 pub trait Layout: Sized {
+    /// The fields the response's first section must declare (it may declare more, such as
+    /// `batch_symbols`' optional `source`). A payload whose first section lacks one of them is
+    /// not this layout's; tools use this to recognise a layout from a header line.
+    const FIELDS: &'static [&'static str];
+
     /// Writes the response's sections.
     fn encode<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()>;
 
@@ -98,8 +103,10 @@ trait Sections: Sized {
 }
 
 macro_rules! layout {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $fields:expr),* $(,)?) => {$(
         impl Layout for $t {
+            const FIELDS: &'static [&'static str] = $fields;
+
             fn encode<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
                 let result = Sections::write(self, encoder);
                 result.map_err(|e| e.or_position(Position::new(encoder.lines() + 1, 1)))
@@ -117,19 +124,19 @@ macro_rules! layout {
 }
 
 layout!(
-    SearchSymbols,
-    SymbolSource,
-    BatchSymbols,
-    FindUsages,
-    FileSummary,
-    Graph,
-    EditingContext,
-    SmartContext,
-    DeadCode,
-    Hotspots,
-    Cycles,
-    ContractsList,
-    ContractOrphans
+    SearchSymbols => SymbolMatch::FIELDS,
+    SymbolSource => SOURCE_FIELDS,
+    BatchSymbols => BATCH_REQUIRED_FIELDS,
+    FindUsages => Usage::FIELDS,
+    FileSummary => FileSymbol::FIELDS,
+    Graph => SymbolRef::FIELDS,
+    EditingContext => EditTarget::FIELDS,
+    SmartContext => SMART_CONTEXT_FIELDS,
+    DeadCode => DeadCodeItem::FIELDS,
+    Hotspots => Hotspot::FIELDS,
+    Cycles => CYCLE_FIELDS,
+    ContractsList => CONTRACT_FIELDS,
+    ContractOrphans => Orphan::FIELDS,
 );
 
 pub(crate) fn unexpected(line: u64, expected: String, found: Option<&str>) -> Error {
@@ -542,21 +549,28 @@ pub struct BatchSymbols {
     pub meta: BTreeMap<String, String>,
 }
 
+/// The fields of `batch_symbols` besides the optional `source` (which comes before `error`).
+const BATCH_REQUIRED_FIELDS: &[&str] = &[
+    "id",
+    "kind",
+    "name",
+    "path",
+    "start_line",
+    "end_line",
+    "sig",
+    "error",
+];
+
 impl Sections for BatchSymbols {
     fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        let mut fields = vec![
-            "id",
-            "kind",
-            "name",
-            "path",
-            "start_line",
-            "end_line",
-            "sig",
-        ];
+        let (error, leading) = BATCH_REQUIRED_FIELDS
+            .split_last()
+            .expect("the batch field list is not empty");
+        let mut fields = leading.to_vec();
         if self.include_source {
             fields.push("source");
         }
-        fields.push("error");
+        fields.push(error);
         let own = [("count", self.symbols.len().to_string())];
         encoder.begin_section(&header("batch_symbols", &fields, &own, &self.meta)?)?;
         for s in &self.symbols {
@@ -591,17 +605,7 @@ impl Sections for BatchSymbols {
     }
 
     fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let required = [
-            "id",
-            "kind",
-            "name",
-            "path",
-            "start_line",
-            "end_line",
-            "sig",
-            "error",
-        ];
-        let (header, _) = expect_section(source, "batch_symbols", &required)?;
+        let (header, _) = expect_section(source, "batch_symbols", BATCH_REQUIRED_FIELDS)?;
         let value = BatchSymbols {
             include_source: header.field_index("source").is_some(),
             symbols: read_rows(source)?,
@@ -1068,9 +1072,15 @@ pub struct SmartContext {
     pub symbols: Vec<ScoredSymbol>,
 }
 
+/// The one field of `smart_context.task`.
+const SMART_CONTEXT_FIELDS: &[&str] = &["task"];
+
 impl Sections for SmartContext {
     fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        encoder.begin_section(&Header::new("smart_context.task", ["task"]))?;
+        encoder.begin_section(&Header::new(
+            "smart_context.task",
+            SMART_CONTEXT_FIELDS.iter().copied(),
+        ))?;
         if !self.task.is_empty() {
             encoder.write_row([&self.task])?;
         }
@@ -1082,7 +1092,7 @@ impl Sections for SmartContext {
     }
 
     fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let (_, line) = expect_section(source, "smart_context.task", &["task"])?;
+        let (_, line) = expect_section(source, "smart_context.task", SMART_CONTEXT_FIELDS)?;
         let mut tasks = read_rows::<S, TaskRow>(source)?;
         if tasks.len() > 1 {
             return Err(Error::at(
@@ -1450,6 +1460,37 @@ impl Sections for ContractOrphans {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Layout::FIELDS` is what each layout's first header really declares.
+    #[test]
+    fn fields_are_declared_by_the_first_header() {
+        fn check<L: Layout + Default>() {
+            let text = L::default().to_gcx().unwrap();
+            let first = text.lines().next().unwrap();
+            let declared: Vec<&str> = first
+                .split(' ')
+                .find_map(|token| token.strip_prefix("fields="))
+                .unwrap()
+                .split(',')
+                .collect();
+            for field in L::FIELDS {
+                assert!(declared.contains(field), "{field} missing from {first}");
+            }
+        }
+        check::<SearchSymbols>();
+        check::<SymbolSource>();
+        check::<BatchSymbols>();
+        check::<FindUsages>();
+        check::<FileSummary>();
+        check::<Graph>();
+        check::<EditingContext>();
+        check::<SmartContext>();
+        check::<DeadCode>();
+        check::<Hotspots>();
+        check::<Cycles>();
+        check::<ContractsList>();
+        check::<ContractOrphans>();
+    }
 
     #[test]
     fn graph_round_trip_and_bytes() {

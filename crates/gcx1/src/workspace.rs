@@ -475,8 +475,10 @@ impl ErrorEnvelope {
 }
 
 macro_rules! workspace_layout {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $fields:expr),* $(,)?) => {$(
         impl Layout for $t {
+            const FIELDS: &'static [&'static str] = $fields;
+
             fn encode<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
                 let result = self.write(encoder);
                 result.map_err(|e| e.or_position(Position::new(encoder.lines() + 1, 1)))
@@ -493,7 +495,11 @@ macro_rules! workspace_layout {
     )*};
 }
 
-workspace_layout!(ToolDefinitions, ToolRequest, ErrorEnvelope);
+workspace_layout!(
+    ToolDefinitions => DEFINITION_FIELDS,
+    ToolRequest => REQUEST_FIELDS,
+    ErrorEnvelope => ERROR_FIELDS,
+);
 
 /// A protocol error code of GCX1 v1, returned by [`check_call`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
