@@ -21,6 +21,38 @@ struct Sent {
     provenance: String,
 }
 
+/// The transmitted symbols of one qualified name: usually one kind.
+#[derive(Debug, Clone)]
+enum Slot {
+    One(Sent),
+    Many(Vec<Sent>),
+}
+
+impl Slot {
+    fn as_slice(&self) -> &[Sent] {
+        match self {
+            Slot::One(s) => std::slice::from_ref(s),
+            Slot::Many(v) => v,
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [Sent] {
+        match self {
+            Slot::One(s) => std::slice::from_mut(s),
+            Slot::Many(v) => v,
+        }
+    }
+
+    fn push(&mut self, sent: Sent) {
+        let mut all = match std::mem::replace(self, Slot::Many(Vec::new())) {
+            Slot::One(first) => vec![first],
+            Slot::Many(all) => all,
+        };
+        all.push(sent);
+        *self = Slot::Many(all);
+    }
+}
+
 /// The producer side of a GCF session (spec §9): one per conversation, owned by it, never
 /// shared (it is used through `&mut self` and holds no locks).
 ///
@@ -87,7 +119,7 @@ struct Sent {
 #[derive(Debug, Clone)]
 pub struct Session {
     /// Qualified name → what was sent for each kind with that name.
-    sent: HashMap<String, Vec<Sent>>,
+    sent: HashMap<String, Slot>,
     len: usize,
     next_id: u64,
     max_symbols: usize,
@@ -154,6 +186,7 @@ impl Session {
     fn find(&self, abbreviation: &str, qualified_name: &str) -> Option<&Sent> {
         self.sent
             .get(qualified_name)?
+            .as_slice()
             .iter()
             .find(|s| s.kind.abbreviation() == abbreviation)
     }
@@ -211,24 +244,32 @@ impl Session {
             }
             let s = &graph.symbols[i];
             let score = wire_score(s.score);
-            let entry = self.sent.entry(s.qualified_name.clone()).or_default();
-            match entry
-                .iter_mut()
-                .find(|e| e.kind.abbreviation() == s.kind.abbreviation())
-            {
-                Some(e) => {
-                    e.score = score;
-                    e.provenance.clone_from(&s.provenance);
-                }
+            let sent = Sent {
+                kind: s.kind.clone(),
+                id: ids[i],
+                score,
+                provenance: s.provenance.clone(),
+            };
+            match self.sent.get_mut(s.qualified_name.as_str()) {
                 None => {
-                    entry.push(Sent {
-                        kind: s.kind.clone(),
-                        id: ids[i],
-                        score,
-                        provenance: s.provenance.clone(),
-                    });
+                    self.sent.insert(s.qualified_name.clone(), Slot::One(sent));
                     self.len += 1;
                 }
+                Some(slot) => match slot
+                    .as_mut_slice()
+                    .iter_mut()
+                    .find(|e| e.kind.abbreviation() == s.kind.abbreviation())
+                {
+                    // A redeclaration: the id stays.
+                    Some(e) => {
+                        e.score = sent.score;
+                        e.provenance = sent.provenance;
+                    }
+                    None => {
+                        slot.push(sent);
+                        self.len += 1;
+                    }
+                },
             }
         }
         self.next_id = next;
