@@ -31,7 +31,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::compare::json_eq;
-use crate::{Case, CodecError, Failure, Fixture, Harness, Suite};
+use crate::{same_json, Case, CodecError, Failure, Fixture, Harness, Suite};
 
 /// One exec fixture's operation and fields.
 #[derive(Debug, Clone, Deserialize)]
@@ -459,14 +459,6 @@ fn mismatch(
             "fixture: a {what} fixture needs `expected` or `expected_error`"
         )),
         (Ok(_), None) => Failure::new(format!("fixture: {what} has both expectations")),
-    }
-}
-
-fn same_json(what: &str, expected: &Value, actual: &Value) -> Result<(), Failure> {
-    if json_eq(expected, actual) {
-        Ok(())
-    } else {
-        Err(Failure::json_mismatch(what, expected, actual))
     }
 }
 

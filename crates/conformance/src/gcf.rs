@@ -47,8 +47,7 @@ use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::compare::json_eq;
-use crate::{Case, CodecError, Failure, Fixture, Harness, Suite};
+use crate::{same_json, same_text, Case, CodecError, Failure, Fixture, Harness, Suite};
 
 /// One GCF fixture's operation and fields.
 #[derive(Debug, Clone, Deserialize)]
@@ -738,22 +737,6 @@ fn check_encode(
         .decode(expected)
         .map_err(|e| Failure::codec("decode of the expected text", &e))?;
     same_json("decode of the expected text", input, &decoded)
-}
-
-fn same_text(what: &str, expected: &str, actual: &str) -> Result<(), Failure> {
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(Failure::text_mismatch(what, expected, actual))
-    }
-}
-
-fn same_json(what: &str, expected: &Value, actual: &Value) -> Result<(), Failure> {
-    if json_eq(expected, actual) {
-        Ok(())
-    } else {
-        Err(Failure::json_mismatch(what, expected, actual))
-    }
 }
 
 fn expect_error(what: &str, code: &str, result: Result<(), CodecError>) -> Result<(), Failure> {

@@ -35,8 +35,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Number, Value};
 
-use crate::compare::json_eq;
-use crate::{Case, CodecError, Failure, Fixture, Harness, Suite};
+use crate::{same_json, same_text, Case, CodecError, Failure, Fixture, Harness, Suite};
 
 /// One GCX1 fixture's operation and fields.
 #[derive(Debug, Clone, Deserialize)]
@@ -599,22 +598,6 @@ fn to_json<T: Serialize>(value: &T) -> Value {
 
 fn codec_failure(what: &str, error: &ErrorAt) -> Failure {
     Failure::new(format!("{what} failed: {error}"))
-}
-
-fn same_text(what: &str, expected: &str, actual: &str) -> Result<(), Failure> {
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(Failure::text_mismatch(what, expected, actual))
-    }
-}
-
-fn same_json(what: &str, expected: &Value, actual: &Value) -> Result<(), Failure> {
-    if json_eq(expected, actual) {
-        Ok(())
-    } else {
-        Err(Failure::json_mismatch(what, expected, actual))
-    }
 }
 
 fn expect_error(

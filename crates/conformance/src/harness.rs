@@ -119,6 +119,30 @@ impl fmt::Display for Failure {
     }
 }
 
+/// `Ok` when `actual` is exactly `expected`, otherwise a [`Failure::text_mismatch`] naming
+/// `what` was compared.
+pub fn same_text(what: &str, expected: &str, actual: &str) -> Result<(), Failure> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(Failure::text_mismatch(what, expected, actual))
+    }
+}
+
+/// `Ok` when `actual` equals `expected` under [`json_eq`](crate::json_eq), otherwise a
+/// [`Failure::json_mismatch`] naming what was compared.
+pub fn same_json(
+    what: &str,
+    expected: &serde_json::Value,
+    actual: &serde_json::Value,
+) -> Result<(), Failure> {
+    if crate::compare::json_eq(expected, actual) {
+        Ok(())
+    } else {
+        Err(Failure::json_mismatch(what, expected, actual))
+    }
+}
+
 /// The result of one fixture.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

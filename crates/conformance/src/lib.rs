@@ -83,7 +83,8 @@ pub use compare::{json_difference, json_eq};
 pub use diff::{json_diff, text_diff};
 pub use fixture::{load_fixture, Case, ExpectedFailures, Fixture, LoadError};
 pub use harness::{
-    Failure, Harness, Outcome, Report, Suite, SuiteReport, REPORT_DIR_ENV, SUITE_TRIAL,
+    same_json, same_text, Failure, Harness, Outcome, Report, Suite, SuiteReport, REPORT_DIR_ENV,
+    SUITE_TRIAL,
 };
 
 /// The nearest directory at or above `start` whose `Cargo.toml` declares a `[workspace]`.

@@ -29,7 +29,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::compare::json_eq;
-use crate::{Case, Failure, Fixture, Harness, Suite};
+use crate::{same_json, same_text, Case, Failure, Fixture, Harness, Suite};
 
 /// A codec's error: the error object of spec §3.4.
 pub type ErrorObject = Value;
@@ -473,22 +473,6 @@ fn json_subset(expected: &Value, actual: &Value) -> bool {
             .iter()
             .all(|(k, v)| a.get(k).is_some_and(|av| json_subset(v, av))),
         _ => json_eq(expected, actual),
-    }
-}
-
-fn same_text(what: &str, expected: &str, actual: &str) -> Result<(), Failure> {
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(Failure::text_mismatch(what, expected, actual))
-    }
-}
-
-fn same_json(what: &str, expected: &Value, actual: &Value) -> Result<(), Failure> {
-    if json_eq(expected, actual) {
-        Ok(())
-    } else {
-        Err(Failure::json_mismatch(what, expected, actual))
     }
 }
 
