@@ -16,34 +16,13 @@
 
 use std::sync::LazyLock;
 
-use agentwire_benchmarks::{compact_json_len, deep_config, orders, rows};
+use agentwire_benchmarks::{compact_json_len, deep_config, orders, rows, Person, PersonRef};
 use divan::counter::BytesCount;
 use divan::Bencher;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The data sets, by name.
 const SETS: [&str; 3] = ["rows_10k", "orders_2k", "deep_config"];
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Person {
-    id: u64,
-    name: String,
-    email: String,
-    department: String,
-    salary: u64,
-    active: bool,
-}
-
-#[derive(Debug, PartialEq, Deserialize)]
-struct PersonRef<'a> {
-    id: u64,
-    name: &'a str,
-    email: &'a str,
-    department: &'a str,
-    salary: u64,
-    active: bool,
-}
 
 struct Set {
     value: Value,

@@ -17,35 +17,14 @@
 
 use std::sync::LazyLock;
 
-use agentwire_benchmarks::{compact_json_len, rows};
+use agentwire_benchmarks::{compact_json_len, rows, Person, PersonRef};
 use agentwire_gcx1::{Cell, Decoder, Encoder, Header, StrDecoder};
 use divan::counter::BytesCount;
 use divan::Bencher;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The payload sizes: the 100,000 rows the targets are set for, and a cache-resident 10,000.
 const SIZES: [usize; 2] = [100_000, 10_000];
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Person {
-    id: u64,
-    name: String,
-    email: String,
-    department: String,
-    salary: u64,
-    active: bool,
-}
-
-#[derive(Debug, PartialEq, Deserialize)]
-struct PersonRef<'a> {
-    id: u64,
-    name: &'a str,
-    email: &'a str,
-    department: &'a str,
-    salary: u64,
-    active: bool,
-}
 
 struct Data {
     value: Value,

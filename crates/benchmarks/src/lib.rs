@@ -6,6 +6,7 @@
 //! JSON, so that formats with different output sizes compare fairly.
 #![deny(missing_docs)]
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 /// A small, seeded xorshift64* generator: the same seed gives the same data on every machine.
@@ -46,6 +47,50 @@ impl Rng {
     pub fn cents(&mut self) -> f64 {
         self.below(100) as f64 / 100.0
     }
+
+    /// A number in `lo..=hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+
+    /// True with probability `percent` / 100.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    /// `k` distinct elements of `items`, in their original order.
+    pub fn sample<'a, T>(&mut self, items: &'a [T], k: usize) -> Vec<&'a T> {
+        let mut chosen: Vec<usize> = Vec::new();
+        while chosen.len() < k.min(items.len()) {
+            let i = self.below(items.len() as u64) as usize;
+            if !chosen.contains(&i) {
+                chosen.push(i);
+            }
+        }
+        chosen.sort_unstable();
+        chosen.into_iter().map(|i| &items[i]).collect()
+    }
+
+    /// Between `lo` and `hi` distinct elements of `items`, in their original order.
+    pub fn sample_between<'a, T>(&mut self, items: &'a [T], lo: u64, hi: u64) -> Vec<&'a T> {
+        let k = self.range(lo, hi) as usize;
+        self.sample(items, k)
+    }
+
+    /// A value with `decimals` decimals in `lo..=hi`, as a float.
+    pub fn decimal(&mut self, lo: f64, hi: f64, decimals: i32) -> f64 {
+        let scale = 10f64.powi(decimals);
+        let steps = ((hi - lo) * scale).round() as u64;
+        let n = self.below(steps + 1);
+        ((lo * scale).round() + n as f64) / scale
+    }
+
+    /// A lower-case hexadecimal string of `len` digits.
+    pub fn hex(&mut self, len: usize) -> String {
+        (0..len)
+            .map(|_| char::from(b"0123456789abcdef"[self.below(16) as usize]))
+            .collect()
+    }
 }
 
 const FIRST: &[&str] = &[
@@ -84,6 +129,40 @@ pub fn rows(n: usize) -> Value {
         })
         .collect();
     Value::Array(rows)
+}
+
+/// One element of [`rows`] as a typed struct, for benchmarks of serde-derived types.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Person {
+    /// Row number, from 1.
+    pub id: u64,
+    /// First and last name.
+    pub name: String,
+    /// An address at example.com.
+    pub email: String,
+    /// One of six departments.
+    pub department: String,
+    /// Yearly salary.
+    pub salary: u64,
+    /// Whether the person is active.
+    pub active: bool,
+}
+
+/// [`Person`] borrowing its strings from the input, for zero-copy decoding benchmarks.
+#[derive(Debug, PartialEq, Deserialize)]
+pub struct PersonRef<'a> {
+    /// Row number, from 1.
+    pub id: u64,
+    /// First and last name.
+    pub name: &'a str,
+    /// An address at example.com.
+    pub email: &'a str,
+    /// One of six departments.
+    pub department: &'a str,
+    /// Yearly salary.
+    pub salary: u64,
+    /// Whether the person is active.
+    pub active: bool,
 }
 
 /// `{"orders": [...]}` with `n` orders, each with a nested customer object and one to four

@@ -2,78 +2,9 @@
 
 use serde_json::{Map, Value};
 
-/// A seeded xorshift64* generator (the same algorithm as `agentwire_benchmarks::Rng`): the
-/// same seed gives the same corpus on every machine and every toolchain.
-#[derive(Debug, Clone)]
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn new(seed: u64) -> Self {
-        Rng(seed.max(1))
-    }
-
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// A number in `0..n` (`n > 0`).
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    /// A number in `lo..=hi`.
-    pub(crate) fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-
-    /// True with probability `percent` / 100.
-    pub(crate) fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-
-    /// `k` distinct elements of `items`, in their original order.
-    pub(crate) fn sample<'a, T>(&mut self, items: &'a [T], k: usize) -> Vec<&'a T> {
-        let mut chosen: Vec<usize> = Vec::new();
-        while chosen.len() < k.min(items.len()) {
-            let i = self.below(items.len() as u64) as usize;
-            if !chosen.contains(&i) {
-                chosen.push(i);
-            }
-        }
-        chosen.sort_unstable();
-        chosen.into_iter().map(|i| &items[i]).collect()
-    }
-
-    /// Between `lo` and `hi` distinct elements of `items`, in their original order.
-    pub(crate) fn sample_between<'a, T>(&mut self, items: &'a [T], lo: u64, hi: u64) -> Vec<&'a T> {
-        let k = self.range(lo, hi) as usize;
-        self.sample(items, k)
-    }
-
-    /// A value with `decimals` decimals in `lo..=hi`, as a float.
-    pub(crate) fn decimal(&mut self, lo: f64, hi: f64, decimals: i32) -> f64 {
-        let scale = 10f64.powi(decimals);
-        let steps = ((hi - lo) * scale).round() as u64;
-        let n = self.below(steps + 1);
-        ((lo * scale).round() + n as f64) / scale
-    }
-
-    /// A lower-case hexadecimal string of `len` digits.
-    pub(crate) fn hex(&mut self, len: usize) -> String {
-        (0..len)
-            .map(|_| char::from(b"0123456789abcdef"[self.below(16) as usize]))
-            .collect()
-    }
-}
+/// The seeded xorshift64* generator of the benchmarks' data sets: the same seed gives the same
+/// corpus on every machine and every toolchain (every seed here is non-zero).
+pub(crate) use agentwire_benchmarks::Rng;
 
 /// An object from `(key, value)` pairs, keys in the given order.
 pub(crate) fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Value {
