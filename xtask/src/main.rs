@@ -22,9 +22,10 @@ tasks:
       --codec NAME   only this codec family (gcf)
   ci
       Everything CI runs: cargo fmt --check, cargo clippy -D warnings,
-      cargo test --workspace, the library tests once more without the
-      conformance runner's serde_json features, a compile check of the
-      fuzz targets, and the conformance task.
+      cargo test --workspace, cargo doc of the libraries with -D warnings,
+      the library tests once more without the conformance runner's
+      serde_json features, a compile check of the fuzz targets, and the
+      conformance task.
   bench [FILTER]
       Without FILTER: run the cross-format benchmark, print its table
       (compact-JSON MB/s of each benchmark's fastest sample and the ratio to
@@ -146,6 +147,13 @@ fn ci() -> Result<(), TaskError> {
         "warnings",
     ]))?;
     run_checked(cargo().args(["test", "--workspace"]))?;
+    // The library crates' API docs, as docs.rs will build them: broken links, bare URLs and
+    // bad HTML fail the run.
+    run_checked(
+        cargo()
+            .args(["doc", "--workspace", "--no-deps", "--lib"])
+            .env("RUSTDOCFLAGS", "-D warnings"),
+    )?;
     let mut isolated = cargo();
     isolated.arg("test");
     for library in LIBRARIES {
