@@ -151,16 +151,19 @@ pub struct ExpectedFailures {
 
 impl ExpectedFailures {
     /// Reads `path`; returns an empty list if it does not exist.
-    pub fn load(path: &Path) -> Result<Self, String> {
+    pub fn load(path: &Path) -> Result<Self, ExpectedFailuresError> {
         match fs::read_to_string(path) {
-            Ok(text) => Self::parse(&text).map_err(|e| format!("{}: {e}", path.display())),
+            Ok(text) => Self::parse(&text).map_err(|e| e.in_file(path)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => Err(format!("{}: cannot read: {e}", path.display())),
+            Err(source) => Err(ExpectedFailuresError::Read {
+                path: path.to_owned(),
+                source,
+            }),
         }
     }
 
     /// Parses the text of an expected-failures file; a duplicate entry is an error.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, ExpectedFailuresError> {
         let mut entries = BTreeMap::new();
         for (index, raw) in text.lines().enumerate() {
             let line = raw.split(" #").next().unwrap_or("").trim();
@@ -168,10 +171,12 @@ impl ExpectedFailures {
                 continue;
             }
             if let Some(first) = entries.insert(line.to_owned(), index + 1) {
-                return Err(format!(
-                    "line {}: `{line}` is already listed on line {first}",
-                    index + 1
-                ));
+                return Err(ExpectedFailuresError::Duplicate {
+                    path: None,
+                    id: line.to_owned(),
+                    line: index + 1,
+                    first,
+                });
             }
         }
         Ok(Self { entries })
@@ -181,6 +186,53 @@ impl ExpectedFailures {
     pub fn contains(&self, id: &str) -> bool {
         self.entries.contains_key(id)
     }
+}
+
+/// Why an expected-failures file cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExpectedFailuresError {
+    /// The file exists but cannot be read.
+    #[error("{}: cannot read: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A fixture id is listed twice.
+    #[error("{}line {line}: `{id}` is already listed on line {first}", file_prefix(path.as_deref()))]
+    Duplicate {
+        /// The file, when the text came from one.
+        path: Option<PathBuf>,
+        /// The fixture id.
+        id: String,
+        /// The 1-based line of the second entry.
+        line: usize,
+        /// The 1-based line of the first entry.
+        first: usize,
+    },
+}
+
+impl ExpectedFailuresError {
+    fn in_file(self, file: &Path) -> Self {
+        match self {
+            ExpectedFailuresError::Duplicate {
+                id, line, first, ..
+            } => ExpectedFailuresError::Duplicate {
+                path: Some(file.to_owned()),
+                id,
+                line,
+                first,
+            },
+            other => other,
+        }
+    }
+}
+
+fn file_prefix(path: Option<&Path>) -> String {
+    path.map(|p| format!("{}: ", p.display()))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -195,7 +247,7 @@ mod tests {
         assert!(list.contains("scalar/001"));
         assert_eq!(list.entries["numbers/007"], 4);
         let err = ExpectedFailures::parse("a\nb\na\n").unwrap_err();
-        assert_eq!(err, "line 3: `a` is already listed on line 1");
+        assert_eq!(err.to_string(), "line 3: `a` is already listed on line 1");
     }
 
     #[test]

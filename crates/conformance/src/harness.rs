@@ -483,7 +483,7 @@ fn prepare<C: Case>(suite: &Suite) -> Prepared<C> {
                 }
                 prepared.expected = list;
             }
-            Err(e) => report.problems.push(e),
+            Err(e) => report.problems.push(e.to_string()),
         }
     }
     prepared.report = report;

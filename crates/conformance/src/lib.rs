@@ -81,7 +81,9 @@ use std::path::{Path, PathBuf};
 pub use codec::CodecError;
 pub use compare::{json_difference, json_eq};
 pub use diff::{json_diff, text_diff};
-pub use fixture::{load_fixture, Case, ExpectedFailures, Fixture, LoadError};
+pub use fixture::{
+    load_fixture, Case, ExpectedFailures, ExpectedFailuresError, Fixture, LoadError,
+};
 pub use harness::{
     same_json, same_text, Failure, Harness, Outcome, Report, Suite, SuiteReport, REPORT_DIR_ENV,
     SUITE_TRIAL,
