@@ -19,7 +19,7 @@ tasks:
       Replay every conformance suite and print one table per suite.
       --suite DIR    the upstream GCF v3.1.0 suite to replay (default:
                      ../shared/conformance/gcf-v3.1.0 when it exists)
-      --codec NAME   only this codec family (gcf)
+      --codec NAME   only this codec family (exec, gcf, gcx1, toolcard)
   ci
       Everything CI runs: cargo fmt --check, cargo clippy -D warnings,
       cargo test --workspace, cargo doc of the libraries with -D warnings,
@@ -29,8 +29,8 @@ tasks:
   bench [FILTER]
       Without FILTER: run the cross-format benchmark, print its table
       (compact-JSON MB/s of each benchmark's fastest sample and the ratio to
-      serde_json) and write docs/benchmarks.md. With FILTER: run the matching benchmarks of
-      crates/benchmarks and print divan's output.
+      serde_json) and write docs/benchmarks.md. With FILTER: run the
+      matching benchmarks of crates/benchmarks and print divan's output.
   corpus [--check]
       Write the scorecard corpus (fixtures/*.json and the copy embedded in
       the agentwire command) from its seeded generator; --check fails when
