@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::decoder::Section;
 use crate::error::{Error, ErrorKind, Position, Result};
-use crate::escape::{escape_first_into, escape_into};
+use crate::escape::{escape_first_into, escape_into, push_bytes};
 use crate::float::{write_go_g32, write_go_g64};
 use crate::header::{write_header, Header};
 
@@ -25,6 +25,7 @@ pub struct CellWriter<'a> {
 }
 
 impl<'a> CellWriter<'a> {
+    #[inline]
     pub(crate) fn new(out: &'a mut Vec<u8>, first: bool) -> Self {
         CellWriter { out, first }
     }
@@ -32,7 +33,7 @@ impl<'a> CellWriter<'a> {
     /// Appends text, escaped. In the first cell of a row, text starting with `#` or `GCX`
     /// gets a leading backslash so that decoders do not take the row for a comment or a
     /// header; the backslash decodes away.
-    #[inline]
+    #[inline(always)]
     pub fn write_str(&mut self, text: &str) {
         if self.first && !text.is_empty() {
             escape_first_into(self.out, text);
@@ -83,14 +84,19 @@ impl<'a> CellWriter<'a> {
     /// Appends `true` or `false`.
     #[inline]
     pub fn write_bool(&mut self, value: bool) {
-        self.raw(if value { b"true" } else { b"false" });
+        self.first = false;
+        if value {
+            self.out.extend_from_slice(b"true");
+        } else {
+            self.out.extend_from_slice(b"false");
+        }
     }
 
     /// Appends bytes that need no escaping and cannot start a comment or header.
     #[inline]
     pub(crate) fn raw(&mut self, bytes: &[u8]) {
         self.first = false;
-        self.out.extend_from_slice(bytes);
+        push_bytes(self.out, bytes);
     }
 
     pub(crate) fn buffer(&mut self) -> &mut Vec<u8> {

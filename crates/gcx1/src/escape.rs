@@ -22,40 +22,102 @@ const SPECIAL: [bool; 256] = {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether one of the eight bytes of `word` is below 0x0E or a backslash.
+/// Non-zero when one of the eight bytes of `word` is below 0x0E or a backslash: TAB, LF, CR
+/// and `\\` are among them, and the other control bytes below 0x0E are false positives that
+/// only cost the exact scan.
 #[inline]
-fn special_in_word(word: u64) -> bool {
+fn marks(word: u64) -> u64 {
     let low = word.wrapping_sub(ONES * 0x0E) & !word;
     let x = word ^ (ONES * u64::from(b'\\'));
     let backslash = x.wrapping_sub(ONES) & !x;
-    (low | backslash) & HIGHS != 0
+    (low | backslash) & HIGHS
 }
 
+/// [`marks`] of the sixteen bytes of `chunk`.
 #[inline]
-fn word_at(bytes: &[u8], at: usize) -> u64 {
+fn marks16(chunk: [u8; 16]) -> u64 {
+    let (low, high) = chunk.split_at(8);
+    marks(word(low)) | marks(word(high))
+}
+
+/// The first eight bytes of `bytes`, little-endian.
+#[inline]
+fn word(bytes: &[u8]) -> u64 {
     let mut word = [0u8; 8];
-    word.copy_from_slice(&bytes[at..at + 8]);
+    word.copy_from_slice(&bytes[..8]);
     u64::from_le_bytes(word)
 }
 
-/// Whether `bytes` may hold a byte that needs escaping: a backslash or a byte below 0x0E
-/// (TAB, LF and CR among them), eight bytes at a time; false positives (other control
-/// bytes) only cost the exact scan.
+/// The first `N` bytes of `bytes`.
 #[inline]
-fn may_need_escape(bytes: &[u8]) -> bool {
+fn chunk<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    let mut chunk = [0u8; N];
+    chunk.copy_from_slice(&bytes[..N]);
+    chunk
+}
+
+/// Appends the `N` bytes of `head` and then the `N` bytes of `tail` so that they overlap
+/// into `len` bytes in all: `head` and `tail` are the first and last `N` bytes of a
+/// `len`-byte string, `N <= len <= 2 * N`.
+#[inline]
+fn push_overlapping<const N: usize>(out: &mut Vec<u8>, head: [u8; N], tail: [u8; N], len: usize) {
+    let at = out.len();
+    out.extend_from_slice(&head);
+    out.truncate(at + len - N);
+    out.extend_from_slice(&tail);
+}
+
+/// Appends `bytes` to `out` and returns non-zero when one of them may need escaping.
+///
+/// Text in cells is mostly short (names, identifiers, numbers): up to 32 bytes are copied as
+/// two overlapping fixed-size chunks, which compile to a few register moves where a
+/// `memcpy` call would cost more than the copy, and the escape check reads the same chunks.
+/// Longer text is copied in one call and checked eight bytes at a time; in both cases the
+/// check branches once, at the end.
+#[inline(always)]
+fn push_checked(out: &mut Vec<u8>, bytes: &[u8]) -> u64 {
     let len = bytes.len();
-    if len < 8 {
-        return bytes.iter().any(|&b| b == b'\\' || b < 0x0E);
-    }
-    let mut at = 0;
-    while at + 8 <= len {
-        if special_in_word(word_at(bytes, at)) {
-            return true;
+    if len > 32 {
+        out.extend_from_slice(bytes);
+        let mut found = marks(word(&bytes[len - 8..]));
+        let mut words = bytes.chunks_exact(8);
+        for w in words.by_ref() {
+            found |= marks(word(w));
         }
-        at += 8;
+        found
+    } else if len >= 16 {
+        let (head, tail) = (chunk::<16>(bytes), chunk::<16>(&bytes[len - 16..]));
+        push_overlapping(out, head, tail, len);
+        marks16(head) | marks16(tail)
+    } else if len >= 8 {
+        let (head, tail) = (chunk::<8>(bytes), chunk::<8>(&bytes[len - 8..]));
+        push_overlapping(out, head, tail, len);
+        marks(u64::from_le_bytes(head)) | marks(u64::from_le_bytes(tail))
+    } else if len >= 4 {
+        let (head, tail) = (chunk::<4>(bytes), chunk::<4>(&bytes[len - 4..]));
+        push_overlapping(out, head, tail, len);
+        marks(u64::from(u32::from_le_bytes(head)) | u64::from(u32::from_le_bytes(tail)) << 32)
+    } else if len > 0 {
+        // The first, middle and last byte are all of the bytes, some of them twice.
+        let three = [bytes[0], bytes[len / 2], bytes[len - 1]];
+        let at = out.len();
+        out.extend_from_slice(&three);
+        out.truncate(at + len);
+        // The other five bytes of the word are spaces, which need no escaping.
+        marks(u64::from_le_bytes([
+            three[0], three[1], three[2], b' ', b' ', b' ', b' ', b' ',
+        ]))
+    } else {
+        0
     }
-    // The last, partial word: re-read the final eight bytes.
-    at < len && special_in_word(word_at(bytes, len - 8))
+}
+
+/// Appends bytes that need no escaping, such as a formatted number: like
+/// `extend_from_slice`, without a `memcpy` call for short slices.
+#[inline]
+pub(crate) fn push_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    // The escape check is dead code here and compiled away.
+    let _ = push_checked(out, bytes);
 }
 
 /// The index of the first byte that needs escaping.
@@ -65,13 +127,22 @@ pub(crate) fn find_special(bytes: &[u8]) -> Option<usize> {
 }
 
 /// Appends `text` to `out`, escaped.
-#[inline]
+///
+/// Inlined: almost no cell needs escaping, so the text is copied first and checked as it is
+/// copied; only when the check finds a byte that may need an escape is the copy taken back
+/// and the text escaped, out of line.
+#[inline(always)]
 pub(crate) fn escape_into(out: &mut Vec<u8>, text: &str) {
-    let bytes = text.as_bytes();
-    if !may_need_escape(bytes) {
-        out.extend_from_slice(bytes);
-        return;
+    let at = out.len();
+    if push_checked(out, text.as_bytes()) != 0 {
+        out.truncate(at);
+        escape_slow(out, text.as_bytes());
     }
+}
+
+/// [`escape_into`] for text that may need escapes.
+#[inline(never)]
+fn escape_slow(out: &mut Vec<u8>, bytes: &[u8]) {
     let Some(mut next) = find_special(bytes) else {
         out.extend_from_slice(bytes);
         return;
@@ -201,16 +272,32 @@ mod tests {
                 format!("{}\\t{}", "a".repeat(pad), "b".repeat(pad))
             );
         }
-        for len in 0..24 {
+        for len in 0..80 {
+            let plain: String = (0..len)
+                .map(|i| char::from(b'a' + (i % 26) as u8))
+                .collect();
             for at in 0..len {
                 for special in ['\\', '\t', '\n', '\r'] {
-                    let mut text = "a".repeat(len);
+                    let mut text = plain.clone();
                     text.replace_range(at..=at, &special.to_string());
-                    assert!(may_need_escape(text.as_bytes()), "{text:?}");
+                    let mut out = b"prefix".to_vec();
+                    assert_ne!(push_checked(&mut out, text.as_bytes()), 0, "{text:?}");
+                    assert_eq!(out, format!("prefix{text}").as_bytes());
                 }
             }
-            assert!(!may_need_escape("é".repeat(len).as_bytes()));
-            assert!(!may_need_escape("z".repeat(len).as_bytes()));
+            // Copies are exact at every length, whatever the buffer's spare capacity.
+            for spare in [0, 1, 7, 64] {
+                let mut out = Vec::with_capacity(3 + spare);
+                out.extend_from_slice(b"pre");
+                assert_eq!(push_checked(&mut out, plain.as_bytes()), 0, "{plain:?}");
+                assert_eq!(out, format!("pre{plain}").as_bytes());
+                let mut out = Vec::new();
+                push_bytes(&mut out, "é".repeat(len).as_bytes());
+                assert_eq!(out, "é".repeat(len).as_bytes());
+            }
+            let mut out = Vec::new();
+            assert_eq!(push_checked(&mut out, "é".repeat(len).as_bytes()), 0);
+            assert_eq!(push_checked(&mut out, "z~".repeat(len).as_bytes()), 0);
         }
         // Control bytes below 0x0E other than TAB/LF/CR pass through.
         assert_eq!(

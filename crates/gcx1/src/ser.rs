@@ -70,7 +70,30 @@ struct RowSerializer<'a> {
 
 impl RowSerializer<'_> {
     /// Checks or records the name of the next cell and writes the separator.
+    ///
+    /// Inlined for the usual case, a struct field whose `&'static str` name an earlier row
+    /// already matched against the header: one pointer comparison.
+    #[inline(always)]
     fn begin_cell(&mut self, name: Name<'_>) -> Result<()> {
+        let known = match (&self.fields, name) {
+            (Fields::Check { seen, .. }, Name::Static(s)) => seen
+                .get(self.count)
+                .is_some_and(|p| p.is_some_and(|p| std::ptr::eq(p, s))),
+            (Fields::Check { fields, .. }, Name::Positional) => self.count < fields.len(),
+            _ => false,
+        };
+        if !known {
+            self.check_name(name)?;
+        }
+        if self.count > 0 {
+            self.out.push(b'\t');
+        }
+        Ok(())
+    }
+
+    /// Checks or records the name of the next cell, the general case of [`Self::begin_cell`].
+    #[inline(never)]
+    fn check_name(&mut self, name: Name<'_>) -> Result<()> {
         match &mut self.fields {
             Fields::Collect(names) => match name {
                 Name::Static(s) => names.push(s.to_owned()),
@@ -87,9 +110,7 @@ impl RowSerializer<'_> {
                 };
                 let matches = match name {
                     Name::Static(s) => {
-                        if seen[self.count].is_some_and(|p| std::ptr::eq(p, s)) {
-                            true
-                        } else if expected == s {
+                        if expected == s {
                             seen[self.count] = Some(s);
                             true
                         } else {
@@ -113,12 +134,10 @@ impl RowSerializer<'_> {
                 }
             }
         }
-        if self.count > 0 {
-            self.out.push(b'\t');
-        }
         Ok(())
     }
 
+    #[inline(always)]
     fn cell<T: Serialize + ?Sized>(&mut self, name: Name<'_>, value: &T) -> Result<()> {
         self.begin_cell(name)?;
         let first = self.count == 0;
@@ -131,6 +150,7 @@ impl RowSerializer<'_> {
 
 macro_rules! scalar_row {
     ($($method:ident($t:ty)),*) => {$(
+        #[inline]
         fn $method(self, value: $t) -> Result<()> {
             self.cell(Name::Positional, &value)
         }
@@ -239,6 +259,7 @@ impl<'r, 'a> ser::Serializer for &'r mut RowSerializer<'a> {
         Ok(self)
     }
 
+    #[inline]
     fn serialize_struct(self, name: &'static str, _len: usize) -> Result<Self> {
         self.private = match name {
             NUMBER_TOKEN => Private::Number,
@@ -267,6 +288,7 @@ impl ser::SerializeSeq for &mut RowSerializer<'_> {
         self.cell(Name::Positional, value)
     }
 
+    #[inline]
     fn end(self) -> Result<()> {
         Ok(())
     }
@@ -280,6 +302,7 @@ impl ser::SerializeTuple for &mut RowSerializer<'_> {
         self.cell(Name::Positional, value)
     }
 
+    #[inline]
     fn end(self) -> Result<()> {
         Ok(())
     }
@@ -293,6 +316,7 @@ impl ser::SerializeTupleStruct for &mut RowSerializer<'_> {
         self.cell(Name::Positional, value)
     }
 
+    #[inline]
     fn end(self) -> Result<()> {
         Ok(())
     }
@@ -306,6 +330,7 @@ impl ser::SerializeTupleVariant for &mut RowSerializer<'_> {
         self.cell(Name::Positional, value)
     }
 
+    #[inline]
     fn end(self) -> Result<()> {
         Ok(())
     }
@@ -325,6 +350,7 @@ impl ser::SerializeMap for &mut RowSerializer<'_> {
         self.cell(Name::Dynamic(&key), value)
     }
 
+    #[inline]
     fn end(self) -> Result<()> {
         Ok(())
     }
@@ -334,6 +360,7 @@ impl ser::SerializeStruct for &mut RowSerializer<'_> {
     type Ok = ();
     type Error = Error;
 
+    #[inline(always)]
     fn serialize_field<T: Serialize + ?Sized>(
         &mut self,
         key: &'static str,
@@ -349,12 +376,14 @@ impl ser::SerializeStruct for &mut RowSerializer<'_> {
         }
     }
 
+    #[inline]
     fn skip_field(&mut self, key: &'static str) -> Result<()> {
         self.begin_cell(Name::Static(key))?;
         self.count += 1;
         Ok(())
     }
 
+    #[inline]
     fn end(self) -> Result<()> {
         Ok(())
     }
@@ -364,6 +393,7 @@ impl ser::SerializeStructVariant for &mut RowSerializer<'_> {
     type Ok = ();
     type Error = Error;
 
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(
         &mut self,
         key: &'static str,
@@ -372,12 +402,14 @@ impl ser::SerializeStructVariant for &mut RowSerializer<'_> {
         self.cell(Name::Static(key), value)
     }
 
+    #[inline]
     fn skip_field(&mut self, key: &'static str) -> Result<()> {
         self.begin_cell(Name::Static(key))?;
         self.count += 1;
         Ok(())
     }
 
+    #[inline]
     fn end(self) -> Result<()> {
         Ok(())
     }
@@ -412,6 +444,7 @@ struct CellSerializer<'c> {
 
 macro_rules! integer_cell {
     ($($method:ident($t:ty)),*) => {$(
+        #[inline]
         fn $method(mut self, value: $t) -> Result<()> {
             self.out.raw(itoa::Buffer::new().format(value).as_bytes());
             Ok(())
@@ -430,6 +463,7 @@ impl<'c> ser::Serializer for CellSerializer<'c> {
     type SerializeStruct = NestedCell<'c>;
     type SerializeStructVariant = NestedCell<'c>;
 
+    #[inline]
     fn serialize_bool(mut self, value: bool) -> Result<()> {
         self.out.write_bool(value);
         Ok(())
@@ -448,10 +482,12 @@ impl<'c> ser::Serializer for CellSerializer<'c> {
         serialize_u128(u128)
     );
 
+    #[inline]
     fn serialize_f32(mut self, value: f32) -> Result<()> {
         self.out.write_f32(value)
     }
 
+    #[inline]
     fn serialize_f64(mut self, value: f64) -> Result<()> {
         self.out.write_f64(value)
     }
@@ -461,6 +497,7 @@ impl<'c> ser::Serializer for CellSerializer<'c> {
         Ok(())
     }
 
+    #[inline(always)]
     fn serialize_str(mut self, value: &str) -> Result<()> {
         self.out.write_str(value);
         Ok(())
@@ -474,10 +511,12 @@ impl<'c> ser::Serializer for CellSerializer<'c> {
         Ok(())
     }
 
+    #[inline]
     fn serialize_none(self) -> Result<()> {
         Ok(())
     }
 
+    #[inline]
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<()> {
         value.serialize(self)
     }
