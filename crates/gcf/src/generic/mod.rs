@@ -1,6 +1,7 @@
 //! The generic profile (spec §7): any serde value to and from GCF.
 
 mod de;
+mod direct;
 mod encode;
 mod stream;
 pub(crate) mod tape;
@@ -111,6 +112,21 @@ pub fn from_reader<R: io::Read, T: DeserializeOwned>(reader: R) -> Result<T> {
 impl EncoderOptions {
     /// Encodes `value` with these options (see [`to_string`]).
     pub fn to_string<T: ?Sized + Serialize>(&self, value: &T) -> Result<String> {
+        // One pass when the first elements of the arrays tell their layout (nearly always);
+        // else through the tape, which decides every case and reports every error.
+        let mut out = String::with_capacity(1024);
+        out.push_str(HEADER);
+        if direct::write(value, self, &mut out).is_ok() {
+            return Ok(out);
+        }
+        self.to_string_through_tape(value)
+    }
+
+    /// [`EncoderOptions::to_string`] through the tape only.
+    pub(crate) fn to_string_through_tape<T: ?Sized + Serialize>(
+        &self,
+        value: &T,
+    ) -> Result<String> {
         tape::with_tape(|tape| {
             tape.build(value, self.max_depth)?;
             let mut out = String::with_capacity(HEADER.len() + tape.size_hint());
