@@ -44,7 +44,6 @@ pub(crate) fn write<T: ?Sized + Serialize>(
         ctx: Ctx::Root,
         keys: String::new(),
         key_ranges: Vec::new(),
-        scratch: String::new(),
         arrays: Vec::new(),
         spare: Vec::new(),
     };
@@ -242,7 +241,8 @@ struct Array {
     /// The array is row 0's attachment in this column of the outer table, which gets a shared
     /// schema if this array qualifies.
     report: Option<usize>,
-    table: Table,
+    /// Boxed: arrays are pushed and popped often, and a table is large.
+    table: Box<Table>,
 }
 
 struct Direct<'o> {
@@ -256,11 +256,9 @@ struct Direct<'o> {
     /// The keys of the open objects, for the duplicate check and member headers.
     keys: String,
     key_ranges: Vec<(usize, usize)>,
-    /// A map key being read.
-    scratch: String,
     arrays: Vec<Array>,
     /// Tables no longer in use, kept for their allocations.
-    spare: Vec<Table>,
+    spare: Vec<Box<Table>>,
 }
 
 const SPACES: &str = "                                                                ";
@@ -809,14 +807,11 @@ impl Obj<'_, '_> {
         value.serialize(&mut *self.d)
     }
 
-    /// Reads a map key into the scratch buffer and takes it.
+    /// Reads a map key as text and takes it.
     fn map_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<()> {
-        let mut text = mem::take(&mut self.d.scratch);
-        text.clear();
-        let read = key.serialize(KeyText { text: &mut text });
-        let taken = read.and_then(|()| self.key(&text));
-        self.d.scratch = text;
-        taken
+        key.serialize(KeyText {
+            take: |text: &str| self.key(text),
+        })
     }
 
     fn end(self) -> Result<()> {
@@ -930,12 +925,10 @@ impl ser::SerializeStruct for Obj<'_, '_> {
     ) -> Result<()> {
         if let Mode::Number = self.mode {
             // The lexeme of an arbitrary-precision number.
-            let mut text = mem::take(&mut self.d.scratch);
-            text.clear();
-            let read = value.serialize(KeyText { text: &mut text });
-            let written = read.and_then(|()| self.d.leaf(Leaf::Num(&text)));
-            self.d.scratch = text;
-            return written;
+            let d = &mut *self.d;
+            return value.serialize(KeyText {
+                take: |text: &str| d.leaf(Leaf::Num(text)),
+            });
         }
         self.key(key)?;
         self.value(value)
@@ -1176,11 +1169,12 @@ impl<'a, 'o> ser::Serializer for &'a mut Direct<'o> {
 
 /// Reads a map key (or a number's lexeme) as text; what the tape's key serializer turns into
 /// a string, except floats, and nothing else.
-struct KeyText<'a> {
-    text: &'a mut String,
+struct KeyText<F> {
+    /// Takes the text.
+    take: F,
 }
 
-impl ser::Serializer for KeyText<'_> {
+impl<F: FnOnce(&str) -> Result<()>> ser::Serializer for KeyText<F> {
     type Ok = ();
     type Error = Error;
     type SerializeSeq = Impossible<(), Error>;
@@ -1192,16 +1186,13 @@ impl ser::Serializer for KeyText<'_> {
     type SerializeStructVariant = Impossible<(), Error>;
 
     fn serialize_str(self, v: &str) -> Result<()> {
-        self.text.push_str(v);
-        Ok(())
+        (self.take)(v)
     }
     fn serialize_char(self, v: char) -> Result<()> {
-        self.text.push(v);
-        Ok(())
+        (self.take)(v.encode_utf8(&mut [0; 4]))
     }
     fn serialize_bool(self, v: bool) -> Result<()> {
-        self.text.push_str(if v { "true" } else { "false" });
-        Ok(())
+        (self.take)(if v { "true" } else { "false" })
     }
     fn serialize_i8(self, v: i8) -> Result<()> {
         self.serialize_i64(i64::from(v))
@@ -1213,12 +1204,10 @@ impl ser::Serializer for KeyText<'_> {
         self.serialize_i64(i64::from(v))
     }
     fn serialize_i64(self, v: i64) -> Result<()> {
-        self.text.push_str(itoa::Buffer::new().format(v));
-        Ok(())
+        (self.take)(itoa::Buffer::new().format(v))
     }
     fn serialize_i128(self, v: i128) -> Result<()> {
-        self.text.push_str(itoa::Buffer::new().format(v));
-        Ok(())
+        (self.take)(itoa::Buffer::new().format(v))
     }
     fn serialize_u8(self, v: u8) -> Result<()> {
         self.serialize_u64(u64::from(v))
@@ -1230,12 +1219,10 @@ impl ser::Serializer for KeyText<'_> {
         self.serialize_u64(u64::from(v))
     }
     fn serialize_u64(self, v: u64) -> Result<()> {
-        self.text.push_str(itoa::Buffer::new().format(v));
-        Ok(())
+        (self.take)(itoa::Buffer::new().format(v))
     }
     fn serialize_u128(self, v: u128) -> Result<()> {
-        self.text.push_str(itoa::Buffer::new().format(v));
-        Ok(())
+        (self.take)(itoa::Buffer::new().format(v))
     }
     fn serialize_unit_variant(
         self,
@@ -1243,8 +1230,7 @@ impl ser::Serializer for KeyText<'_> {
         _index: u32,
         variant: &'static str,
     ) -> Result<()> {
-        self.text.push_str(variant);
-        Ok(())
+        (self.take)(variant)
     }
     fn serialize_newtype_struct<T: ?Sized + Serialize>(
         self,
