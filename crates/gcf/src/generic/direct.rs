@@ -22,7 +22,7 @@ use std::mem;
 
 use serde::ser::{self, Impossible, Serialize};
 
-use super::encode::key_eq;
+use super::encode::{key_eq, key_eq_bytes};
 use super::tape::NUMBER_TOKEN;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lex;
@@ -258,6 +258,8 @@ struct Direct<'o> {
     key_ranges: Vec<(usize, usize)>,
     arrays: Vec<Array>,
     /// Tables no longer in use, kept for their allocations.
+    /// Boxed: they move into and out of `arrays` as boxes.
+    #[allow(clippy::vec_box)]
     spare: Vec<Box<Table>>,
 }
 
@@ -318,7 +320,22 @@ impl Direct<'_> {
     }
 
     /// Writes a scalar where the context says.
+    #[inline]
     fn leaf(&mut self, v: Leaf<'_>) -> Result<()> {
+        if let Ctx::Cell(c) = self.ctx {
+            // The common case first: a cell of a later row in a scalar column.
+            if let Some(array) = self.arrays.last() {
+                if array.count > 0 && array.table.kinds.get(c) == Some(&Kind::Plain) {
+                    return v.write(&mut self.out);
+                }
+            }
+        }
+        self.leaf_slow(v)
+    }
+
+    /// [`Direct::leaf`] in every case.
+    #[inline(never)]
+    fn leaf_slow(&mut self, v: Leaf<'_>) -> Result<()> {
         match self.ctx {
             Ctx::Root => {
                 self.out.push('=');
@@ -499,6 +516,7 @@ impl Direct<'_> {
                         Mode::Members {
                             depth: body + 2,
                             keys_from,
+                            seen: 0,
                             big: None,
                             attached: true,
                             check_inline: check_inline.then_some(opened),
@@ -516,6 +534,7 @@ impl Direct<'_> {
         Mode::Members {
             depth,
             keys_from: self.key_ranges.len(),
+            seen: 0,
             big: None,
             attached: false,
             check_inline: None,
@@ -674,6 +693,9 @@ enum Mode {
     Members {
         depth: usize,
         keys_from: usize,
+        /// A one-word Bloom filter of the keys (see [`key_bit`]): a key whose bit is clear
+        /// is new, without comparing it to the others.
+        seen: u64,
         /// Hashes of the keys, once the object is too large for pairwise checks.
         big: Option<HashSet<u64, BuildHasherDefault<DefaultHasher>>>,
         /// A row attachment `.key {}`: on its end the output switches back to the row.
@@ -706,18 +728,52 @@ const PAIRWISE_MAX: usize = 16;
 
 impl Obj<'_, '_> {
     /// Takes the next key.
+    #[inline]
     fn key(&mut self, key: &str) -> Result<()> {
+        if let Mode::Row = self.mode {
+            // The common case first: a later row with the next column's key.
+            let Direct {
+                out, arrays, ctx, ..
+            } = &mut *self.d;
+            if let Some(array) = arrays.last_mut() {
+                let table = &mut array.table;
+                let c = table.next_col;
+                if array.count > 0 && !table.shared {
+                    if let Some(&(from, to)) = table.ranges.get(c) {
+                        if key_eq_bytes(&table.names.as_bytes()[from..to], key.as_bytes()) {
+                            if c > 0 {
+                                out.push('|');
+                            }
+                            table.next_col = c + 1;
+                            *ctx = Ctx::Cell(c);
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        }
+        self.key_slow(key)
+    }
+
+    /// [`Obj::key`] in every case.
+    #[inline(never)]
+    fn key_slow(&mut self, key: &str) -> Result<()> {
         let d = &mut *self.d;
         match &mut self.mode {
             Mode::Members {
                 depth,
                 keys_from,
+                seen,
                 big,
                 ..
             } => {
                 let n = d.key_ranges.len() - *keys_from;
+                let bit = key_bit(key);
+                let maybe_seen = *seen & bit != 0;
+                *seen |= bit;
                 if n < PAIRWISE_MAX {
-                    if (*keys_from..d.key_ranges.len()).any(|k| key_eq(d.key(k), key)) {
+                    if maybe_seen && (*keys_from..d.key_ranges.len()).any(|k| key_eq(d.key(k), key))
+                    {
                         return Err(fallback());
                     }
                 } else {
@@ -867,8 +923,10 @@ impl Obj<'_, '_> {
                     out.insert_str(table.header_at, &fields);
                 }
                 out.push('\n');
-                out.push_str(&table.attach);
-                table.attach.clear();
+                if !table.attach.is_empty() {
+                    out.push_str(&table.attach);
+                    table.attach.clear();
+                }
             }
             Mode::InlineFirst { column, from } => {
                 let table = d.table()?;
@@ -891,6 +949,17 @@ impl Obj<'_, '_> {
         d.depth -= 1;
         Ok(())
     }
+}
+
+/// A key's bit in a member Bloom filter, from its length and its first and last bytes.
+#[inline]
+fn key_bit(key: &str) -> u64 {
+    let b = key.as_bytes();
+    let (first, last) = match (b.first(), b.last()) {
+        (Some(&f), Some(&l)) => (usize::from(f), usize::from(l)),
+        _ => (0, 0),
+    };
+    1 << ((b.len().wrapping_mul(7) ^ first.wrapping_mul(3) ^ last) & 63)
 }
 
 fn hash(key: &str) -> u64 {

@@ -103,6 +103,12 @@ impl<'t> Columns<'t> {
 /// String equality without a `memcmp` call for the short strings keys usually are.
 #[inline(always)]
 pub(crate) fn key_eq(a: &str, b: &str) -> bool {
+    key_eq_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// [`key_eq`] on bytes.
+#[inline(always)]
+pub(crate) fn key_eq_bytes(a: &[u8], b: &[u8]) -> bool {
     #[inline(always)]
     fn u32_at(s: &[u8], i: usize) -> u32 {
         u32::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]])
@@ -120,7 +126,6 @@ pub(crate) fn key_eq(a: &str, b: &str) -> bool {
             s[i + 7],
         ])
     }
-    let (a, b) = (a.as_bytes(), b.as_bytes());
     let n = a.len();
     if n != b.len() {
         return false;
