@@ -42,7 +42,6 @@ pub(crate) fn write<T: ?Sized + Serialize>(
         depth: 0,
         opened: 0,
         ctx: Ctx::Root,
-        keys: String::new(),
         key_ranges: Vec::new(),
         arrays: Vec::new(),
         spare: Vec::new(),
@@ -253,8 +252,8 @@ struct Direct<'o> {
     depth: usize,
     opened: usize,
     ctx: Ctx,
-    /// The keys of the open objects, for the duplicate check and member headers.
-    keys: String,
+    /// Where the keys of the open objects are in the output (written, as the duplicate check
+    /// reads them; the output moves only after them while they are open).
     key_ranges: Vec<(usize, usize)>,
     arrays: Vec<Array>,
     /// Tables no longer in use, kept for their allocations.
@@ -278,11 +277,21 @@ fn nest<'a>(out: &mut String, arrays: &'a mut [Array]) -> Result<&'a mut Array> 
         table.nested = true;
         let mut id = itoa::Buffer::new();
         let id = id.format(array.count);
-        out.insert(table.row_start, ' ');
-        out.insert_str(table.row_start, id);
-        out.insert(table.row_start, '@');
+        let mut prefix = [b' '; 24];
+        prefix[0] = b'@';
+        prefix[1..=id.len()].copy_from_slice(id.as_bytes());
+        // ASCII digits between `@` and a space.
+        let prefix = std::str::from_utf8(&prefix[..id.len() + 2]).unwrap_or("@ ");
+        out.insert_str(table.row_start, prefix);
     }
     Ok(array)
+}
+
+/// Puts `## ` before the last key written (at the end of `out`), and moves its range.
+fn prefix_key(out: &mut String, range: &mut (usize, usize)) {
+    out.insert_str(range.0, "## ");
+    range.0 += 3;
+    range.1 += 3;
 }
 
 #[inline]
@@ -296,9 +305,10 @@ fn indent(out: &mut String, depth: usize) {
 }
 
 impl Direct<'_> {
+    /// A key of an open object, as written.
     fn key(&self, i: usize) -> &str {
         let (from, to) = self.key_ranges[i];
-        &self.keys[from..to]
+        &self.out[from..to]
     }
 
     /// Opens a container: the depth limit (the tape reports it) and the count of containers.
@@ -322,13 +332,26 @@ impl Direct<'_> {
     /// Writes a scalar where the context says.
     #[inline]
     fn leaf(&mut self, v: Leaf<'_>) -> Result<()> {
-        if let Ctx::Cell(c) = self.ctx {
-            // The common case first: a cell of a later row in a scalar column.
-            if let Some(array) = self.arrays.last() {
-                if array.count > 0 && array.table.kinds.get(c) == Some(&Kind::Plain) {
-                    return v.write(&mut self.out);
+        match self.ctx {
+            // The common cases first: a cell of a later row in a scalar column, a value of
+            // an inline object.
+            Ctx::Cell(c) => {
+                if let Some(array) = self.arrays.last() {
+                    if array.count > 0 && array.table.kinds.get(c) == Some(&Kind::Plain) {
+                        return v.write(&mut self.out);
+                    }
                 }
             }
+            Ctx::Positional { first } => {
+                if let Some(array) = self.arrays.last_mut() {
+                    let attach = &mut array.table.attach;
+                    if !first {
+                        attach.push('|');
+                    }
+                    return v.write(attach);
+                }
+            }
+            _ => {}
         }
         self.leaf_slow(v)
     }
@@ -342,10 +365,8 @@ impl Direct<'_> {
                 v.write(&mut self.out)?;
                 self.out.push('\n');
             }
-            Ctx::Member { depth } => {
-                indent(&mut self.out, depth);
-                let (from, to) = self.key_ranges[self.key_ranges.len() - 1];
-                lex::write_key(&mut self.out, &self.keys[from..to]);
+            Ctx::Member { .. } => {
+                // The indentation and the key are written.
                 self.out.push('=');
                 v.write(&mut self.out)?;
                 self.out.push('\n');
@@ -404,20 +425,20 @@ impl Direct<'_> {
         let Direct {
             out,
             arrays,
-            keys,
             key_ranges,
             ..
         } = self;
         let array = &arrays[i];
         let (form, shared) = (array.form, array.table.shared);
-        indent(out, array.depth);
-        let key = |k: usize| &keys[key_ranges[k].0..key_ranges[k].1];
+        if !matches!(array.head, Head::Member(_)) {
+            indent(out, array.depth);
+        }
         match array.head {
-            Head::Member(k) if form == Form::Primitive => lex::write_key(out, key(k)),
+            // The indentation and the key are written, and nothing after them.
+            Head::Member(_) if form == Form::Primitive => {}
             Head::Root => out.push_str("## "),
             Head::Member(k) => {
-                out.push_str("## ");
-                lex::write_key(out, key(k));
+                prefix_key(out, &mut key_ranges[k]);
                 out.push(' ');
             }
             Head::Item(n) => {
@@ -450,10 +471,10 @@ impl Direct<'_> {
         let mode = match mem::replace(&mut self.ctx, Ctx::Element) {
             Ctx::Root => self.members(0),
             Ctx::Member { depth } => {
-                indent(&mut self.out, depth);
-                self.out.push_str("## ");
-                let (from, to) = self.key_ranges[self.key_ranges.len() - 1];
-                lex::write_key(&mut self.out, &self.keys[from..to]);
+                // The indentation and the key are written, and nothing after them.
+                if let Some(range) = self.key_ranges.last_mut() {
+                    prefix_key(&mut self.out, range);
+                }
                 self.out.push('\n');
                 self.members(depth + 1)
             }
@@ -730,27 +751,50 @@ impl Obj<'_, '_> {
     /// Takes the next key.
     #[inline]
     fn key(&mut self, key: &str) -> Result<()> {
-        if let Mode::Row = self.mode {
-            // The common case first: a later row with the next column's key.
-            let Direct {
-                out, arrays, ctx, ..
-            } = &mut *self.d;
-            if let Some(array) = arrays.last_mut() {
-                let table = &mut array.table;
-                let c = table.next_col;
-                if array.count > 0 && !table.shared {
-                    if let Some(&(from, to)) = table.ranges.get(c) {
-                        if key_eq_bytes(&table.names.as_bytes()[from..to], key.as_bytes()) {
-                            if c > 0 {
-                                out.push('|');
+        // The common cases first: a later row with the next column's key, a later row's
+        // object with the next key of its inline schema.
+        let Direct {
+            out, arrays, ctx, ..
+        } = &mut *self.d;
+        match &mut self.mode {
+            Mode::Row => {
+                if let Some(array) = arrays.last_mut() {
+                    let table = &mut array.table;
+                    let c = table.next_col;
+                    if array.count > 0 || table.shared {
+                        if let Some(&(from, to)) = table.ranges.get(c) {
+                            if key_eq_bytes(&table.names.as_bytes()[from..to], key.as_bytes())
+                                && (!table.shared || c <= table.union)
+                            {
+                                if table.shared && c == table.union {
+                                    table.union += 1;
+                                }
+                                if c > 0 {
+                                    out.push('|');
+                                }
+                                table.next_col = c + 1;
+                                *ctx = Ctx::Cell(c);
+                                return Ok(());
                             }
-                            table.next_col = c + 1;
-                            *ctx = Ctx::Cell(c);
+                        }
+                    }
+                }
+            }
+            Mode::Inline { from, next, to } if *next < *to => {
+                if let Some(array) = arrays.last_mut() {
+                    let table = &array.table;
+                    if let Some(&(start, end)) = table.schema_ranges.get(*next) {
+                        if key_eq_bytes(&table.schemas.as_bytes()[start..end], key.as_bytes()) {
+                            *ctx = Ctx::Positional {
+                                first: *next == *from,
+                            };
+                            *next += 1;
                             return Ok(());
                         }
                     }
                 }
             }
+            _ => {}
         }
         self.key_slow(key)
     }
@@ -767,6 +811,14 @@ impl Obj<'_, '_> {
                 big,
                 ..
             } => {
+                // The key goes out at once (`key=value`, `## key`, `key[N]: ` or `## key [N]`
+                // all start with it); the duplicate check compares the written keys, which are
+                // equal just when the keys are.
+                indent(&mut d.out, *depth);
+                let from = d.out.len();
+                lex::write_key(&mut d.out, key);
+                let to = d.out.len();
+                let key = &d.out[from..to];
                 let n = d.key_ranges.len() - *keys_from;
                 let bit = key_bit(key);
                 let maybe_seen = *seen & bit != 0;
@@ -788,9 +840,7 @@ impl Obj<'_, '_> {
                         return Err(fallback());
                     }
                 }
-                let from = d.keys.len();
-                d.keys.push_str(key);
-                d.key_ranges.push((from, d.keys.len()));
+                d.key_ranges.push((from, to));
                 d.ctx = Ctx::Member { depth: *depth };
             }
             Mode::Row => {
@@ -880,9 +930,7 @@ impl Obj<'_, '_> {
                 ..
             } => {
                 let n = d.key_ranges.len() - keys_from;
-                let text_from = d.key_ranges.get(keys_from).map_or(d.keys.len(), |r| r.0);
                 d.key_ranges.truncate(keys_from);
-                d.keys.truncate(text_from);
                 if let Some(opened) = check_inline {
                     // Row 0's object with three or more scalar members takes an inline schema
                     // (its size hint said otherwise).
@@ -1374,5 +1422,96 @@ impl<F: FnOnce(&str) -> Result<()>> ser::Serializer for KeyText<F> {
         _len: usize,
     ) -> Result<Self::SerializeStructVariant> {
         Err(fallback())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::ser::{SerializeMap, Serializer};
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    /// A map that may repeat keys (serde_json's own maps cannot).
+    struct Entries(Vec<(String, Value)>);
+
+    impl Serialize for Entries {
+        fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+            let mut map = serializer.serialize_map(Some(self.0.len()))?;
+            for (k, v) in &self.0 {
+                map.serialize_entry(k, v)?;
+            }
+            map.end()
+        }
+    }
+
+    fn direct(value: &impl Serialize) -> Result<String> {
+        let mut out = String::new();
+        write(value, &EncoderOptions::new(), &mut out).map(|()| out)
+    }
+
+    fn entries(keys: &[&str], value: &Value) -> Entries {
+        Entries(
+            keys.iter()
+                .map(|k| (k.to_string(), value.clone()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn every_repeated_key_gives_up() {
+        let values = [
+            json!(1),
+            json!({"x": 1}),
+            json!([1, 2]),
+            json!([{"x": 1}]),
+            json!([]),
+        ];
+        let mut many: Vec<String> = (0..40).map(|i| format!("k{i}")).collect();
+        many.push("k7".into());
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let lists: [&[&str]; 5] = [
+            &["a", "b", "a"],
+            &["a b", "x", "a b"],
+            &["", "y", ""],
+            &["same", "same"],
+            &many,
+        ];
+        for keys in lists {
+            for v in &values {
+                let map = entries(keys, v);
+                assert!(direct(&map).is_err(), "{keys:?} of {v}");
+                // Under a member, and as a table cell's attachment.
+                let member = Entries(vec![("m".into(), json!(0)), ("o".into(), json!(null))]);
+                assert!(direct(&member).is_ok());
+                let inner =
+                    serde_json::to_value(Entries(vec![("z".into(), json!(1))])).expect("a map");
+                assert!(direct(&vec![inner]).is_ok());
+                struct Nested<'a>(&'a Entries);
+                impl Serialize for Nested<'_> {
+                    fn serialize<S: Serializer>(
+                        &self,
+                        serializer: S,
+                    ) -> std::result::Result<S::Ok, S::Error> {
+                        let mut map = serializer.serialize_map(Some(2))?;
+                        map.serialize_entry("id", &1)?;
+                        map.serialize_entry("inner", self.0)?;
+                        map.end()
+                    }
+                }
+                assert!(direct(&Nested(&map)).is_err(), "{keys:?} of {v}");
+                assert!(direct(&[Nested(&map)]).is_err(), "{keys:?} of {v}");
+            }
+        }
+        // Distinct keys that share a Bloom bit are no duplicates.
+        let distinct: Vec<String> = (0..15).map(|i| format!("k{i:02}")).collect();
+        let distinct: Vec<&str> = distinct.iter().map(String::as_str).collect();
+        for v in &values {
+            let out = direct(&entries(&distinct, v)).expect("no duplicates");
+            let expected = EncoderOptions::new()
+                .to_string_through_tape(&entries(&distinct, v))
+                .expect("the tape agrees");
+            assert_eq!(format!("{}{out}", super::super::HEADER), expected);
+        }
     }
 }
