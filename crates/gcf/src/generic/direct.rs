@@ -287,6 +287,42 @@ fn nest<'a>(out: &mut String, arrays: &'a mut [Array]) -> Result<&'a mut Array> 
     Ok(array)
 }
 
+/// Bytes of a bare key: `[A-Za-z_]` first (2), `[A-Za-z0-9_]` after (1 or 2).
+const BARE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        table[c] = if b.is_ascii_alphabetic() || b == b'_' {
+            2
+        } else if b.is_ascii_digit() {
+            1
+        } else {
+            0
+        };
+        c += 1;
+    }
+    table
+};
+
+/// Appends a key as `lex::write_key` does (bare when it is a bare key), with a table lookup
+/// per byte.
+#[inline]
+fn write_key(out: &mut String, key: &str) {
+    let b = key.as_bytes();
+    let bare = match b.split_first() {
+        Some((&first, rest)) => {
+            BARE[usize::from(first)] == 2 && rest.iter().all(|&c| BARE[usize::from(c)] != 0)
+        }
+        None => false,
+    };
+    if bare {
+        out.push_str(key);
+    } else {
+        lex::write_key(out, key);
+    }
+}
+
 /// Puts `## ` before the last key written (at the end of `out`), and moves its range.
 fn prefix_key(out: &mut String, range: &mut (usize, usize)) {
     out.insert_str(range.0, "## ");
@@ -297,6 +333,13 @@ fn prefix_key(out: &mut String, range: &mut (usize, usize)) {
 #[inline]
 fn indent(out: &mut String, depth: usize) {
     let mut n = depth * 2;
+    if n <= 32 {
+        // A fixed-size copy (inlined stores, no `memset` call), then the excess cut off.
+        let len = out.len();
+        out.push_str(&SPACES[..32]);
+        out.truncate(len + n);
+        return;
+    }
     while n > SPACES.len() {
         out.push_str(SPACES);
         n -= SPACES.len();
@@ -718,6 +761,7 @@ enum Mode {
         /// is new, without comparing it to the others.
         seen: u64,
         /// Hashes of the keys, once the object is too large for pairwise checks.
+        /// (Boxed: an open object is moved around as a serde compound, and most are small.)
         big: Option<HashSet<u64, BuildHasherDefault<DefaultHasher>>>,
         /// A row attachment `.key {}`: on its end the output switches back to the row.
         attached: bool,
@@ -816,7 +860,7 @@ impl Obj<'_, '_> {
                 // equal just when the keys are.
                 indent(&mut d.out, *depth);
                 let from = d.out.len();
-                lex::write_key(&mut d.out, key);
+                write_key(&mut d.out, key);
                 let to = d.out.len();
                 let key = &d.out[from..to];
                 let n = d.key_ranges.len() - *keys_from;
@@ -1456,6 +1500,24 @@ mod tests {
                 .map(|k| (k.to_string(), value.clone()))
                 .collect(),
         )
+    }
+
+    #[test]
+    fn keys_and_indentation_are_written_as_lex_writes_them() {
+        let keys = [
+            "", "a", "_", "Z9", "a_b", "9a", "a-b", "a b", "é", "aé", "key.x", "_0", "A", "a\n",
+        ];
+        for key in keys {
+            let (mut ours, mut theirs) = (String::new(), String::new());
+            write_key(&mut ours, key);
+            lex::write_key(&mut theirs, key);
+            assert_eq!(ours, theirs, "{key:?}");
+        }
+        for depth in [0, 1, 15, 16, 17, 40, 70] {
+            let mut out = String::from("x");
+            indent(&mut out, depth);
+            assert_eq!(out, format!("x{}", " ".repeat(depth * 2)));
+        }
     }
 
     #[test]
