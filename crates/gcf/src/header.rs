@@ -253,6 +253,7 @@ impl<'a> Summary<'a> {
 }
 
 /// Whether a line is a metadata line (`##!`).
+#[inline]
 pub(crate) fn is_metadata(line: &Line<'_>) -> bool {
     line.text.starts_with("##!")
 }

@@ -135,6 +135,7 @@ impl<'de> Parser<'de> {
         }
     }
 
+    #[inline]
     fn enter(&mut self, line: &Line<'_>) -> Result<()> {
         self.depth += 1;
         if self.depth > self.limits.max_depth {
@@ -149,6 +150,7 @@ impl<'de> Parser<'de> {
         Ok(())
     }
 
+    #[inline]
     fn leave(&mut self) {
         self.depth -= 1;
     }
@@ -169,6 +171,7 @@ impl<'de> Parser<'de> {
         Ok(())
     }
 
+    #[inline]
     fn check_elements(&self, line: &Line<'_>, n: u64) -> Result<()> {
         if n > self.limits.max_elements as u64 {
             return Err(line.error(
@@ -302,6 +305,7 @@ impl<'de> Parser<'de> {
 
     /// Parses an object member line at `level`: `key=value`, `key[N]: values`, `## key`,
     /// `## key [N]` or `## key [N]{fields}`.
+    #[inline(always)] // one caller; returned through memory, the member costs a stall
     fn member(&self, line: Line<'de>, level: usize) -> Result<(Cow<'de, str>, Pending<'de>)> {
         let text = line.text;
         if let Some(rest) = text.strip_prefix("## ") {
@@ -734,13 +738,14 @@ impl<'de> KeySet<'de> {
 // ---------------------------------------------------------------------------------------------
 // Values
 
-/// A scalar token (trimmed) on its line.
-struct ScalarDe<'de> {
-    line: Line<'de>,
+/// A scalar token (trimmed) on its line (borrowed: copying a line per cell costs more than
+/// the cell's parse).
+struct ScalarDe<'a, 'de> {
+    line: &'a Line<'de>,
     token: &'de str,
 }
 
-impl<'de> ScalarDe<'de> {
+impl<'de> ScalarDe<'_, 'de> {
     /// Classifies the token; numbers go to `number`, everything else to `visit_scalar`.
     fn number<V: Visitor<'de>>(
         self,
@@ -748,11 +753,11 @@ impl<'de> ScalarDe<'de> {
         number: impl FnOnce(&Line<'de>, Number, &'de str, V) -> Result<V::Value>,
     ) -> Result<V::Value> {
         let ScalarDe { line, token } = self;
-        match lex::scalar(&line, token)? {
-            Scalar::Int(v) if v >= 0 => number(&line, Number::U64(v as u64), token, visitor),
-            Scalar::Int(v) => number(&line, Number::I64(v), token, visitor),
-            Scalar::Number(lexeme) => number(&line, number::parse(lexeme), lexeme, visitor),
-            _ => return visit_scalar(&line, token, visitor),
+        match lex::scalar(line, token)? {
+            Scalar::Int(v) if v >= 0 => number(line, Number::U64(v as u64), token, visitor),
+            Scalar::Int(v) => number(line, Number::I64(v), token, visitor),
+            Scalar::Number(lexeme) => number(line, number::parse(lexeme), lexeme, visitor),
+            _ => return visit_scalar(line, token, visitor),
         }
         .map_err(|e| e.or_position(|| line.position_of(token)))
     }
@@ -815,12 +820,12 @@ macro_rules! float_targets {
     };
 }
 
-impl<'de> de::Deserializer<'de> for ScalarDe<'de> {
+impl<'de> de::Deserializer<'de> for ScalarDe<'_, 'de> {
     type Error = Error;
 
     #[inline]
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        visit_scalar(&self.line, self.token, visitor)
+        visit_scalar(self.line, self.token, visitor)
     }
 
     int_targets! {
@@ -838,7 +843,7 @@ impl<'de> de::Deserializer<'de> for ScalarDe<'de> {
     }
 
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        match lex::scalar(&self.line, self.token)? {
+        match lex::scalar(self.line, self.token)? {
             Scalar::Str(Cow::Borrowed(s)) => visitor.visit_borrowed_bytes(s.as_bytes()),
             Scalar::Str(Cow::Owned(s)) => visitor.visit_byte_buf(s.into_bytes()),
             _ => self.deserialize_any(visitor),
@@ -864,23 +869,23 @@ impl<'de> de::Deserializer<'de> for ScalarDe<'de> {
         visitor: V,
     ) -> Result<V::Value> {
         let ScalarDe { line, token } = self;
-        match lex::scalar(&line, token)? {
+        match lex::scalar(line, token)? {
             Scalar::Str(Cow::Borrowed(s)) => visitor
                 .visit_enum(de::value::BorrowedStrDeserializer::new(s))
                 .map_err(|e: Error| e.or_position(|| line.position_of(token))),
             Scalar::Str(Cow::Owned(s)) => visitor
                 .visit_enum(de::value::StringDeserializer::new(s))
                 .map_err(|e: Error| e.or_position(|| line.position_of(token))),
-            _ => visit_scalar(&line, token, visitor),
+            _ => visit_scalar(line, token, visitor),
         }
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         // Validate the token (markers, escapes) without the numeric-domain check.
         if let Scalar::Missing | Scalar::Marker | Scalar::InlineMarker(_) =
-            lex::scalar(&self.line, self.token)?
+            lex::scalar(self.line, self.token)?
         {
-            return visit_scalar(&self.line, self.token, visitor);
+            return visit_scalar(self.line, self.token, visitor);
         }
         visitor.visit_unit()
     }
@@ -901,7 +906,7 @@ macro_rules! scalar_or_any {
         $(
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
                 match self.pending {
-                    Pending::Scalar { line, token } => ScalarDe { line, token }.$method(visitor),
+                    Pending::Scalar { line, token } => ScalarDe { line: &line, token }.$method(visitor),
                     pending => ValueDe { p: self.p, pending }.deserialize_any(visitor),
                 }
             }
@@ -915,7 +920,9 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let p = self.p;
         match self.pending {
-            Pending::Scalar { line, token } => ScalarDe { line, token }.deserialize_any(visitor),
+            Pending::Scalar { line, token } => {
+                ScalarDe { line: &line, token }.deserialize_any(visitor)
+            }
             Pending::Object { line, level } => {
                 p.enter(&line)?;
                 let mut access = ObjectAccess::new(p, level);
@@ -1004,7 +1011,9 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         match self.pending {
-            Pending::Scalar { line, token } => ScalarDe { line, token }.deserialize_option(visitor),
+            Pending::Scalar { line, token } => {
+                ScalarDe { line: &line, token }.deserialize_option(visitor)
+            }
             pending => visitor.visit_some(ValueDe { p: self.p, pending }),
         }
     }
@@ -1026,7 +1035,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
         let p = self.p;
         match self.pending {
             Pending::Scalar { line, token } => {
-                ScalarDe { line, token }.deserialize_enum(_name, _variants, visitor)
+                ScalarDe { line: &line, token }.deserialize_enum(_name, _variants, visitor)
             }
             Pending::Object { line, level } => {
                 p.enter(&line)?;
@@ -1052,7 +1061,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         match self.pending {
             Pending::Scalar { line, token } => {
-                ScalarDe { line, token }.deserialize_ignored_any(visitor)
+                ScalarDe { line: &line, token }.deserialize_ignored_any(visitor)
             }
             pending => ValueDe { p: self.p, pending }.deserialize_any(visitor),
         }
@@ -1111,9 +1120,10 @@ impl<'de> de::MapAccess<'de> for ObjectAccess<'_, 'de> {
                 IgnoredAny,
             )?;
         }
-        let Some(line) = self.p.lines.peek()? else {
+        if !self.p.lines.has_next()? {
             return Ok(None);
-        };
+        }
+        let line = self.p.lines.peeked();
         let level = line.level()?;
         if level < self.level {
             return Ok(None);
@@ -1285,7 +1295,7 @@ impl<'de> de::SeqAccess<'de> for InlineSeq<'_, 'de> {
         self.found += 1;
         self.p.check_elements(&self.line, self.found)?;
         seed.deserialize(ScalarDe {
-            line: self.line,
+            line: &self.line,
             token,
         })
         .map(Some)
@@ -1307,9 +1317,10 @@ struct ItemSeq<'a, 'de> {
 impl<'de> ItemSeq<'_, 'de> {
     /// The next line if it is an item of this array (at its level, starting with `@`).
     fn next_item_line(&mut self) -> Result<Option<Line<'de>>> {
-        let Some(line) = self.p.lines.peek()? else {
+        if !self.p.lines.has_next()? {
             return Ok(None);
-        };
+        }
+        let line = self.p.lines.peeked();
         let level = line.level()?;
         if level < self.level {
             return Ok(None);
@@ -1457,8 +1468,8 @@ struct Table<'de> {
     inline: Vec<Option<Fields<'de>>>,
     /// Shared array schemas established per column (spec §7.4.5.3).
     shared: Vec<Option<Fields<'de>>>,
-    /// The current row.
-    row: Option<Line<'de>>,
+    /// The current row (the table's header line before the first).
+    row: Line<'de>,
     cells: Vec<Cell<'de>>,
     children: Vec<Option<Child<'de>>>,
     /// Where the current row's attachment region ends.
@@ -1483,7 +1494,7 @@ impl<'de> Table<'de> {
             found: 0,
             inline: Vec::new(),
             shared: Vec::new(),
-            row: None,
+            row: line,
             cells,
             children,
             after_row: Cursor {
@@ -1529,9 +1540,10 @@ struct RowSeq<'a, 'de> {
 impl<'de> RowSeq<'_, 'de> {
     /// The next line if it is a row of this table.
     fn next_row_line(&mut self) -> Result<Option<Line<'de>>> {
-        let Some(line) = self.p.lines.peek()? else {
+        if !self.p.lines.has_next()? {
             return Ok(None);
-        };
+        }
+        let line = self.p.lines.peeked();
         let level = line.level()?;
         if level < self.st.level {
             return Ok(None);
@@ -1642,13 +1654,14 @@ impl<'de> RowSeq<'_, 'de> {
             }
         }
         self.p.lines.advance();
-        st.row = Some(line);
+        st.row = line;
         st.children.clear();
         st.children.resize(st.fields.len(), None);
         // The attachment region: `.field` lines and positional bodies at the row's level or
         // one below, until the next row, a section, or a dedent.
         let level = st.level;
-        while let Some(child) = self.p.lines.peek()? {
+        while self.p.lines.has_next()? {
+            let child = self.p.lines.peeked();
             let child_level = child.level()?;
             if child_level < level {
                 break;
@@ -1772,7 +1785,7 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, 'de> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        let line = self.st.row.unwrap_or(self.st.line);
+        let line = self.st.row;
         self.p.enter(&line)?;
         let mut access = RowAccess {
             p: &mut *self.p,
@@ -1849,14 +1862,14 @@ impl<'de> de::MapAccess<'de> for RowAccess<'_, 'de> {
 impl<'de> RowAccess<'_, 'de> {
     fn value_at<V: DeserializeSeed<'de>>(&mut self, c: usize, seed: V) -> Result<V::Value> {
         let st = &mut *self.st;
-        let row = st.row.unwrap_or(st.line);
         let cell = st.cells[c];
         if cell.kind == CellKind::Scalar {
             return seed.deserialize(ScalarDe {
-                line: row,
+                line: &st.row,
                 token: cell.token,
             });
         }
+        let row = st.row;
         match st.children[c] {
             Some(Child::Positional(line)) => {
                 let fields = st.inline_schema(c).cloned().ok_or_else(|| {
@@ -1953,7 +1966,7 @@ struct InlineObjectAccess<'de> {
 
 impl<'de> InlineObjectAccess<'de> {
     fn new(line: Line<'de>, fields: Fields<'de>) -> Result<Self> {
-        let found = lex::split(line.text, b'|').count();
+        let found = lex::cells(line.text, b'|').count();
         if found != fields.len() {
             return Err(line.error(
                 ErrorKind::InlineWidthMismatch,
@@ -2006,7 +2019,7 @@ impl<'de> de::MapAccess<'de> for InlineObjectAccess<'de> {
             .take()
             .ok_or_else(|| Error::new(ErrorKind::Custom, "a value was requested before its key"))?;
         seed.deserialize(ScalarDe {
-            line: self.line,
+            line: &self.line,
             token,
         })
     }
