@@ -44,6 +44,7 @@ pub(crate) fn write<T: ?Sized + Serialize>(
         ctx: Ctx::Root,
         key_ranges: Vec::new(),
         arrays: Vec::new(),
+        fields: String::new(),
         spare: Vec::new(),
     };
     let result = value.serialize(&mut direct);
@@ -256,6 +257,8 @@ struct Direct<'o> {
     /// reads them; the output moves only after them while they are open).
     key_ranges: Vec<(usize, usize)>,
     arrays: Vec<Array>,
+    /// A table's `{fields}`, written once its row 0 ends (kept for its allocation).
+    fields: String,
     /// Tables no longer in use, kept for their allocations.
     /// Boxed: they move into and out of `arrays` as boxes.
     #[allow(clippy::vec_box)]
@@ -321,6 +324,17 @@ fn write_key(out: &mut String, key: &str) {
     } else {
         lex::write_key(out, key);
     }
+}
+
+/// Writes an object member's indentation and key; returns where the key is and the Bloom
+/// bit of the written key.
+#[inline]
+fn write_member_key(out: &mut String, depth: usize, key: &str) -> ((usize, usize), u64) {
+    indent(out, depth);
+    let from = out.len();
+    write_key(out, key);
+    let to = out.len();
+    ((from, to), key_bit(&out[from..to]))
 }
 
 /// Puts `## ` before the last key written (at the end of `out`), and moves its range.
@@ -394,7 +408,22 @@ impl Direct<'_> {
                     return v.write(attach);
                 }
             }
-            _ => {}
+            Ctx::Member { .. } => {
+                // The indentation and the key are written.
+                self.out.push('=');
+                v.write(&mut self.out)?;
+                self.out.push('\n');
+                return Ok(());
+            }
+            Ctx::Element => {
+                if let Some(array) = self.arrays.last() {
+                    if array.form == Form::Primitive {
+                        self.out.push(',');
+                        return v.write(&mut self.out);
+                    }
+                }
+            }
+            Ctx::Root => {}
         }
         self.leaf_slow(v)
     }
@@ -798,7 +827,11 @@ impl Obj<'_, '_> {
         // The common cases first: a later row with the next column's key, a later row's
         // object with the next key of its inline schema.
         let Direct {
-            out, arrays, ctx, ..
+            out,
+            arrays,
+            ctx,
+            key_ranges,
+            ..
         } = &mut *self.d;
         match &mut self.mode {
             Mode::Row => {
@@ -822,6 +855,27 @@ impl Obj<'_, '_> {
                             }
                         }
                     }
+                }
+            }
+            Mode::Members {
+                depth,
+                keys_from,
+                seen,
+                big: None,
+                ..
+            } => {
+                // A small object (pairwise checks) and a key unlike the others by the Bloom
+                // filter; the rest (after undoing the write) as in `key_slow`.
+                if key_ranges.len() - *keys_from < PAIRWISE_MAX {
+                    let start = out.len();
+                    let (range, bit) = write_member_key(out, *depth, key);
+                    if *seen & bit == 0 {
+                        *seen |= bit;
+                        key_ranges.push(range);
+                        *ctx = Ctx::Member { depth: *depth };
+                        return Ok(());
+                    }
+                    out.truncate(start);
                 }
             }
             Mode::Inline { from, next, to } if *next < *to => {
@@ -858,10 +912,7 @@ impl Obj<'_, '_> {
                 // The key goes out at once (`key=value`, `## key`, `key[N]: ` or `## key [N]`
                 // all start with it); the duplicate check compares the written keys, which are
                 // equal just when the keys are.
-                indent(&mut d.out, *depth);
-                let from = d.out.len();
-                write_key(&mut d.out, key);
-                let to = d.out.len();
+                let ((from, to), _) = write_member_key(&mut d.out, *depth, key);
                 let key = &d.out[from..to];
                 let n = d.key_ranges.len() - *keys_from;
                 let bit = key_bit(key);
@@ -989,7 +1040,12 @@ impl Obj<'_, '_> {
                 }
             }
             Mode::Row => {
-                let Direct { out, arrays, .. } = d;
+                let Direct {
+                    out,
+                    arrays,
+                    fields,
+                    ..
+                } = d;
                 let array = arrays.last_mut().ok_or_else(fallback)?;
                 let table = &mut array.table;
                 let n = table.ranges.len();
@@ -1004,15 +1060,16 @@ impl Obj<'_, '_> {
                         // Only empty objects: expanded `@i {}` items.
                         return Err(fallback());
                     }
-                    let mut fields = String::from("{");
+                    fields.clear();
+                    fields.push('{');
                     for c in 0..n {
                         if c > 0 {
                             fields.push(',');
                         }
-                        lex::write_key(&mut fields, table.name(c));
+                        write_key(fields, table.name(c));
                     }
                     fields.push('}');
-                    out.insert_str(table.header_at, &fields);
+                    out.insert_str(table.header_at, fields);
                 }
                 out.push('\n');
                 if !table.attach.is_empty() {
