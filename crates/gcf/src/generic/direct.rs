@@ -863,20 +863,18 @@ impl Obj<'_, '_> {
                 seen,
                 big: None,
                 ..
-            } => {
+            } if key_ranges.len() - *keys_from < PAIRWISE_MAX => {
                 // A small object (pairwise checks) and a key unlike the others by the Bloom
                 // filter; the rest (after undoing the write) as in `key_slow`.
-                if key_ranges.len() - *keys_from < PAIRWISE_MAX {
-                    let start = out.len();
-                    let (range, bit) = write_member_key(out, *depth, key);
-                    if *seen & bit == 0 {
-                        *seen |= bit;
-                        key_ranges.push(range);
-                        *ctx = Ctx::Member { depth: *depth };
-                        return Ok(());
-                    }
-                    out.truncate(start);
+                let start = out.len();
+                let (range, bit) = write_member_key(out, *depth, key);
+                if *seen & bit == 0 {
+                    *seen |= bit;
+                    key_ranges.push(range);
+                    *ctx = Ctx::Member { depth: *depth };
+                    return Ok(());
                 }
+                out.truncate(start);
             }
             Mode::Inline { from, next, to } if *next < *to => {
                 if let Some(array) = arrays.last_mut() {
