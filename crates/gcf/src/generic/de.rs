@@ -304,9 +304,15 @@ impl<'de> Parser<'de> {
     }
 
     /// Parses an object member line at `level`: `key=value`, `key[N]: values`, `## key`,
-    /// `## key [N]` or `## key [N]{fields}`.
-    #[inline(always)] // one caller; returned through memory, the member costs a stall
-    fn member(&self, line: Line<'de>, level: usize) -> Result<(Cow<'de, str>, Pending<'de>)> {
+    /// `## key [N]` or `## key [N]{fields}`. The value goes to `out`, written in place: a
+    /// returned pending value goes through memory and stalls on being read back.
+    #[inline(always)] // one caller
+    fn member(
+        &self,
+        line: Line<'de>,
+        level: usize,
+        out: &mut Option<Pending<'de>>,
+    ) -> Result<Cow<'de, str>> {
         let text = line.text;
         if let Some(rest) = text.strip_prefix("## ") {
             if rest.starts_with('[') {
@@ -319,13 +325,11 @@ impl<'de> Parser<'de> {
             let (key, after) = lex::key(&line, rest, b" \t")?;
             let after_trimmed = after.trim_end_matches([' ', '\t']);
             if after_trimmed.is_empty() {
-                return Ok((
-                    key,
-                    Pending::Object {
-                        line,
-                        level: level + 1,
-                    },
-                ));
+                *out = Some(Pending::Object {
+                    line,
+                    level: level + 1,
+                });
+                return Ok(key);
             }
             if let Some(bracket) = after.strip_prefix(' ').filter(|s| s.starts_with('[')) {
                 let pending = self.array_header(line, bracket, level, None)?;
@@ -340,7 +344,8 @@ impl<'de> Parser<'de> {
                         "a named inline array is written `key[N]: values`, without `## `",
                     ));
                 }
-                return Ok((key, pending));
+                *out = Some(pending);
+                return Ok(key);
             }
             if quoted {
                 return Err(line.error_at(
@@ -371,13 +376,11 @@ impl<'de> Parser<'de> {
         let quoted = text.starts_with('"');
         let (key, rest) = lex::key(&line, text, b"=[")?;
         if let Some(value) = rest.strip_prefix('=') {
-            return Ok((
-                key,
-                Pending::Scalar {
-                    line,
-                    token: lex::trim(value),
-                },
-            ));
+            *out = Some(Pending::Scalar {
+                line,
+                token: lex::trim(value),
+            });
+            return Ok(key);
         }
         if rest.starts_with('[') {
             let pending = self.array_header(line, rest, level, None)?;
@@ -394,7 +397,8 @@ impl<'de> Parser<'de> {
                     "a `key[N]` member needs `: values`; blocks are written `## key [N]`",
                 ));
             }
-            return Ok((key, pending));
+            *out = Some(pending);
+            return Ok(key);
         }
         Err(line.error_at(
             if quoted {
@@ -1146,7 +1150,7 @@ impl<'de> de::MapAccess<'de> for ObjectAccess<'_, 'de> {
                 "the `##! summary` trailer is only valid at the top level",
             ));
         }
-        let (key, pending) = self.p.member(line, self.level)?;
+        let key = self.p.member(line, self.level, &mut self.pending)?;
         self.p.lines.advance();
         self.found += 1;
         self.p.check_elements(&line, self.found)?;
@@ -1156,13 +1160,18 @@ impl<'de> de::MapAccess<'de> for ObjectAccess<'_, 'de> {
                 format!("key {key:?} appears twice in one object"),
             ));
         }
-        self.pending = Some(pending);
         seed.deserialize(KeyDe::of(&key))
             .map(Some)
             .map_err(|e| e.or_position(|| line_position(&line)))
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        // A scalar is read in place (copying its line out costs a stall).
+        if let Some(Pending::Scalar { line, token }) = &self.pending {
+            let value = seed.deserialize(ScalarDe { line, token });
+            self.pending = None;
+            return value;
+        }
         let pending = self
             .pending
             .take()
