@@ -1612,6 +1612,7 @@ impl<'de> RowSeq<'_, 'de> {
             }
         }
         st.cells.clear();
+        let mut markers = false;
         for token in lex::cells(text, b'|') {
             let b = token.as_bytes();
             let kind = match b {
@@ -1620,6 +1621,7 @@ impl<'de> RowSeq<'_, 'de> {
                 [b'^', b'{', .., b'}'] => CellKind::InlineMarker,
                 _ => CellKind::Scalar,
             };
+            markers |= matches!(kind, CellKind::Marker | CellKind::InlineMarker);
             st.cells.push(Cell { token, kind });
             if st.cells.len() > st.fields.len() {
                 break;
@@ -1635,11 +1637,9 @@ impl<'de> RowSeq<'_, 'de> {
                 ),
             ));
         }
-        let mut markers = false;
-        for c in 0..st.cells.len() {
+        for c in 0..if markers { st.cells.len() } else { 0 } {
             match st.cells[c].kind {
                 CellKind::InlineMarker => {
-                    markers = true;
                     let decl = &st.cells[c].token[1..];
                     let (fields, after) = lex::field_decl(
                         &line,
@@ -1658,14 +1658,16 @@ impl<'de> RowSeq<'_, 'de> {
                     let n = st.fields.len();
                     Table::set(&mut st.inline, n, c, Rc::new(fields));
                 }
-                CellKind::Marker => markers = true,
                 _ => {}
             }
         }
         self.p.lines.advance();
         st.row = line;
-        st.children.clear();
-        st.children.resize(st.fields.len(), None);
+        // Only a row with an `@N` id has attachments (`children` is read for no other row).
+        if has_id {
+            st.children.clear();
+            st.children.resize(st.fields.len(), None);
+        }
         // The attachment region: `.field` lines and positional bodies at the row's level or
         // one below, until the next row, a section, or a dedent.
         let level = st.level;
@@ -1740,7 +1742,7 @@ impl<'de> RowSeq<'_, 'de> {
         if markers {
             if let Some(c) = (0..st.cells.len()).find(|&c| {
                 matches!(st.cells[c].kind, CellKind::Marker | CellKind::InlineMarker)
-                    && st.children[c].is_none()
+                    && (!has_id || st.children[c].is_none())
             }) {
                 let field = &st.fields[c];
                 let token = st.cells[c].token;
@@ -1879,7 +1881,7 @@ impl<'de> RowAccess<'_, 'de> {
             });
         }
         let row = st.row;
-        match st.children[c] {
+        match st.children.get(c).copied().flatten() {
             Some(Child::Positional(line)) => {
                 let fields = st.inline_schema(c).cloned().ok_or_else(|| {
                     line.error(ErrorKind::OrphanInlineAttachment, "no inline schema")
@@ -1975,7 +1977,7 @@ struct InlineObjectAccess<'de> {
 
 impl<'de> InlineObjectAccess<'de> {
     fn new(line: Line<'de>, fields: Fields<'de>) -> Result<Self> {
-        let found = lex::cells(line.text, b'|').count();
+        let found = lex::count_cells(line.text, b'|');
         if found != fields.len() {
             return Err(line.error(
                 ErrorKind::InlineWidthMismatch,
