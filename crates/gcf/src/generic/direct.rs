@@ -1013,7 +1013,43 @@ impl Obj<'_, '_> {
         })
     }
 
+    /// Closes the object.
+    #[inline]
     fn end(self) -> Result<()> {
+        // The common cases first: a later row with every column and no attachment, an
+        // object of members that is nobody's attachment.
+        match &self.mode {
+            Mode::Row => {
+                if let Some(array) = self.d.arrays.last() {
+                    let table = &array.table;
+                    if array.count > 0
+                        && table.next_col == table.ranges.len()
+                        && table.attach.is_empty()
+                    {
+                        self.d.out.push('\n');
+                        self.d.depth -= 1;
+                        return Ok(());
+                    }
+                }
+            }
+            Mode::Members {
+                keys_from,
+                attached: false,
+                check_inline: None,
+                ..
+            } => {
+                self.d.key_ranges.truncate(*keys_from);
+                self.d.depth -= 1;
+                return Ok(());
+            }
+            _ => {}
+        }
+        self.end_slow()
+    }
+
+    /// [`Obj::end`] in every case.
+    #[inline(never)]
+    fn end_slow(self) -> Result<()> {
         let d = self.d;
         match self.mode {
             Mode::Members {
@@ -1098,15 +1134,17 @@ impl Obj<'_, '_> {
     }
 }
 
-/// A key's bit in a member Bloom filter, from its length and its first and last bytes.
+/// A key's bit in a member Bloom filter: a multiplicative hash of its first eight bytes, its
+/// last byte and its length.
 #[inline]
 fn key_bit(key: &str) -> u64 {
     let b = key.as_bytes();
-    let (first, last) = match (b.first(), b.last()) {
-        (Some(&f), Some(&l)) => (usize::from(f), usize::from(l)),
-        _ => (0, 0),
-    };
-    1 << ((b.len().wrapping_mul(7) ^ first.wrapping_mul(3) ^ last) & 63)
+    let mut word = [0u8; 8];
+    let n = b.len().min(8);
+    word[..n].copy_from_slice(&b[..n]);
+    let last = b.last().map_or(0, |&c| u64::from(c));
+    let x = u64::from_le_bytes(word) ^ ((b.len() as u64) << 56) ^ last;
+    1 << (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
 }
 
 fn hash(key: &str) -> u64 {
