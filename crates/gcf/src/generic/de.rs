@@ -1637,29 +1637,29 @@ impl<'de> RowSeq<'_, 'de> {
                 ),
             ));
         }
-        for c in 0..if markers { st.cells.len() } else { 0 } {
-            match st.cells[c].kind {
-                CellKind::InlineMarker => {
-                    let decl = &st.cells[c].token[1..];
-                    let (fields, after) = lex::field_decl(
-                        &line,
-                        decl,
-                        self.p.limits.max_fields,
-                        ErrorKind::InvalidAttachmentMarker,
-                        ErrorKind::InvalidAttachmentMarker,
-                    )?;
-                    if !after.is_empty() {
-                        return Err(line.error_at(
-                            ErrorKind::InvalidAttachmentMarker,
-                            after,
-                            "unexpected text after the inline field declaration",
-                        ));
-                    }
-                    let n = st.fields.len();
-                    Table::set(&mut st.inline, n, c, Rc::new(fields));
-                }
-                _ => {}
+        // Inline-schema markers establish their column's schema.
+        let inline_markers = if markers { st.cells.len() } else { 0 };
+        for c in 0..inline_markers {
+            if st.cells[c].kind != CellKind::InlineMarker {
+                continue;
             }
+            let decl = &st.cells[c].token[1..];
+            let (fields, after) = lex::field_decl(
+                &line,
+                decl,
+                self.p.limits.max_fields,
+                ErrorKind::InvalidAttachmentMarker,
+                ErrorKind::InvalidAttachmentMarker,
+            )?;
+            if !after.is_empty() {
+                return Err(line.error_at(
+                    ErrorKind::InvalidAttachmentMarker,
+                    after,
+                    "unexpected text after the inline field declaration",
+                ));
+            }
+            let n = st.fields.len();
+            Table::set(&mut st.inline, n, c, Rc::new(fields));
         }
         self.p.lines.advance();
         st.row = line;
