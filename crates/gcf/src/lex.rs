@@ -593,7 +593,8 @@ fn small_int(b: &[u8]) -> Option<i64> {
 
 /// Classifies a token (already trimmed) by the precedence rules of spec §2.1. Context rules
 /// (where `~` and markers are allowed) are the caller's.
-#[inline]
+// Inlined into the decoder's visitors: a returned `Scalar` goes through memory and stalls.
+#[inline(always)]
 pub(crate) fn scalar<'a>(line: &Line<'a>, token: &'a str) -> Result<Scalar<'a>> {
     let b = token.as_bytes();
     match b.first() {
