@@ -3,6 +3,7 @@
 mod de;
 mod direct;
 mod encode;
+mod key;
 mod stream;
 pub(crate) mod tape;
 

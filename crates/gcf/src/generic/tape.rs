@@ -11,7 +11,9 @@
 //! serializes as `$serde_json::private::RawValue` holding JSON text, which is parsed and
 //! stored as the value it denotes.
 
-use serde::ser::{self, Impossible, Serialize};
+use serde::ser::{self, Serialize};
+
+use super::key::{text_of, KeyText};
 
 use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::number;
@@ -760,8 +762,9 @@ impl ser::SerializeMap for Compound<'_, '_> {
 
     fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<()> {
         self.children += 1;
-        key.serialize(KeySerializer {
-            tape: &mut *self.b.tape,
+        let tape = &mut *self.b.tape;
+        key.serialize(KeyText {
+            take: |text: &str| tape.push_str(text),
         })
     }
 
@@ -816,7 +819,7 @@ impl ser::SerializeStruct for StructState<'_, '_> {
                 value.serialize(&mut *c.b)
             }
             StructState::Number(b) => {
-                let lexeme = value.serialize(StrCapture)?;
+                let lexeme = text_of(value).ok_or_else(not_a_string)?;
                 if !number::is_json_number(&lexeme) {
                     return Err(Error::new(
                         ErrorKind::InvalidNumber,
@@ -828,7 +831,7 @@ impl ser::SerializeStruct for StructState<'_, '_> {
                 Ok(())
             }
             StructState::Raw(b) => {
-                let json = value.serialize(StrCapture)?;
+                let json = text_of(value).ok_or_else(not_a_string)?;
                 let parsed: serde_json::Value = serde_json::from_str(&json).map_err(|e| {
                     Error::new(ErrorKind::Custom, format!("invalid raw JSON value: {e}"))
                 })?;
@@ -849,296 +852,12 @@ impl ser::SerializeStruct for StructState<'_, '_> {
     }
 }
 
-/// Takes the string a private serde_json struct holds.
-struct StrCapture;
-
-impl ser::Serializer for StrCapture {
-    type Ok = String;
-    type Error = Error;
-    type SerializeSeq = Impossible<String, Error>;
-    type SerializeTuple = Impossible<String, Error>;
-    type SerializeTupleStruct = Impossible<String, Error>;
-    type SerializeTupleVariant = Impossible<String, Error>;
-    type SerializeMap = Impossible<String, Error>;
-    type SerializeStruct = Impossible<String, Error>;
-    type SerializeStructVariant = Impossible<String, Error>;
-
-    fn serialize_str(self, v: &str) -> Result<String> {
-        Ok(v.to_owned())
-    }
-
-    fn serialize_bool(self, _v: bool) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_i8(self, _v: i8) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_i16(self, _v: i16) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_i32(self, _v: i32) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_i64(self, _v: i64) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_u8(self, _v: u8) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_u16(self, _v: u16) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_u32(self, _v: u32) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_u64(self, _v: u64) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_f32(self, _v: f32) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_f64(self, _v: f64) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_char(self, _v: char) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_bytes(self, _v: &[u8]) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_none(self) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_some<T: ?Sized + Serialize>(self, _value: &T) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_unit(self) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_unit_struct(self, _name: &'static str) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_unit_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-    ) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_newtype_struct<T: ?Sized + Serialize>(
-        self,
-        _name: &'static str,
-        _value: &T,
-    ) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_newtype_variant<T: ?Sized + Serialize>(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _value: &T,
-    ) -> Result<String> {
-        Err(not_a_string())
-    }
-    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq> {
-        Err(not_a_string())
-    }
-    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple> {
-        Err(not_a_string())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _name: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeTupleStruct> {
-        Err(not_a_string())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeTupleVariant> {
-        Err(not_a_string())
-    }
-    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap> {
-        Err(not_a_string())
-    }
-    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct> {
-        Err(not_a_string())
-    }
-    fn serialize_struct_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeStructVariant> {
-        Err(not_a_string())
-    }
-}
-
 #[cold]
 fn not_a_string() -> Error {
     Error::new(
         ErrorKind::UnsupportedValue,
         "serde_json's private number or raw-value struct must hold a string",
     )
-}
-
-/// Serializes a map key: strings, chars, integers, floats and booleans become strings (as in
-/// serde_json); anything else is `invalid_key`.
-struct KeySerializer<'t> {
-    tape: &'t mut Tape<'static>,
-}
-
-#[cold]
-fn key_must_be_a_string(what: &str) -> Error {
-    Error::new(
-        ErrorKind::InvalidKey,
-        format!("a map key must be a string, integer, float, bool or char, not {what}"),
-    )
-}
-
-impl ser::Serializer for KeySerializer<'_> {
-    type Ok = ();
-    type Error = Error;
-    type SerializeSeq = Impossible<(), Error>;
-    type SerializeTuple = Impossible<(), Error>;
-    type SerializeTupleStruct = Impossible<(), Error>;
-    type SerializeTupleVariant = Impossible<(), Error>;
-    type SerializeMap = Impossible<(), Error>;
-    type SerializeStruct = Impossible<(), Error>;
-    type SerializeStructVariant = Impossible<(), Error>;
-
-    fn serialize_str(self, v: &str) -> Result<()> {
-        self.tape.push_str(v)
-    }
-    fn serialize_char(self, v: char) -> Result<()> {
-        self.tape.push_str(v.encode_utf8(&mut [0; 4]))
-    }
-    fn serialize_bool(self, v: bool) -> Result<()> {
-        self.tape.push_str(if v { "true" } else { "false" })
-    }
-    fn serialize_i8(self, v: i8) -> Result<()> {
-        self.serialize_i64(i64::from(v))
-    }
-    fn serialize_i16(self, v: i16) -> Result<()> {
-        self.serialize_i64(i64::from(v))
-    }
-    fn serialize_i32(self, v: i32) -> Result<()> {
-        self.serialize_i64(i64::from(v))
-    }
-    fn serialize_i64(self, v: i64) -> Result<()> {
-        self.tape.push_str(itoa::Buffer::new().format(v))
-    }
-    fn serialize_i128(self, v: i128) -> Result<()> {
-        self.tape.push_str(itoa::Buffer::new().format(v))
-    }
-    fn serialize_u8(self, v: u8) -> Result<()> {
-        self.serialize_u64(u64::from(v))
-    }
-    fn serialize_u16(self, v: u16) -> Result<()> {
-        self.serialize_u64(u64::from(v))
-    }
-    fn serialize_u32(self, v: u32) -> Result<()> {
-        self.serialize_u64(u64::from(v))
-    }
-    fn serialize_u64(self, v: u64) -> Result<()> {
-        self.tape.push_str(itoa::Buffer::new().format(v))
-    }
-    fn serialize_u128(self, v: u128) -> Result<()> {
-        self.tape.push_str(itoa::Buffer::new().format(v))
-    }
-    fn serialize_f32(self, v: f32) -> Result<()> {
-        let mut text = String::new();
-        number::write_f32(&mut text, v)?;
-        self.tape.push_str(&text)
-    }
-    fn serialize_f64(self, v: f64) -> Result<()> {
-        let mut text = String::new();
-        number::write_f64(&mut text, v)?;
-        self.tape.push_str(&text)
-    }
-    fn serialize_bytes(self, _v: &[u8]) -> Result<()> {
-        Err(key_must_be_a_string("bytes"))
-    }
-    fn serialize_none(self) -> Result<()> {
-        Err(key_must_be_a_string("null"))
-    }
-    fn serialize_some<T: ?Sized + Serialize>(self, _value: &T) -> Result<()> {
-        Err(key_must_be_a_string("an option"))
-    }
-    fn serialize_unit(self) -> Result<()> {
-        Err(key_must_be_a_string("null"))
-    }
-    fn serialize_unit_struct(self, _name: &'static str) -> Result<()> {
-        Err(key_must_be_a_string("a unit struct"))
-    }
-    fn serialize_unit_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        variant: &'static str,
-    ) -> Result<()> {
-        self.tape.push_static(variant)
-    }
-    fn serialize_newtype_struct<T: ?Sized + Serialize>(
-        self,
-        _name: &'static str,
-        value: &T,
-    ) -> Result<()> {
-        value.serialize(self)
-    }
-    fn serialize_newtype_variant<T: ?Sized + Serialize>(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _value: &T,
-    ) -> Result<()> {
-        Err(key_must_be_a_string("an enum variant with data"))
-    }
-    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq> {
-        Err(key_must_be_a_string("a sequence"))
-    }
-    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple> {
-        Err(key_must_be_a_string("a tuple"))
-    }
-    fn serialize_tuple_struct(
-        self,
-        _name: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeTupleStruct> {
-        Err(key_must_be_a_string("a tuple struct"))
-    }
-    fn serialize_tuple_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeTupleVariant> {
-        Err(key_must_be_a_string("an enum variant with data"))
-    }
-    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap> {
-        Err(key_must_be_a_string("a map"))
-    }
-    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct> {
-        Err(key_must_be_a_string("a struct"))
-    }
-    fn serialize_struct_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeStructVariant> {
-        Err(key_must_be_a_string("an enum variant with data"))
-    }
 }
 
 #[cfg(test)]
