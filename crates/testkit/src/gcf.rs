@@ -8,7 +8,8 @@
 //!   value (`1.0` equals `1`, since GCF keeps the value, not the spelling; `-0` differs from
 //!   `0`);
 //! - **canonical**: encoding the decoded value gives the same bytes again (idempotence), and
-//!   the `serde_json::Value` fast path (`to_string_value`) gives the same bytes as `to_string`;
+//!   `to_string` (one pass while serde walks the value) and `to_string_value` (the look-ahead
+//!   tape encoder, an independent implementation) give the same bytes;
 //! - **typed errors**: input the decoder rejects fails with an error code, never a panic.
 
 use serde_json::Value;
