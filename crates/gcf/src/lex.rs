@@ -245,17 +245,11 @@ impl<'a> Lines<'a> {
     // through memory, it costs a store-forwarding stall per line.
     #[inline(always)]
     pub(crate) fn peek(&mut self) -> Result<Option<Line<'a>>> {
-        if let Some((line, _)) = self.peeked {
-            return Ok(Some(line));
-        }
-        let Some((line, next)) = self.read_at(self.cursor)? else {
-            return Ok(None);
-        };
-        if line.text.is_empty() || line.text.starts_with('\t') || line.text.starts_with("# ") {
-            return self.peek_past(self.cursor);
-        }
-        self.peeked = Some((line, next));
-        Ok(Some(line))
+        Ok(if self.has_next()? {
+            Some(self.peeked())
+        } else {
+            None
+        })
     }
 
     /// [`Lines::peek`] for the hot loops: whether there is a next significant line, which
@@ -1136,7 +1130,6 @@ pub(crate) fn needs_quote(s: &str) -> bool {
 }
 
 fn contains_quote_char(s: &str) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     /// Whether some byte of `x` is zero.
     #[inline]
