@@ -178,11 +178,14 @@ fn table(inner: impl Strategy<Value = Value> + Clone) -> impl Strategy<Value = V
     let keys = prop::collection::vec(nasty(), 1..5);
     let schema_object =
         (leaf(), leaf(), leaf()).prop_map(|(a, b, c)| json!({"x": a, "y": b, "z": c}));
-    let shared_array = prop::collection::vec(
-        (leaf(), leaf()).prop_map(|(a, b)| json!({"p": a, "q": b})),
-        1..3,
-    )
-    .prop_map(Value::Array);
+    // Mostly rows of the same keys in the same order; now and then one in another order or
+    // with a key missing, which changes the field union.
+    let shared_row = prop_oneof![
+        6 => (leaf(), leaf()).prop_map(|(a, b)| json!({"p": a, "q": b})),
+        1 => (leaf(), leaf()).prop_map(|(a, b)| json!({"q": b, "p": a})),
+        1 => leaf().prop_map(|a| json!({"p": a})),
+    ];
+    let shared_array = prop::collection::vec(shared_row, 1..3).prop_map(Value::Array);
     let cell = prop_oneof![
         4 => inner,
         2 => schema_object,
@@ -191,15 +194,17 @@ fn table(inner: impl Strategy<Value = Value> + Clone) -> impl Strategy<Value = V
     ];
     (
         keys,
+        // Dense tables (every row has every key, in order) are the one-pass encoders' guess.
+        any::<bool>(),
         prop::collection::vec(prop::collection::vec((any::<bool>(), cell), 5), 1..5),
     )
-        .prop_map(|(keys, rows)| {
+        .prop_map(|(keys, dense, rows)| {
             Value::Array(
                 rows.into_iter()
                     .map(|cells| {
                         let mut row = Map::new();
                         for (key, (present, value)) in keys.iter().zip(cells) {
-                            if present {
+                            if present || dense {
                                 row.insert(key.clone(), value);
                             }
                         }

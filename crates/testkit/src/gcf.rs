@@ -8,10 +8,15 @@
 //!   value (`1.0` equals `1`, since GCF keeps the value, not the spelling; `-0` differs from
 //!   `0`);
 //! - **canonical**: encoding the decoded value gives the same bytes again (idempotence), and
-//!   `to_string` (one pass while serde walks the value) and `to_string_value` (the look-ahead
-//!   tape encoder, an independent implementation) give the same bytes;
+//!   the three encoders give the same bytes: `to_string` of a `Value` (which reads the value
+//!   in place), `to_string` of anything else (one pass while serde walks the value, checked
+//!   here through a wrapper that hides the type) and `to_string_value` (the look-ahead tape
+//!   encoder, an independent implementation);
+//! - **one decoder**: `from_str::<Value>` (which builds the value itself) and decoding through
+//!   serde_json's own `Value` visitor (a wrapper again) give the same value;
 //! - **typed errors**: input the decoder rejects fails with an error code, never a panic.
 
+use serde::{Deserialize as _, Serialize as _};
 use serde_json::Value;
 
 use crate::{Bug, Roundtrip};
@@ -27,6 +32,16 @@ pub fn check_value(value: &Value) -> Result<String, Bug> {
     if direct != text {
         return Err(Bug(format!(
             "to_string_value and to_string disagree\nto_string:\n{text}\nto_string_value:\n{direct}"
+        )));
+    }
+    let serde_path = agentwire_gcf::to_string(&Opaque(value)).map_err(|e| {
+        Bug(format!(
+            "to_string of a wrapped value failed: {e}\nvalue: {value}"
+        ))
+    })?;
+    if serde_path != text {
+        return Err(Bug(format!(
+            "to_string of a Value and of a wrapped Value disagree\nValue:\n{text}\nwrapped:\n{serde_path}"
         )));
     }
     let decoded: Value = agentwire_gcf::from_str(&text).map_err(|e| {
@@ -60,6 +75,19 @@ pub fn check_bytes(input: &[u8]) -> Result<Roundtrip, Bug> {
             Ok(Roundtrip::Rejected(e.code().to_owned()))
         }
         Ok(value) => {
+            match agentwire_gcf::from_slice::<OpaqueOwned>(input) {
+                Ok(OpaqueOwned(other)) if other == value => {}
+                Ok(OpaqueOwned(other)) => {
+                    return Err(Bug(format!(
+                        "from_str::<Value> and the serde_json visitor disagree\nValue:   {value}\nvisitor: {other}"
+                    )))
+                }
+                Err(e) => {
+                    return Err(Bug(format!(
+                        "accepted into a Value but rejected through serde_json's visitor: {e}"
+                    )))
+                }
+            }
             // Every accepted document must also validate without building a value.
             if let Err(e) = agentwire_gcf::from_slice::<serde::de::IgnoredAny>(input) {
                 return Err(Bug(format!(
@@ -68,6 +96,24 @@ pub fn check_bytes(input: &[u8]) -> Result<Roundtrip, Bug> {
             }
             check_value(&value).map(|_| Roundtrip::Ok)
         }
+    }
+}
+
+/// A `Value` behind a type the encoder does not recognize: serialized through serde.
+struct Opaque<'a>(&'a Value);
+
+impl serde::Serialize for Opaque<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+/// A `Value` behind a type the decoder does not recognize: built by serde_json's visitor.
+struct OpaqueOwned(Value);
+
+impl<'de> serde::Deserialize<'de> for OpaqueOwned {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(OpaqueOwned)
     }
 }
 

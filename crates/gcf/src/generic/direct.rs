@@ -312,7 +312,7 @@ const BARE: [u8; 256] = {
 /// Appends a key as `lex::write_key` does (bare when it is a bare key), with a table lookup
 /// per byte.
 #[inline]
-fn write_key(out: &mut String, key: &str) {
+pub(super) fn write_key(out: &mut String, key: &str) {
     let b = key.as_bytes();
     let bare = match b.split_first() {
         Some((&first, rest)) => {
@@ -346,7 +346,7 @@ fn prefix_key(out: &mut String, range: &mut (usize, usize)) {
 }
 
 #[inline]
-fn indent(out: &mut String, depth: usize) {
+pub(super) fn indent(out: &mut String, depth: usize) {
     let mut n = depth * 2;
     if n <= 32 {
         // A fixed-size copy (inlined stores, no `memset` call), then the excess cut off.

@@ -6,6 +6,7 @@ mod encode;
 mod key;
 mod stream;
 pub(crate) mod tape;
+mod value;
 
 use std::io;
 
@@ -119,6 +120,13 @@ impl EncoderOptions {
         // else through the tape, which decides every case and reports every error.
         let mut out = String::with_capacity(1024);
         out.push_str(HEADER);
+        if let Some(value) = as_value(value) {
+            // A `serde_json::Value` is read in place, with look-ahead.
+            if value::write(value, self, &mut out).is_ok() {
+                return Ok(out);
+            }
+            return self.to_string_value(value);
+        }
         if direct::write(value, self, &mut out).is_ok() {
             return Ok(out);
         }
@@ -204,6 +212,18 @@ impl DecoderOptions {
             }
         }
         self.from_slice(&bytes)
+    }
+}
+
+/// `value` as a `serde_json::Value`, if that is its type.
+#[allow(unsafe_code)]
+fn as_value<T: ?Sized>(value: &T) -> Option<&serde_json::Value> {
+    if typeid::of::<T>() == typeid::of::<serde_json::Value>() {
+        // SAFETY: `T` is `serde_json::Value` (a type without lifetime parameters, so the
+        // type ids, which ignore lifetimes, are equal only for it): the cast changes nothing.
+        Some(unsafe { &*std::ptr::from_ref(value).cast::<serde_json::Value>() })
+    } else {
+        None
     }
 }
 

@@ -169,17 +169,18 @@ impl<'s> Tape<'s> {
             Value::Null => self.toks.push(Tok::Null),
             Value::Bool(b) => self.toks.push(Tok::Bool(*b)),
             Value::Number(n) => {
-                if let Some(v) = n.as_u64() {
-                    self.toks.push(Tok::U64(v));
-                } else if let Some(v) = n.as_i64() {
-                    self.toks.push(Tok::I64(v));
-                } else if crate::generic::arbitrary_precision() {
-                    // The lexeme, every digit of it (`Display` writes it).
+                if crate::generic::arbitrary_precision() {
+                    // The lexeme, every digit of it and the sign of `-0` (`Display` writes
+                    // it), as the serde path has it.
                     use std::fmt::Write as _;
                     let start = self.text.len();
                     let _ = write!(self.text, "{n}");
                     let span = self.span_from(start)?;
                     self.toks.push(Tok::Num(span));
+                } else if let Some(v) = n.as_u64() {
+                    self.toks.push(Tok::U64(v));
+                } else if let Some(v) = n.as_i64() {
+                    self.toks.push(Tok::I64(v));
                 } else {
                     self.toks.push(Tok::F64(n.as_f64().unwrap_or(f64::NAN)));
                 }
