@@ -16,7 +16,6 @@
 //!   serde_json's own `Value` visitor (a wrapper again) give the same value;
 //! - **typed errors**: input the decoder rejects fails with an error code, never a panic.
 
-use serde::{Deserialize as _, Serialize as _};
 use serde_json::Value;
 
 use crate::{Bug, Roundtrip};
