@@ -38,6 +38,15 @@ pub(crate) fn decode<'de, T: de::Deserialize<'de>>(
     input: &'de str,
     opts: &DecoderOptions,
 ) -> Result<T> {
+    decode_seed(input, opts, PhantomData::<T>)
+}
+
+/// [`decode`] into what `seed` builds.
+pub(crate) fn decode_seed<'de, S: DeserializeSeed<'de>>(
+    input: &'de str,
+    opts: &DecoderOptions,
+    seed: S,
+) -> Result<S::Value> {
     let mut p = Parser::new(input, opts);
     let header = header::read_header(&mut p.lines)?;
     if header.profile != Profile::Generic {
@@ -59,7 +68,7 @@ pub(crate) fn decode<'de, T: de::Deserialize<'de>>(
         }
     }
     let (pending, root) = p.root(header.line)?;
-    let value = T::deserialize(ValueDe { p: &mut p, pending })?;
+    let value = seed.deserialize(ValueDe { p: &mut p, pending })?;
     p.finish(root)?;
     Ok(value)
 }
@@ -1309,6 +1318,19 @@ impl<'de> de::SeqAccess<'de> for InlineSeq<'_, 'de> {
         })
         .map(Some)
     }
+
+    fn size_hint(&self) -> Option<usize> {
+        remaining(self.count, self.found)
+    }
+}
+
+/// The elements still to come by a declared count (serde's visitors cap what they reserve
+/// for it; a wrong count is an error at the end).
+fn remaining(count: Count, found: u64) -> Option<usize> {
+    match count {
+        Count::Known(n) => usize::try_from(n.saturating_sub(found)).ok(),
+        Count::Deferred => None,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1369,6 +1391,10 @@ impl<'de> ItemSeq<'_, 'de> {
 
 impl<'de> de::SeqAccess<'de> for ItemSeq<'_, 'de> {
     type Error = Error;
+
+    fn size_hint(&self) -> Option<usize> {
+        remaining(self.count, self.found)
+    }
 
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
         if matches!(self.count, Count::Known(n) if self.found >= n) {
@@ -1768,6 +1794,10 @@ impl<'de> RowSeq<'_, 'de> {
 impl<'de> de::SeqAccess<'de> for RowSeq<'_, 'de> {
     type Error = Error;
 
+    fn size_hint(&self) -> Option<usize> {
+        remaining(self.st.count, self.st.found)
+    }
+
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
         if matches!(self.st.count, Count::Known(n) if self.st.found >= n) {
             return Ok(None);
@@ -1844,6 +1874,11 @@ struct RowAccess<'a, 'de> {
 
 impl<'de> de::MapAccess<'de> for RowAccess<'_, 'de> {
     type Error = Error;
+
+    fn size_hint(&self) -> Option<usize> {
+        let rest = self.st.cells.get(self.col..).unwrap_or_default();
+        Some(rest.iter().filter(|c| c.kind != CellKind::Missing).count())
+    }
 
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
         if let Some(c) = self.value.take() {
@@ -2009,6 +2044,10 @@ impl<'de> InlineObjectAccess<'de> {
 
 impl<'de> de::MapAccess<'de> for InlineObjectAccess<'de> {
     type Error = Error;
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.fields.len().saturating_sub(self.index))
+    }
 
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
         if let Some(token) = self.value.take() {

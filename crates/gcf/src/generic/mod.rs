@@ -1,5 +1,6 @@
 //! The generic profile (spec §7): any serde value to and from GCF.
 
+mod build;
 mod de;
 mod direct;
 mod encode;
@@ -179,6 +180,14 @@ impl DecoderOptions {
                 return Err(too_large(max));
             }
         }
+        if is_value::<T>() && !arbitrary_precision() {
+            // A `serde_json::Value` is built sized by the counts the payload declares.
+            // (With `arbitrary_precision` serde_json's own visitor reads the number lexemes.)
+            let value = de::decode_seed(input, self, build::Build)?;
+            if let Ok(value) = value_into::<T>(value) {
+                return Ok(value);
+            }
+        }
         de::decode(input, self)
     }
 
@@ -215,16 +224,33 @@ impl DecoderOptions {
     }
 }
 
+/// Whether `T` is `serde_json::Value`.
+fn is_value<T: ?Sized>() -> bool {
+    typeid::of::<T>() == typeid::of::<serde_json::Value>()
+}
+
 /// `value` as a `serde_json::Value`, if that is its type.
 #[allow(unsafe_code)]
 fn as_value<T: ?Sized>(value: &T) -> Option<&serde_json::Value> {
-    if typeid::of::<T>() == typeid::of::<serde_json::Value>() {
+    if is_value::<T>() {
         // SAFETY: `T` is `serde_json::Value` (a type without lifetime parameters, so the
         // type ids, which ignore lifetimes, are equal only for it): the cast changes nothing.
         Some(unsafe { &*std::ptr::from_ref(value).cast::<serde_json::Value>() })
     } else {
         None
     }
+}
+
+/// A `serde_json::Value` as `T`, if that is `T`'s type (else the value back).
+#[allow(unsafe_code)]
+fn value_into<T>(value: serde_json::Value) -> std::result::Result<T, serde_json::Value> {
+    if !is_value::<T>() {
+        return Err(value);
+    }
+    let value = std::mem::ManuallyDrop::new(value);
+    // SAFETY: `T` is `serde_json::Value` (see `as_value`), so this reads the value as its own
+    // type; `ManuallyDrop` keeps it from being dropped twice.
+    Ok(unsafe { std::ptr::read(std::ptr::from_ref::<serde_json::Value>(&value).cast::<T>()) })
 }
 
 #[cold]

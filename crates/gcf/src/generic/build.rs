@@ -1,0 +1,113 @@
+//! Builds a `serde_json::Value` from the decoder: what `from_str::<Value>` runs.
+//!
+//! It makes the values serde_json's own `Value` visitor makes, from the same visitor calls,
+//! but reserves each array and object for the elements and members GCF declares (a table's
+//! row count, a row's present cells, a schema's fields) instead of growing them one insert at
+//! a time. The reservation is capped, so a declared count cannot make it allocate more than a
+//! few hundred KiB before the rows that back it are read.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize as _;
+use serde_json::{Map, Number, Value};
+
+/// The most elements or members reserved up front.
+const MAX_RESERVE: usize = (256 << 10) / size_of::<Value>();
+
+/// Builds a `serde_json::Value` (the seed and its visitor).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Build;
+
+impl<'de> DeserializeSeed<'de> for Build {
+    type Value = Value;
+
+    #[inline]
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(Build)
+    }
+}
+
+impl<'de> Visitor<'de> for Build {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("any valid JSON value")
+    }
+
+    #[inline]
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    #[inline]
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    #[inline]
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    fn visit_i128<E: de::Error>(self, value: i128) -> Result<Value, E> {
+        // As serde_json has it (an error past 64 bits without `arbitrary_precision`).
+        Number::deserialize(de::value::I128Deserializer::new(value)).map(Value::Number)
+    }
+
+    fn visit_u128<E: de::Error>(self, value: u128) -> Result<Value, E> {
+        Number::deserialize(de::value::U128Deserializer::new(value)).map(Value::Number)
+    }
+
+    #[inline]
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(value).map_or(Value::Null, Value::Number))
+    }
+
+    #[inline]
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+
+    #[inline]
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    #[inline]
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(Build)
+    }
+
+    #[inline]
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(reserve(seq.size_hint()));
+        while let Some(item) = seq.next_element_seed(Build)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Map::with_capacity(reserve(map.size_hint()));
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(Build)?;
+            // The decoder rejects a repeated key before this sees it.
+            members.insert(key, value);
+        }
+        Ok(Value::Object(members))
+    }
+}
+
+#[inline]
+fn reserve(hint: Option<usize>) -> usize {
+    hint.map_or(0, |n| n.min(MAX_RESERVE))
+}
