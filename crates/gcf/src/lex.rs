@@ -910,10 +910,36 @@ fn bare_key_len(s: &str) -> usize {
         _ => return 0,
     }
     let mut n = 1;
+    // Eight bytes at a time while there are eight.
+    while let Some(chunk) = b.get(n..n + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let other = non_key_bytes(u64::from_le_bytes(word));
+        if other != 0 {
+            return n + (other.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
+    }
     while n < b.len() && KEY_BYTE[usize::from(b[n])] {
         n += 1;
     }
     n
+}
+
+/// The high bit of each byte of `x` that is not `[A-Za-z0-9_]` (bytewise comparisons that
+/// cannot borrow across bytes, since every minuend byte has its high bit set).
+#[inline]
+fn non_key_bytes(x: u64) -> u64 {
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let low = x & !HIGHS;
+    // The high bit of each byte of `low` that is >= `c`.
+    let at_least = |v: u64, c: u8| (v | HIGHS).wrapping_sub(ONES * u64::from(c)) & HIGHS;
+    let folded = low | (ONES * 0x20);
+    let letter = at_least(folded, b'a') & !at_least(folded, b'z' + 1);
+    let digit = at_least(low, b'0') & !at_least(low, b'9' + 1);
+    let underscore = at_least(low, b'_') & !at_least(low, b'_' + 1);
+    // Non-ASCII bytes are never key bytes.
+    !(letter | digit | underscore) & HIGHS | (x & HIGHS)
 }
 
 /// Reads the key (bare or quoted) at the start of `s`, returning it and the rest of `s`.
@@ -1276,6 +1302,22 @@ mod tests {
         assert_eq!(lines.next().unwrap().unwrap().text, "#x");
         assert_eq!(lines.next().unwrap(), None);
         assert_eq!(lines.end_line(), 8);
+    }
+
+    #[test]
+    fn bare_key_lengths_agree_with_the_byte_test() {
+        for c in 0..=255u8 {
+            for at in 1..10 {
+                let mut b = vec![b'k'; 12];
+                b[at] = c;
+                let text = String::from_utf8_lossy(&b).into_owned();
+                let expected = text
+                    .bytes()
+                    .position(|c| !(c.is_ascii_alphanumeric() || c == b'_'))
+                    .unwrap_or(text.len());
+                assert_eq!(bare_key_len(&text), expected, "byte {c:#x} at {at}");
+            }
+        }
     }
 
     #[test]

@@ -15,6 +15,9 @@ use serde_json::{Map, Number, Value};
 /// The most elements or members reserved up front.
 const MAX_RESERVE: usize = (256 << 10) / size_of::<Value>();
 
+/// The members reserved for an object whose size is not declared (member lines).
+pub(crate) const UNKNOWN_MEMBERS: usize = 8;
+
 /// Builds a `serde_json::Value` (the seed and its visitor).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Build;
@@ -109,5 +112,5 @@ impl<'de> Visitor<'de> for Build {
 
 #[inline]
 fn reserve(hint: Option<usize>) -> usize {
-    hint.map_or(0, |n| n.min(MAX_RESERVE))
+    hint.map_or(UNKNOWN_MEMBERS, |n| n.min(MAX_RESERVE))
 }

@@ -20,7 +20,11 @@ use std::marker::PhantomData;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess as _, Visitor};
 use serde::forward_to_deserialize_any;
 
+use serde_json::map::Entry;
+use serde_json::{Map, Value};
+
 use super::arbitrary_precision;
+use super::build::{self, Build};
 use crate::error::{Error, ErrorKind, Limit, Position, Result};
 use crate::header::{self, Profile};
 use crate::lex::{self, Count, Cursor, Line, Lines, Scalar};
@@ -41,12 +45,30 @@ pub(crate) fn decode<'de, T: de::Deserialize<'de>>(
     decode_seed(input, opts, PhantomData::<T>)
 }
 
+/// Decodes a whole generic-profile payload into a `serde_json::Value`: what [`decode`]
+/// gives for one, with objects of member lines read here directly (see [`Parser::build`]).
+pub(crate) fn decode_value(input: &str, opts: &DecoderOptions) -> Result<Value> {
+    decode_with(input, opts, |p, pending| p.build(pending))
+}
+
 /// [`decode`] into what `seed` builds.
-pub(crate) fn decode_seed<'de, S: DeserializeSeed<'de>>(
+fn decode_seed<'de, S: DeserializeSeed<'de>>(
     input: &'de str,
     opts: &DecoderOptions,
     seed: S,
 ) -> Result<S::Value> {
+    decode_with(input, opts, |p, pending| {
+        seed.deserialize(ValueDe { p, pending })
+    })
+}
+
+/// Reads the header and the root, hands the root's pending value to `read`, and checks what
+/// follows it.
+fn decode_with<'de, R>(
+    input: &'de str,
+    opts: &DecoderOptions,
+    read: impl FnOnce(&mut Parser<'de>, Pending<'de>) -> Result<R>,
+) -> Result<R> {
     let mut p = Parser::new(input, opts);
     let header = header::read_header(&mut p.lines)?;
     if header.profile != Profile::Generic {
@@ -68,7 +90,7 @@ pub(crate) fn decode_seed<'de, S: DeserializeSeed<'de>>(
         }
     }
     let (pending, root) = p.root(header.line)?;
-    let value = seed.deserialize(ValueDe { p: &mut p, pending })?;
+    let value = read(&mut p, pending)?;
     p.finish(root)?;
     Ok(value)
 }
@@ -714,12 +736,14 @@ impl<'de> de::Deserializer<'de> for KeyDe<'de> {
     }
 }
 
-/// The keys of one object seen so far, for `duplicate_key`: the first few inline, the rest in
-/// a hash set.
+/// The keys of one object seen so far, for `duplicate_key`: the first few inline (with a
+/// one-word Bloom filter, so that a new key is seldom compared with them), the rest in a hash
+/// set.
 #[derive(Default)]
 struct KeySet<'de> {
     small: [Cow<'de, str>; 8],
     len: usize,
+    seen: u64,
     big: Option<HashSet<Cow<'de, str>>>,
 }
 
@@ -730,12 +754,15 @@ impl<'de> KeySet<'de> {
         if let Some(big) = &mut self.big {
             return big.insert(key.clone());
         }
-        if self.small[..self.len]
-            .iter()
-            .any(|seen| super::encode::key_eq(seen, key))
+        let bit = super::encode::key_bit(key);
+        if self.seen & bit != 0
+            && self.small[..self.len]
+                .iter()
+                .any(|seen| super::encode::key_eq(seen, key))
         {
             return false;
         }
+        self.seen |= bit;
         if self.len < self.small.len() {
             self.small[self.len] = key.clone();
             self.len += 1;
@@ -746,6 +773,89 @@ impl<'de> KeySet<'de> {
         }
         true
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// serde_json values built directly
+
+impl<'de> Parser<'de> {
+    /// A pending value as a `serde_json::Value`: what [`Build`] makes of it through the
+    /// deserializer, with objects of member lines (configs, nested sections) read here
+    /// without the serde layers in between.
+    fn build(&mut self, pending: Pending<'de>) -> Result<Value> {
+        match pending {
+            Pending::Scalar { line, token } => Build.deserialize(ScalarDe { line: &line, token }),
+            Pending::Object { line, level } => {
+                self.enter(&line)?;
+                let mut members = Map::with_capacity(build::UNKNOWN_MEMBERS);
+                self.build_members(level, &mut members)
+                    .map_err(|e| e.or_position(|| line_position(&line)))?;
+                self.leave();
+                Ok(Value::Object(members))
+            }
+            pending => Build.deserialize(ValueDe { p: self, pending }),
+        }
+    }
+
+    /// The members of an object at `level` (the reading and the checks of [`ObjectAccess`];
+    /// a repeated key is found by the map, before its value is read).
+    fn build_members(&mut self, level: usize, members: &mut Map<String, Value>) -> Result<()> {
+        let mut found = 0;
+        loop {
+            if !self.lines.has_next()? {
+                return Ok(());
+            }
+            let line = self.lines.peeked();
+            let at = line.level()?;
+            if at < level {
+                return Ok(());
+            }
+            if at > level {
+                return Err(unexpected_indent(&line, level));
+            }
+            if header::is_metadata(&line) {
+                if level == 0 {
+                    return Ok(());
+                }
+                return Err(trailer_not_at_top(&line));
+            }
+            let mut pending = None;
+            let key = self.member(line, level, &mut pending)?;
+            self.lines.advance();
+            found += 1;
+            self.check_elements(&line, found)?;
+            let slot = match members.entry(key.into_owned()) {
+                Entry::Vacant(slot) => slot,
+                Entry::Occupied(seen) => return Err(duplicate_key(&line, seen.key())),
+            };
+            let pending = pending.ok_or_else(|| line.error(ErrorKind::Custom, "no value"))?;
+            slot.insert(self.build(pending)?);
+        }
+    }
+}
+
+#[cold]
+fn unexpected_indent(line: &Line<'_>, level: usize) -> Error {
+    line.error(
+        ErrorKind::InvalidIndent,
+        format!("unexpected indentation: expected {} spaces here", level * 2),
+    )
+}
+
+#[cold]
+fn trailer_not_at_top(line: &Line<'_>) -> Error {
+    line.error(
+        ErrorKind::InvalidLine,
+        "the `##! summary` trailer is only valid at the top level",
+    )
+}
+
+#[cold]
+fn duplicate_key(line: &Line<'_>, key: &str) -> Error {
+    line.error(
+        ErrorKind::DuplicateKey,
+        format!("key {key:?} appears twice in one object"),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1142,32 +1252,20 @@ impl<'de> de::MapAccess<'de> for ObjectAccess<'_, 'de> {
             return Ok(None);
         }
         if level > self.level {
-            return Err(line.error(
-                ErrorKind::InvalidIndent,
-                format!(
-                    "unexpected indentation: expected {} spaces here",
-                    self.level * 2
-                ),
-            ));
+            return Err(unexpected_indent(&line, self.level));
         }
         if header::is_metadata(&line) {
             if self.level == 0 {
                 return Ok(None);
             }
-            return Err(line.error(
-                ErrorKind::InvalidLine,
-                "the `##! summary` trailer is only valid at the top level",
-            ));
+            return Err(trailer_not_at_top(&line));
         }
         let key = self.p.member(line, self.level, &mut self.pending)?;
         self.p.lines.advance();
         self.found += 1;
         self.p.check_elements(&line, self.found)?;
         if !self.keys.insert(&key) {
-            return Err(line.error(
-                ErrorKind::DuplicateKey,
-                format!("key {key:?} appears twice in one object"),
-            ));
+            return Err(duplicate_key(&line, &key));
         }
         seed.deserialize(KeyDe::of(&key))
             .map(Some)

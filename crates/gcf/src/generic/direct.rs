@@ -22,7 +22,7 @@ use std::mem;
 
 use serde::ser::{self, Impossible, Serialize};
 
-use super::encode::{key_eq, key_eq_bytes};
+use super::encode::{key_bit, key_eq, key_eq_bytes};
 use super::key::KeyText;
 use super::tape::NUMBER_TOKEN;
 use crate::error::{Error, ErrorKind, Result};
@@ -1133,19 +1133,6 @@ impl Obj<'_, '_> {
         d.depth -= 1;
         Ok(())
     }
-}
-
-/// A key's bit in a member Bloom filter: a multiplicative hash of its first eight bytes, its
-/// last byte and its length.
-#[inline]
-fn key_bit(key: &str) -> u64 {
-    let b = key.as_bytes();
-    let mut word = [0u8; 8];
-    let n = b.len().min(8);
-    word[..n].copy_from_slice(&b[..n]);
-    let last = b.last().map_or(0, |&c| u64::from(c));
-    let x = u64::from_le_bytes(word) ^ ((b.len() as u64) << 56) ^ last;
-    1 << (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
 }
 
 fn hash(key: &str) -> u64 {

@@ -144,6 +144,19 @@ pub(crate) fn key_eq_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// A key's bit in a member Bloom filter: a multiplicative hash of its first eight bytes, its
+/// last byte and its length.
+#[inline]
+pub(crate) fn key_bit(key: &str) -> u64 {
+    let b = key.as_bytes();
+    let mut word = [0u8; 8];
+    let n = b.len().min(8);
+    word[..n].copy_from_slice(&b[..n]);
+    let last = b.last().map_or(0, |&c| u64::from(c));
+    let x = u64::from_le_bytes(word) ^ ((b.len() as u64) << 56) ^ last;
+    1 << (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
+}
+
 /// Sentinel for an empty slot: the row has no such key.
 const ABSENT: usize = usize::MAX;
 

@@ -183,7 +183,7 @@ impl DecoderOptions {
         if is_value::<T>() && !arbitrary_precision() {
             // A `serde_json::Value` is built sized by the counts the payload declares.
             // (With `arbitrary_precision` serde_json's own visitor reads the number lexemes.)
-            let value = de::decode_seed(input, self, build::Build)?;
+            let value = de::decode_value(input, self)?;
             if let Ok(value) = value_into::<T>(value) {
                 return Ok(value);
             }
