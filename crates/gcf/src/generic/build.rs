@@ -110,7 +110,8 @@ impl<'de> Visitor<'de> for Build {
     }
 }
 
+/// What to reserve for a declared size.
 #[inline]
-fn reserve(hint: Option<usize>) -> usize {
+pub(crate) fn reserve(hint: Option<usize>) -> usize {
     hint.map_or(UNKNOWN_MEMBERS, |n| n.min(MAX_RESERVE))
 }

@@ -793,6 +793,61 @@ impl<'de> Parser<'de> {
                 self.leave();
                 Ok(Value::Object(members))
             }
+            Pending::Array {
+                line,
+                at,
+                count,
+                body: Body::Rows { fields, level },
+            } => {
+                // As `ValueDe::deserialize_any` reads a table into `Build`.
+                self.enter(&line)?;
+                let buffers = self.spare_rows.pop().unwrap_or_default();
+                let mut seq = RowSeq {
+                    p: &mut *self,
+                    st: Table::new(fields, level, count, line, at, buffers),
+                };
+                let mut items = Vec::with_capacity(build::reserve(remaining(count, 0)));
+                seq.build(&mut items)
+                    .map_err(|e| e.or_position(|| line.position_of(at)))?;
+                seq.end()?;
+                let Table {
+                    mut cells,
+                    mut children,
+                    ..
+                } = seq.st;
+                if self.spare_rows.len() < 8 {
+                    cells.clear();
+                    children.clear();
+                    self.spare_rows.push((cells, children));
+                }
+                self.leave();
+                Ok(Value::Array(items))
+            }
+            Pending::Array {
+                line,
+                at,
+                count,
+                body: Body::Inline(values),
+            } => {
+                // As `ValueDe::deserialize_any` reads an inline array into `Build`.
+                self.enter(&line)?;
+                let mut seq = InlineSeq::new(self, line, at, count, values);
+                let mut items = Vec::with_capacity(build::reserve(remaining(count, 0)));
+                while let Some(token) = seq.values.as_mut().and_then(Iterator::next) {
+                    seq.found += 1;
+                    seq.p.check_elements(&seq.line, seq.found)?;
+                    let item = Build
+                        .deserialize(ScalarDe {
+                            line: &seq.line,
+                            token,
+                        })
+                        .map_err(|e| e.or_position(|| line.position_of(at)))?;
+                    items.push(item);
+                }
+                seq.end()?;
+                self.leave();
+                Ok(Value::Array(items))
+            }
             pending => Build.deserialize(ValueDe { p: self, pending }),
         }
     }
@@ -1716,8 +1771,8 @@ impl<'de> RowSeq<'_, 'de> {
             .settle_count(&self.st.line, self.st.at, self.st.count, self.st.found)
     }
 
-    /// Splits a row line into cells and finds its attachments.
-    fn read_row(&mut self, line: Line<'de>) -> Result<()> {
+    /// Splits a row line into cells and finds its attachments; whether it has any `^` cell.
+    fn read_row(&mut self, line: Line<'de>) -> Result<bool> {
         let st = &mut self.st;
         let mut text = line.text;
         let mut has_id = false;
@@ -1885,7 +1940,50 @@ impl<'de> RowSeq<'_, 'de> {
             }
         }
         self.st.after_row = self.p.lines.cursor();
-        Ok(())
+        Ok(markers)
+    }
+
+    /// The rows as `serde_json::Value`s: what [`Build`] makes of them through the
+    /// deserializer ([`de::SeqAccess::next_element_seed`] and [`RowDe`]), with rows of
+    /// scalar cells made here.
+    fn build(&mut self, items: &mut Vec<Value>) -> Result<()> {
+        loop {
+            if matches!(self.st.count, Count::Known(n) if self.st.found >= n) {
+                return Ok(());
+            }
+            let Some(line) = self.next_row_line()? else {
+                return Ok(());
+            };
+            let markers = self.read_row(line)?;
+            self.st.found += 1;
+            self.p.check_elements(&line, self.st.found)?;
+            let row = if markers {
+                Build.deserialize(RowDe {
+                    p: &mut *self.p,
+                    st: &mut self.st,
+                })?
+            } else {
+                let row = self.st.row;
+                self.p.enter(&row)?;
+                let st = &self.st;
+                let present = st.cells.iter().filter(|c| c.kind != CellKind::Missing);
+                let mut members = Map::with_capacity(present.count());
+                for (cell, field) in st.cells.iter().zip(st.fields.iter()) {
+                    if cell.kind == CellKind::Scalar {
+                        let value = Build
+                            .deserialize(ScalarDe {
+                                line: &st.row,
+                                token: cell.token,
+                            })
+                            .map_err(|e| e.or_position(|| line_position(&row)))?;
+                        members.insert(field.as_ref().to_owned(), value);
+                    }
+                }
+                self.p.leave();
+                Value::Object(members)
+            };
+            items.push(row);
+        }
     }
 }
 
