@@ -878,15 +878,53 @@ impl<'a> Iterator for Split<'a> {
 // Keys, field declarations, counts
 
 /// Whether `s` is a bare key: `[A-Za-z_][A-Za-z0-9_]*` (spec §2a.1).
+#[inline]
 pub(crate) fn is_bare_key(s: &str) -> bool {
     let b = s.as_bytes();
     match b.first() {
         Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {}
         _ => return false,
     }
-    b[1..]
-        .iter()
-        .all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+    !any_word(b, |x| non_key_bytes(x) != 0)
+}
+
+/// Whether `test` holds for some eight-byte word of a set that covers every byte of `b`
+/// (words overlap; short inputs repeat bytes), so that a bytewise test needs no loop over
+/// bytes and no branch per byte.
+#[inline(always)]
+fn any_word(b: &[u8], test: impl Fn(u64) -> bool) -> bool {
+    #[inline(always)]
+    fn word(b: &[u8], at: usize) -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[at..at + 8]);
+        u64::from_le_bytes(w)
+    }
+    #[inline(always)]
+    fn half(b: &[u8], at: usize) -> u64 {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&b[at..at + 4]);
+        u64::from(u32::from_le_bytes(w))
+    }
+    let n = b.len();
+    match n {
+        0 => false,
+        1..=3 => {
+            let (x, y, z) = (u64::from(b[0]), u64::from(b[n / 2]), u64::from(b[n - 1]));
+            test(x * ONES & 0x0000_00ff_ffff_ffff | y << 40 | z << 48 | x << 56)
+        }
+        4..=7 => test(half(b, 0) | half(b, n - 4) << 32),
+        8..=16 => test(word(b, 0)) || test(word(b, n - 8)),
+        _ => {
+            let mut at = 0;
+            while at + 8 <= n {
+                if test(word(b, at)) {
+                    return true;
+                }
+                at += 8;
+            }
+            at < n && test(word(b, n - 8))
+        }
+    }
 }
 
 /// Bytes that may continue a bare key: `[A-Za-z0-9_]`.
@@ -1162,21 +1200,29 @@ fn contains_quote_char(s: &str) -> bool {
     fn has_zero(x: u64) -> bool {
         x.wrapping_sub(ONES) & !x & HIGHS != 0
     }
+    /// Whether some byte of `x` is not plain ASCII: >= 0x80, < 0x20, or one of `"`, `\`,
+    /// `|`, `,`.
+    #[inline(always)]
+    fn special(x: u64) -> bool {
+        x & HIGHS != 0
+            || x.wrapping_sub(ONES * 0x20) & !x & HIGHS != 0
+            || has_zero(x ^ (ONES * u64::from(b'"')))
+            || has_zero(x ^ (ONES * u64::from(b'\\')))
+            || has_zero(x ^ (ONES * u64::from(b'|')))
+            || has_zero(x ^ (ONES * u64::from(b',')))
+    }
     let b = s.as_bytes();
+    if !any_word(b, special) {
+        // Plain ASCII throughout (the common case, without a loop for short strings).
+        return false;
+    }
     let mut i = 0;
     // Eight bytes at a time while they are plain ASCII: no byte >= 0x80, none < 0x20, and
     // none of `"`, `\`, `|`, `,`.
     while let Some(chunk) = b.get(i..i + 8) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        let special = x & HIGHS != 0
-            || x.wrapping_sub(ONES * 0x20) & !x & HIGHS != 0
-            || has_zero(x ^ (ONES * u64::from(b'"')))
-            || has_zero(x ^ (ONES * u64::from(b'\\')))
-            || has_zero(x ^ (ONES * u64::from(b'|')))
-            || has_zero(x ^ (ONES * u64::from(b',')));
-        if special {
+        if special(u64::from_le_bytes(word)) {
             break;
         }
         i += 8;
@@ -1302,6 +1348,27 @@ mod tests {
         assert_eq!(lines.next().unwrap().unwrap().text, "#x");
         assert_eq!(lines.next().unwrap(), None);
         assert_eq!(lines.end_line(), 8);
+    }
+
+    #[test]
+    fn word_tests_cover_every_byte() {
+        // A bad byte at every position of every length up to 40 is seen, and no other.
+        for n in 0..40 {
+            for at in 0..n {
+                for bad in [b'-', b'|', b'"', 0x1f, 0xc3] {
+                    let mut b = vec![b'k'; n];
+                    b[at] = bad;
+                    let text = String::from_utf8_lossy(&b).into_owned();
+                    assert!(!is_bare_key(&text), "{text:?}");
+                    if bad != b'-' && bad < 0x80 {
+                        assert!(needs_quote(&text), "{text:?}");
+                    }
+                }
+            }
+            let plain = "k".repeat(n);
+            assert_eq!(is_bare_key(&plain), n > 0, "{plain:?}");
+            assert_eq!(needs_quote(&plain), n == 0, "{plain:?}");
+        }
     }
 
     #[test]

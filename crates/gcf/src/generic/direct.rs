@@ -291,36 +291,10 @@ fn nest<'a>(out: &mut String, arrays: &'a mut [Array]) -> Result<&'a mut Array> 
     Ok(array)
 }
 
-/// Bytes of a bare key: `[A-Za-z_]` first (2), `[A-Za-z0-9_]` after (1 or 2).
-const BARE: [u8; 256] = {
-    let mut table = [0u8; 256];
-    let mut c = 0;
-    while c < 256 {
-        let b = c as u8;
-        table[c] = if b.is_ascii_alphabetic() || b == b'_' {
-            2
-        } else if b.is_ascii_digit() {
-            1
-        } else {
-            0
-        };
-        c += 1;
-    }
-    table
-};
-
-/// Appends a key as `lex::write_key` does (bare when it is a bare key), with a table lookup
-/// per byte.
+/// Appends a key as `lex::write_key` does (bare when it is a bare key).
 #[inline]
 pub(super) fn write_key(out: &mut String, key: &str) {
-    let b = key.as_bytes();
-    let bare = match b.split_first() {
-        Some((&first, rest)) => {
-            BARE[usize::from(first)] == 2 && rest.iter().all(|&c| BARE[usize::from(c)] != 0)
-        }
-        None => false,
-    };
-    if bare {
+    if lex::is_bare_key(key) {
         out.push_str(key);
     } else {
         lex::write_key(out, key);
