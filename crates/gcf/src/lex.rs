@@ -910,7 +910,7 @@ fn any_word(b: &[u8], test: impl Fn(u64) -> bool) -> bool {
         0 => false,
         1..=3 => {
             let (x, y, z) = (u64::from(b[0]), u64::from(b[n / 2]), u64::from(b[n - 1]));
-            test(x * ONES & 0x0000_00ff_ffff_ffff | y << 40 | z << 48 | x << 56)
+            test(((x * ONES) & 0x0000_00ff_ffff_ffff) | y << 40 | z << 48 | x << 56)
         }
         4..=7 => test(half(b, 0) | half(b, n - 4) << 32),
         8..=16 => test(word(b, 0)) || test(word(b, n - 8)),
