@@ -203,7 +203,7 @@ impl<'a> Lines<'a> {
             Some(rest) if !rest.is_empty() => rest,
             _ => return Ok(None),
         };
-        let (raw, consumed) = match memchr::memchr(b'\n', rest.as_bytes()) {
+        let (raw, consumed) = match find_newline(rest.as_bytes()) {
             Some(i) => (&rest[..i], i + 1),
             None => (rest, rest.len()),
         };
@@ -329,6 +329,30 @@ impl<'a> Lines<'a> {
             self.cursor = next;
         }
     }
+}
+
+/// The first `\n` in `b`: eight bytes at a time over the first 64 (lines are short, and
+/// `memchr`'s setup costs more than such a line), `memchr` past them.
+#[inline(always)]
+fn find_newline(b: &[u8]) -> Option<usize> {
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const NEWLINES: u64 = ONES * b'\n' as u64;
+    let mut at = 0;
+    while let Some(chunk) = b.get(at..at + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word) ^ NEWLINES;
+        // The lowest set bit marks the first zero byte exactly.
+        let zero = x.wrapping_sub(ONES) & !x & HIGHS;
+        if zero != 0 {
+            return Some(at + (zero.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+        if at == 64 {
+            return memchr::memchr(b'\n', &b[at..]).map(|i| at + i);
+        }
+    }
+    b[at..].iter().position(|&c| c == b'\n').map(|i| at + i)
 }
 
 /// The number of leading spaces, eight at a time (deep documents indent a lot).
@@ -1348,6 +1372,23 @@ mod tests {
         assert_eq!(lines.next().unwrap().unwrap().text, "#x");
         assert_eq!(lines.next().unwrap(), None);
         assert_eq!(lines.end_line(), 8);
+    }
+
+    #[test]
+    fn newlines_are_found_at_every_offset() {
+        for n in 0..150 {
+            for at in (0..n).chain([n]) {
+                let mut b = vec![b'x'; n];
+                if at < n {
+                    b[at] = b'\n';
+                    // A second newline later never wins.
+                    if at + 3 < n {
+                        b[at + 3] = b'\n';
+                    }
+                }
+                assert_eq!(find_newline(&b), (at < n).then_some(at), "n {n} at {at}");
+            }
+        }
     }
 
     #[test]
