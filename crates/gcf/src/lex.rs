@@ -1274,9 +1274,24 @@ fn contains_quote_char(s: &str) -> bool {
 /// escapes `\b \f \n \r \t`, `\u00xx` (lowercase hex) for other C0 controls, everything else
 /// literal (spec §2.2).
 pub(crate) fn write_quoted(out: &mut String, s: &str) {
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    /// Whether some byte of `x` is `"`, `\` or a C0 control.
+    #[inline(always)]
+    fn escapable(x: u64) -> bool {
+        let zero = |y: u64| y.wrapping_sub(ONES) & !y & HIGHS != 0;
+        zero(x ^ (ONES * u64::from(b'"')))
+            || zero(x ^ (ONES * u64::from(b'\\')))
+            || x.wrapping_sub(ONES * 0x20) & !x & HIGHS != 0
+    }
     out.reserve(s.len() + 2);
     out.push('"');
     let b = s.as_bytes();
+    if !any_word(b, escapable) {
+        // Quoted for a delimiter or its form, with nothing to escape.
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     let mut start = 0;
     for (i, &c) in b.iter().enumerate() {
         let escape: &str = match c {

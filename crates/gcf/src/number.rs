@@ -251,7 +251,9 @@ fn non_finite(value: f64) -> Error {
 /// Re-lays out the shortest-digits text of a float formatter (`1.0`, `0.25`, `1e-7`,
 /// `1.5e+300`, `-0.0`).
 fn write_float_text(out: &mut String, text: &str) {
-    if !text.contains('e') {
+    // An exponent (`e-7`, `e+300`) is within the last five bytes.
+    let tail = &text.as_bytes()[text.len().saturating_sub(5)..];
+    if !tail.contains(&b'e') {
         // The formatter writes plain digits only inside the plain range (checked by the
         // tests), with at most a redundant `.0`.
         out.push_str(text.strip_suffix(".0").unwrap_or(text));
