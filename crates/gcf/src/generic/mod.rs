@@ -38,7 +38,7 @@ pub(crate) const HEADER: &str = "GCF profile=generic\n";
 /// Object members keep the order the value yields them (a struct's field order, a map's
 /// iteration order). Integers of any `i64`/`u64`/`i128`/`u128` value are written exactly,
 /// floats with their shortest round-trip digits; NaN and infinities are an error
-/// (`invalid_number`).
+/// (`invalid_number`). A `serde_json::Value` is read in place, without serde in between.
 ///
 /// ```
 /// use serde::Serialize;
@@ -64,10 +64,10 @@ pub fn to_string<T: ?Sized + Serialize>(value: &T) -> Result<String> {
     EncoderOptions::new().to_string(value)
 }
 
-/// Encodes a `serde_json::Value` through the buffered look-ahead encoder, reading the value's
-/// strings in place: the same bytes as [`to_string`], which is usually faster (it writes in
-/// one pass while serde walks the value, and takes the look-ahead encoder only when the first
-/// elements of an array do not tell its layout).
+/// Encodes a `serde_json::Value` through the buffered look-ahead (tape) encoder, reading the
+/// value's strings in place: the same bytes as [`to_string`], which is faster (given a
+/// `Value`, it reads it in place and writes each table in one pass when its first row tells
+/// the table's layout). Kept as the independent implementation the tests compare against.
 ///
 /// ```
 /// let value = serde_json::json!({"rows": [{"id": 1, "tag": "a|b"}, {"id": 2}]});
@@ -87,7 +87,9 @@ pub fn to_writer<W: io::Write, T: ?Sized + Serialize>(writer: W, value: &T) -> R
 }
 
 /// Decodes a generic-profile payload into any `T: Deserialize`, with the default
-/// [`DecoderOptions`]. Strings without escapes are borrowed from `input` when `T` allows.
+/// [`DecoderOptions`]. Strings without escapes are borrowed from `input` when `T` allows. A
+/// `serde_json::Value` is built directly, its arrays and objects sized by the counts the
+/// payload declares.
 ///
 /// ```
 /// use serde_json::{json, Value};
