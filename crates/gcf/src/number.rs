@@ -267,7 +267,13 @@ fn write_float_text(out: &mut String, text: &str) {
 }
 
 /// Writes an integer in canonical form (plain below 1e21, else a normalized exponent).
+#[inline]
 pub(crate) fn write_u64(out: &mut String, value: u64) {
+    if value < 10 {
+        // Counts, indexes and small values: one digit, without formatting.
+        out.push(char::from(b'0' + value as u8));
+        return;
+    }
     let mut buf = itoa::Buffer::new();
     out.push_str(buf.format(value));
 }
