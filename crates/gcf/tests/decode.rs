@@ -608,3 +608,55 @@ fn every_generic_error_code_with_its_position() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// A `Value` behind a type the decoder does not recognize: built by serde_json's visitor.
+#[derive(Debug, PartialEq)]
+struct Visited(Value);
+
+impl<'de> Deserialize<'de> for Visited {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(Visited)
+    }
+}
+
+/// `from_str::<Value>` builds the value itself; through serde_json's own visitor every payload
+/// of our fixtures gives the same value, or the same error at the same place.
+#[test]
+fn values_built_directly_match_serde_jsons_visitor() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/gcf");
+    let mut inputs = Vec::new();
+    for group in std::fs::read_dir(&root).unwrap() {
+        for file in std::fs::read_dir(group.unwrap().path()).unwrap() {
+            // (A fixture with numbers past f64 reads only with `arbitrary_precision`, which
+            // workspace builds have.)
+            let text = std::fs::read(file.unwrap().path()).unwrap();
+            let Ok(fixture) = serde_json::from_slice::<Value>(&text) else {
+                continue;
+            };
+            if let Some(Value::String(input)) = fixture.get("input") {
+                inputs.push(input.clone());
+            }
+        }
+    }
+    inputs.extend(
+        [
+            "GCF profile=generic\na=1\na=2\n",
+            "GCF profile=generic\n## o\n  x=1\n  ## x\n",
+            "GCF profile=generic\n## t [2]{a,b}\n1|2\n3\n",
+            "GCF profile=generic\n## t [3]{a,b}\n1|2\n",
+            "GCF profile=generic\nk[2]: 1,2,3\n",
+            "GCF profile=generic\nk[3]: 1,2\n",
+            "GCF profile=generic\nbig=123456789012345678901234567890\nf=1.5\nn=-0\n",
+            "GCF profile=generic\n\"$serde_json::private::Number\"=1\n",
+        ]
+        .map(str::to_owned),
+    );
+    assert!(inputs.len() > 50, "{} inputs", inputs.len());
+    for input in &inputs {
+        let direct = from_str::<Value>(input).map_err(|e| (e.code(), e.line(), e.column()));
+        let visited = from_str::<Visited>(input)
+            .map(|v| v.0)
+            .map_err(|e| (e.code(), e.line(), e.column()));
+        assert_eq!(direct, visited, "{input}");
+    }
+}

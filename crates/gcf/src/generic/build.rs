@@ -5,6 +5,11 @@
 //! row count, a row's present cells, a schema's fields) instead of growing them one insert at
 //! a time. The reservation is capped, so a declared count cannot make it allocate more than a
 //! few hundred KiB before the rows that back it are read.
+//!
+//! With serde_json's `arbitrary_precision` on, a number the decoder cannot hold as `u64`,
+//! `i64` or `f64` arrives as serde_json's private number map, read here as serde_json reads
+//! it; input that holds serde_json's private tokens itself goes to serde_json's visitor (see
+//! `DecoderOptions::from_str`).
 
 use std::fmt;
 
@@ -101,6 +106,21 @@ impl<'de> Visitor<'de> for Build {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut members = Map::with_capacity(reserve(map.size_hint()));
+        let Some(first) = map.next_key::<String>()? else {
+            return Ok(Value::Object(members));
+        };
+        if first == super::tape::NUMBER_TOKEN && super::arbitrary_precision() {
+            // serde_json's private number map (the decoder gives one for a number lexeme
+            // when `arbitrary_precision` is on): its value is the lexeme, as serde_json's
+            // visitor reads it.
+            let lexeme: String = map.next_value()?;
+            return lexeme
+                .parse::<Number>()
+                .map(Value::Number)
+                .map_err(de::Error::custom);
+        }
+        let value = map.next_value_seed(Build)?;
+        members.insert(first, value);
         while let Some(key) = map.next_key::<String>()? {
             let value = map.next_value_seed(Build)?;
             // The decoder rejects a repeated key before this sees it.

@@ -30,6 +30,24 @@ pub(crate) fn arbitrary_precision() -> bool {
     })
 }
 
+/// Whether serde_json is built with `raw_value`: then its `Value` visitor reads a map whose
+/// first key is its private raw-value token as a raw JSON value.
+fn raw_value() -> bool {
+    static RAW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *RAW.get_or_init(|| {
+        serde_json::from_str::<serde_json::Value>(r#"{"$serde_json::private::RawValue":"1"}"#)
+            .is_ok_and(|v| v.is_number())
+    })
+}
+
+/// Whether `input` may hold a key serde_json's `Value` visitor reads specially (its private
+/// number and raw-value tokens, with `arbitrary_precision` or `raw_value` on): such input is
+/// decoded through that visitor, so that the value is exactly serde_json's.
+fn private_keys(input: &str) -> bool {
+    (arbitrary_precision() || raw_value())
+        && memchr::memmem::find(input.as_bytes(), b"$serde_json::private::").is_some()
+}
+
 /// The header line every generic payload starts with.
 pub(crate) const HEADER: &str = "GCF profile=generic\n";
 
@@ -182,9 +200,8 @@ impl DecoderOptions {
                 return Err(too_large(max));
             }
         }
-        if is_value::<T>() && !arbitrary_precision() {
+        if is_value::<T>() && !private_keys(input) {
             // A `serde_json::Value` is built sized by the counts the payload declares.
-            // (With `arbitrary_precision` serde_json's own visitor reads the number lexemes.)
             let value = de::decode_value(input, self)?;
             if let Ok(value) = value_into::<T>(value) {
                 return Ok(value);
