@@ -186,6 +186,20 @@ impl<'de> Parser<'de> {
         self.depth -= 1;
     }
 
+    /// Keeps a finished table's row buffers for the next table.
+    fn recycle(&mut self, table: Table<'de>) {
+        let Table {
+            mut cells,
+            mut children,
+            ..
+        } = table;
+        if self.spare_rows.len() < 8 {
+            cells.clear();
+            children.clear();
+            self.spare_rows.push((cells, children));
+        }
+    }
+
     fn check_count(&self, line: &Line<'_>, at: &str, count: Count) -> Result<()> {
         if let Count::Known(n) = count {
             if n > self.limits.max_elements as u64 {
@@ -810,16 +824,8 @@ impl<'de> Parser<'de> {
                 seq.build(&mut items)
                     .map_err(|e| e.or_position(|| line.position_of(at)))?;
                 seq.end()?;
-                let Table {
-                    mut cells,
-                    mut children,
-                    ..
-                } = seq.st;
-                if self.spare_rows.len() < 8 {
-                    cells.clear();
-                    children.clear();
-                    self.spare_rows.push((cells, children));
-                }
+                let table = seq.st;
+                self.recycle(table);
                 self.leave();
                 Ok(Value::Array(items))
             }
@@ -1152,16 +1158,8 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
                             .visit_seq(&mut seq)
                             .map_err(|e| e.or_position(|| line.position_of(at)))?;
                         seq.end()?;
-                        let Table {
-                            mut cells,
-                            mut children,
-                            ..
-                        } = seq.st;
-                        if p.spare_rows.len() < 8 {
-                            cells.clear();
-                            children.clear();
-                            p.spare_rows.push((cells, children));
-                        }
+                        let table = seq.st;
+                        p.recycle(table);
                         value
                     }
                 };

@@ -11,7 +11,7 @@
 //!
 //! Whenever the input does anything the guess or this module does not cover (a row with a new
 //! key or its keys in another order, mixed arrays, enum variants with data, a raw JSON value,
-//! an error of any kind), [`write`] gives up with an error and the caller encodes the value
+//! an error of any kind), [`write()`] gives up with an error and the caller encodes the value
 //! again through the tape ([`super::tape`], [`super::encode`]), which decides every case — and
 //! reports every error — exactly as before. The bytes are the same either way: the tests
 //! compare both paths.

@@ -17,7 +17,7 @@ const LINEAR_LOOKUP_MAX: usize = 12;
 
 /// Where an array is written; decides its header spelling.
 #[derive(Debug, Clone, Copy)]
-enum Head<'k> {
+pub(super) enum Head<'k> {
     /// The root: `## [N]...`.
     Root,
     /// An object member: `## key [N]...` or `key[N]: ...`.
@@ -28,6 +28,37 @@ enum Head<'k> {
     Attachment(&'k str),
 }
 
+impl Head<'_> {
+    /// Writes an array's header at `depth` up to its `]`: `## [N]`, `## key [N]` (or, for a
+    /// `primitive` array, the inline form `key[N]`, the one without a space before the
+    /// bracket), `@i [N]`, `.key [N]`.
+    pub(super) fn write(self, out: &mut String, depth: usize, primitive: bool, len: usize) {
+        super::direct::indent(out, depth);
+        match self {
+            Head::Member(key) if primitive => super::direct::write_key(out, key),
+            Head::Root => out.push_str("## "),
+            Head::Member(key) => {
+                out.push_str("## ");
+                super::direct::write_key(out, key);
+                out.push(' ');
+            }
+            Head::Item(i) => {
+                out.push('@');
+                number::write_u64(out, i as u64);
+                out.push(' ');
+            }
+            Head::Attachment(key) => {
+                out.push('.');
+                super::direct::write_key(out, key);
+                out.push(' ');
+            }
+        }
+        out.push('[');
+        number::write_u64(out, len as u64);
+        out.push(']');
+    }
+}
+
 /// The form §7.3 selects for an array.
 enum Form<'t> {
     Empty,
@@ -36,16 +67,25 @@ enum Form<'t> {
     Expanded,
 }
 
-/// The ordered field union of a tabular array, with what its columns hold.
+/// The ordered field union of a tabular array, with what its columns hold (for this
+/// encoder and the value encoder).
 pub(crate) struct Columns<'t> {
-    names: Vec<&'t str>,
-    index: Option<HashMap<&'t str, usize>>,
+    pub(super) names: Vec<&'t str>,
+    index: ColumnIndex<'t>,
     /// Per column: some row holds an object / an array there.
-    objects: Vec<bool>,
-    arrays: Vec<bool>,
+    pub(super) objects: Vec<bool>,
+    pub(super) arrays: Vec<bool>,
     /// The column of every member of every row, in order (when computed by `classify`), so
     /// rows are matched to columns without comparing keys a second time.
     member_columns: Vec<u32>,
+    /// Every row has exactly the columns, in their order (kept by the value encoder).
+    pub(super) aligned: bool,
+}
+
+impl Default for Columns<'_> {
+    fn default() -> Self {
+        Columns::new()
+    }
 }
 
 impl<'t> Columns<'t> {
@@ -61,42 +101,73 @@ impl<'t> Columns<'t> {
     fn new() -> Self {
         Columns {
             names: Vec::new(),
-            index: None,
+            index: ColumnIndex::default(),
             objects: Vec::new(),
             arrays: Vec::new(),
             member_columns: Vec::new(),
+            aligned: true,
         }
+    }
+
+    /// Empties the columns for reuse, keeping the allocations.
+    pub(super) fn clear(&mut self) {
+        self.names.clear();
+        self.index.clear();
+        self.objects.clear();
+        self.arrays.clear();
+        self.member_columns.clear();
+        self.aligned = true;
     }
 
     /// The column of `key`, trying `hint` first (rows usually list keys in union order).
     #[inline]
-    fn find(&self, key: &str, hint: usize) -> Option<usize> {
-        if self.names.get(hint).is_some_and(|name| key_eq(name, key)) {
-            return Some(hint);
-        }
-        match &self.index {
-            Some(index) => index.get(key).copied(),
-            None => self.names.iter().position(|n| *n == key),
-        }
+    pub(super) fn find(&self, key: &str, hint: usize) -> Option<usize> {
+        self.index.find(&self.names, key, hint)
     }
 
-    fn add(&mut self, key: &'t str) -> usize {
+    pub(super) fn add(&mut self, key: &'t str) -> usize {
         let c = self.names.len();
         self.names.push(key);
         self.objects.push(false);
         self.arrays.push(false);
-        if let Some(index) = &mut self.index {
-            index.insert(key, c);
-        } else if self.names.len() > LINEAR_LOOKUP_MAX {
-            self.index = Some(
-                self.names
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| (*n, i))
-                    .collect(),
-            );
-        }
+        self.index.added(&self.names);
         c
+    }
+}
+
+/// Finds the columns of a table by name: a linear search while there are few, a hash map
+/// after.
+#[derive(Debug, Default)]
+pub(super) struct ColumnIndex<'t>(Option<HashMap<&'t str, usize>>);
+
+impl<'t> ColumnIndex<'t> {
+    /// The column of `key` among `names`, trying `hint` first (rows usually list keys in
+    /// column order).
+    #[inline]
+    pub(super) fn find(&self, names: &[&'t str], key: &str, hint: usize) -> Option<usize> {
+        if names.get(hint).is_some_and(|name| key_eq(name, key)) {
+            return Some(hint);
+        }
+        match &self.0 {
+            Some(index) => index.get(key).copied(),
+            None => names.iter().position(|n| *n == key),
+        }
+    }
+
+    /// Takes note of the name just pushed onto `names`.
+    pub(super) fn added(&mut self, names: &[&'t str]) {
+        let (Some(&key), c) = (names.last(), names.len().wrapping_sub(1)) else {
+            return;
+        };
+        if let Some(index) = &mut self.0 {
+            index.insert(key, c);
+        } else if names.len() > LINEAR_LOOKUP_MAX {
+            self.0 = Some(names.iter().enumerate().map(|(i, n)| (*n, i)).collect());
+        }
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.0 = None;
     }
 }
 
@@ -185,11 +256,7 @@ impl<'t, 'o> Encoder<'t, 'o> {
     fn take_columns(&mut self) -> Columns<'t> {
         match self.spare.pop() {
             Some(mut columns) => {
-                columns.names.clear();
-                columns.index = None;
-                columns.objects.clear();
-                columns.arrays.clear();
-                columns.member_columns.clear();
+                columns.clear();
                 columns
             }
             None => Columns::new(),
@@ -383,34 +450,8 @@ impl<'t, 'o> Encoder<'t, 'o> {
     fn array(&mut self, depth: usize, head: Head<'_>, arr: usize, body: usize) -> Result<()> {
         let form = self.classify(arr)?;
         let tape = self.tape;
-        self.indent(depth);
         let n = tape.len(arr);
-        if let (Form::Primitive, Head::Member(key)) = (&form, head) {
-            // `key[N]: a,b` — the one form without a space before the bracket.
-            lex::write_key(self.out, key);
-        } else {
-            match head {
-                Head::Root => self.out.push_str("## "),
-                Head::Member(key) => {
-                    self.out.push_str("## ");
-                    lex::write_key(self.out, key);
-                    self.out.push(' ');
-                }
-                Head::Item(i) => {
-                    self.out.push('@');
-                    number::write_u64(self.out, i as u64);
-                    self.out.push(' ');
-                }
-                Head::Attachment(key) => {
-                    self.out.push('.');
-                    lex::write_key(self.out, key);
-                    self.out.push(' ');
-                }
-            }
-        }
-        self.out.push('[');
-        number::write_u64(self.out, n as u64);
-        self.out.push(']');
+        head.write(self.out, depth, matches!(form, Form::Primitive), n);
         match form {
             Form::Empty => {
                 self.out.push('\n');

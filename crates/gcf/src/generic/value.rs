@@ -1,26 +1,27 @@
-//! The look-ahead encoder on a `serde_json::Value` in place: what `to_string` runs when the
-//! value it is given is a `serde_json::Value`.
+//! The encoder of a `serde_json::Value` read in place: what `to_string` runs when the value
+//! it is given is a `serde_json::Value`.
 //!
 //! It makes the decisions of the tape encoder ([`super::encode`]: the array forms of §7.3,
 //! the ordered field union of a table, inline object schemas and shared array schemas) by
 //! reading the value where it is, with no tape and no serde calls in between, and it skips
-//! the duplicate-key checks, since the keys of a `serde_json::Map` are unique. Anything
-//! past the depth limit ends the walk with an error; the caller then encodes the value
-//! through the tape, which reports it. The bytes are those of the tape encoder: the tests
-//! compare the two.
-
-use std::collections::HashMap;
+//! the duplicate-key checks, since the keys of a `serde_json::Map` are unique.
+//!
+//! A table is first written in one pass ([`Walker::guessed_table`]), on the guess that every
+//! row has row 0's keys in row 0's order and that each column takes the schema row 0
+//! suggests; the rows are checked as they are written, and a row that proves the guess wrong
+//! sends the table, truncated, through [`Walker::classify`], which reads every row first.
+//! Anything past the depth limit ends the walk with an error; the caller then encodes the
+//! value through the tape, which reports it. The bytes are those of the tape encoder: the
+//! tests compare the two.
 
 use serde_json::{Map, Number, Value};
 
 use super::direct::{indent, write_key};
+use super::encode::{Columns, Head};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lex;
 use crate::number;
 use crate::options::EncoderOptions;
-
-/// Above this many fields, table columns are found through a hash map.
-const LINEAR_LOOKUP_MAX: usize = 12;
 
 /// Appends the GCF body of `value` to `out`; an error means the caller must take the tape.
 pub(crate) fn write(value: &Value, opts: &EncoderOptions, out: &mut String) -> Result<()> {
@@ -92,82 +93,12 @@ fn all_scalar_members(object: &Map<String, Value>) -> bool {
     object.values().all(is_scalar)
 }
 
-/// Where an array is written; decides its header spelling.
-#[derive(Debug, Clone, Copy)]
-enum Head<'k> {
-    /// `## [N]...`.
-    Root,
-    /// `## key [N]...` or `key[N]: ...`.
-    Member(&'k str),
-    /// `@i [N]...`.
-    Item(usize),
-    /// `.key [N]...`.
-    Attachment(&'k str),
-}
-
 /// The form §7.3 selects for an array.
 enum Form<'v> {
     Empty,
     Primitive,
     Tabular(Columns<'v>),
     Expanded,
-}
-
-/// The ordered field union of a table.
-#[derive(Default)]
-struct Columns<'v> {
-    names: Vec<&'v str>,
-    index: Option<HashMap<&'v str, usize>>,
-    /// Per column: some row holds an object / an array there.
-    objects: Vec<bool>,
-    arrays: Vec<bool>,
-    /// Every row has exactly the columns, in their order.
-    aligned: bool,
-}
-
-impl<'v> Columns<'v> {
-    fn clear(&mut self) {
-        self.names.clear();
-        self.index = None;
-        self.objects.clear();
-        self.arrays.clear();
-        self.aligned = true;
-    }
-
-    /// The column of `key`, trying `hint` first.
-    #[inline]
-    fn find(&self, key: &str, hint: usize) -> Option<usize> {
-        if self
-            .names
-            .get(hint)
-            .is_some_and(|name| super::encode::key_eq(name, key))
-        {
-            return Some(hint);
-        }
-        match &self.index {
-            Some(index) => index.get(key).copied(),
-            None => self.names.iter().position(|n| *n == key),
-        }
-    }
-
-    fn add(&mut self, key: &'v str) -> usize {
-        let c = self.names.len();
-        self.names.push(key);
-        self.objects.push(false);
-        self.arrays.push(false);
-        if let Some(index) = &mut self.index {
-            index.insert(key, c);
-        } else if self.names.len() > LINEAR_LOOKUP_MAX {
-            self.index = Some(
-                self.names
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| (*n, i))
-                    .collect(),
-            );
-        }
-        c
-    }
 }
 
 /// What a table column holds beyond scalars.
@@ -426,33 +357,7 @@ impl<'v> Walker<'v, '_> {
 
     /// Writes an array's header up to its `]` (the form decides the spelling of a member's).
     fn header(&mut self, depth: usize, head: Head<'_>, form: &Form<'_>, len: usize) {
-        indent(self.out, depth);
-        if let (Form::Primitive, Head::Member(key)) = (form, head) {
-            // `key[N]: a,b`: the one form without a space before the bracket.
-            write_key(self.out, key);
-        } else {
-            match head {
-                Head::Root => self.out.push_str("## "),
-                Head::Member(key) => {
-                    self.out.push_str("## ");
-                    write_key(self.out, key);
-                    self.out.push(' ');
-                }
-                Head::Item(i) => {
-                    self.out.push('@');
-                    number::write_u64(self.out, i as u64);
-                    self.out.push(' ');
-                }
-                Head::Attachment(key) => {
-                    self.out.push('.');
-                    write_key(self.out, key);
-                    self.out.push(' ');
-                }
-            }
-        }
-        self.out.push('[');
-        number::write_u64(self.out, len as u64);
-        self.out.push(']');
+        head.write(self.out, depth, matches!(form, Form::Primitive), len);
     }
 
     /// Writes a table (an array at nesting `level` whose first element is an object) in one
@@ -582,42 +487,17 @@ impl<'v> Walker<'v, '_> {
             }
             for ((key, value), guess) in row.iter().zip(guesses) {
                 match (value, guess) {
-                    (Value::Object(members), Guess::Inline(_)) => {
-                        indent(self.out, body);
-                        for (j, member) in members.values().enumerate() {
-                            if j > 0 {
-                                self.out.push('|');
-                            }
-                            scalar(self.out, member)?;
-                        }
-                        self.out.push('\n');
-                    }
                     (Value::Object(members), _) => {
-                        indent(self.out, body);
-                        self.out.push('.');
-                        write_key(self.out, key);
-                        self.out.push_str(" {}\n");
-                        self.members(members, body + 2, level + 2)?;
+                        let inline = matches!(guess, Guess::Inline(_));
+                        self.object_attachment(body, key, members, inline, level + 2)?;
                     }
                     (Value::Array(rows), Guess::Shared(_)) if r > 0 => {
                         // Headerless rows in the shared schema (`admits` checked them).
                         self.enter(level + 3)?;
-                        indent(self.out, body);
-                        self.out.push('.');
-                        write_key(self.out, key);
-                        self.out.push_str(" [");
-                        number::write_u64(self.out, rows.len() as u64);
-                        self.out.push_str("]\n");
+                        self.attachment_head(body, key, rows.len());
                         for shared in rows {
                             if let Value::Object(cells) = shared {
-                                indent(self.out, body + 2);
-                                for (j, cell) in cells.values().enumerate() {
-                                    if j > 0 {
-                                        self.out.push('|');
-                                    }
-                                    scalar(self.out, cell)?;
-                                }
-                                self.out.push('\n');
+                                self.scalar_row(body + 2, cells.values())?;
                             }
                         }
                     }
@@ -712,14 +592,7 @@ impl<'v> Walker<'v, '_> {
                 let Value::Object(row) = item else {
                     return Err(stop());
                 };
-                indent(self.out, depth);
-                for (c, value) in row.values().enumerate() {
-                    if c > 0 {
-                        self.out.push('|');
-                    }
-                    scalar(self.out, value)?;
-                }
-                self.out.push('\n');
+                self.scalar_row(depth, row.values())?;
             }
             return Ok(());
         }
@@ -805,23 +678,9 @@ impl<'v> Walker<'v, '_> {
             };
             let key = columns.names[c];
             match (value, &schemas[c]) {
-                (Value::Object(members), Schema::Inline(_)) => {
-                    // A positional body at the row's indentation.
-                    indent(self.out, depth);
-                    for (j, member) in members.values().enumerate() {
-                        if j > 0 {
-                            self.out.push('|');
-                        }
-                        scalar(self.out, member)?;
-                    }
-                    self.out.push('\n');
-                }
-                (Value::Object(members), _) => {
-                    indent(self.out, depth);
-                    self.out.push('.');
-                    write_key(self.out, key);
-                    self.out.push_str(" {}\n");
-                    self.members(members, depth + 2, level + 1)?;
+                (Value::Object(members), schema) => {
+                    let inline = matches!(schema, Schema::Inline(_));
+                    self.object_attachment(depth, key, members, inline, level + 1)?;
                 }
                 (Value::Array(items), Schema::Shared(schema)) if r > 0 => {
                     self.shared_rows(depth, key, items, schema, level + 1)?;
@@ -849,30 +708,20 @@ impl<'v> Walker<'v, '_> {
             // Its rows.
             self.enter(level + 1)?;
         }
-        indent(self.out, depth);
-        self.out.push('.');
-        write_key(self.out, key);
-        self.out.push_str(" [");
-        number::write_u64(self.out, items.len() as u64);
-        self.out.push_str("]\n");
+        self.attachment_head(depth, key, items.len());
         for item in items {
             let Value::Object(row) = item else {
                 return Err(stop());
             };
-            indent(self.out, depth + 2);
             if row.len() == schema.names.len()
                 && row
                     .keys()
                     .zip(&schema.names)
                     .all(|(k, name)| super::encode::key_eq(k, name))
             {
-                for (c, value) in row.values().enumerate() {
-                    if c > 0 {
-                        self.out.push('|');
-                    }
-                    scalar(self.out, value)?;
-                }
+                self.scalar_row(depth + 2, row.values())?;
             } else {
+                indent(self.out, depth + 2);
                 for (c, name) in schema.names.iter().enumerate() {
                     if c > 0 {
                         self.out.push('|');
@@ -882,10 +731,49 @@ impl<'v> Walker<'v, '_> {
                         None => self.out.push('~'),
                     }
                 }
+                self.out.push('\n');
             }
-            self.out.push('\n');
         }
         Ok(())
+    }
+
+    /// A line of scalar cells at `depth`.
+    fn scalar_row(&mut self, depth: usize, cells: impl Iterator<Item = &'v Value>) -> Result<()> {
+        indent(self.out, depth);
+        for (c, value) in cells.enumerate() {
+            if c > 0 {
+                self.out.push('|');
+            }
+            scalar(self.out, value)?;
+        }
+        self.out.push('\n');
+        Ok(())
+    }
+
+    /// `.key [N]` at `depth`: a shared-schema attachment's line.
+    fn attachment_head(&mut self, depth: usize, key: &str, len: usize) {
+        self.header(depth, Head::Attachment(key), &Form::Empty, len);
+        self.out.push('\n');
+    }
+
+    /// A row's object attachment at the row's `depth`: the positional body of an inline
+    /// schema, or `.key {}` and the members (the object at nesting `level`) two levels deeper.
+    fn object_attachment(
+        &mut self,
+        depth: usize,
+        key: &str,
+        members: &'v Map<String, Value>,
+        inline: bool,
+        level: usize,
+    ) -> Result<()> {
+        if inline {
+            return self.scalar_row(depth, members.values());
+        }
+        indent(self.out, depth);
+        self.out.push('.');
+        write_key(self.out, key);
+        self.out.push_str(" {}\n");
+        self.members(members, depth + 2, level)
     }
 
     /// The inline object schema of column `c` (as the tape encoder decides it): row 0 holds
