@@ -1,0 +1,109 @@
+//! GCF against serde_json on the three `gcf_generic` data sets, the two timed call by call in
+//! alternation, so that a shared machine's slow phases hit both alike:
+//!
+//! ```sh
+//! cargo run --release -p agentwire-benchmarks --example gcf_vs_json -- [ROUNDS] [SET] [OP]
+//! ```
+//!
+//! For each data set (`rows_10k`, `orders_2k`, `deep_config`, or those containing `SET`) and
+//! operation (`encode`, `decode` into `Value`, `ignore`: decode into `IgnoredAny`, the parser
+//! alone; or those containing `OP`), it prints the fastest time of each side and the ratio
+//! GCF / serde_json of the fastest times and the median ratio of the pairs.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use serde::de::IgnoredAny;
+use serde_json::Value;
+
+/// An operation's name, its GCF side and its serde_json side.
+type Pair<'a> = (&'a str, &'a dyn Fn(), &'a dyn Fn());
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let rounds: usize = args
+        .get(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300)
+        .max(1);
+    let sets = args.get(2).cloned().unwrap_or_default();
+    let ops = args.get(3).cloned().unwrap_or_default();
+    let data = [
+        ("rows_10k", agentwire_benchmarks::rows(10_000)),
+        ("orders_2k", agentwire_benchmarks::orders(2_000)),
+        ("deep_config", agentwire_benchmarks::deep_config()),
+    ];
+    for (name, value) in data.iter().filter(|(name, _)| name.contains(sets.as_str())) {
+        let gcf = agentwire_gcf::to_string(value).expect("GCF");
+        let json = serde_json::to_string(value).expect("JSON");
+        // Short runs are repeated, so that each timing spans some tens of microseconds.
+        let reps = if json.len() < 100_000 { 20 } else { 1 };
+        let encode_gcf = || {
+            drop(black_box(
+                agentwire_gcf::to_string(black_box(value)).expect("GCF"),
+            ));
+        };
+        let encode_json = || {
+            drop(black_box(
+                serde_json::to_string(black_box(value)).expect("JSON"),
+            ));
+        };
+        let decode_gcf = || {
+            drop(black_box(
+                agentwire_gcf::from_str::<Value>(black_box(&gcf)).expect("GCF"),
+            ));
+        };
+        let decode_json = || {
+            drop(black_box(
+                serde_json::from_str::<Value>(black_box(&json)).expect("JSON"),
+            ));
+        };
+        let ignore_gcf = || {
+            black_box(agentwire_gcf::from_str::<IgnoredAny>(black_box(&gcf)).expect("GCF"));
+        };
+        let ignore_json = || {
+            black_box(serde_json::from_str::<IgnoredAny>(black_box(&json)).expect("JSON"));
+        };
+        let pairs: [Pair<'_>; 3] = [
+            ("encode", &encode_gcf, &encode_json),
+            ("decode", &decode_gcf, &decode_json),
+            ("ignore", &ignore_gcf, &ignore_json),
+        ];
+        for (op, gcf_op, json_op) in pairs
+            .into_iter()
+            .filter(|(op, ..)| op.contains(ops.as_str()))
+        {
+            let time = |f: &dyn Fn()| {
+                let start = Instant::now();
+                for _ in 0..reps {
+                    f();
+                }
+                start.elapsed().as_secs_f64() / f64::from(reps)
+            };
+            let (mut gcf_times, mut json_times, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+            for round in 0..rounds {
+                // Alternate which side goes first.
+                let (g, j) = if round % 2 == 0 {
+                    let g = time(gcf_op);
+                    (g, time(json_op))
+                } else {
+                    let j = time(json_op);
+                    (time(gcf_op), j)
+                };
+                gcf_times.push(g);
+                json_times.push(j);
+                ratios.push(g / j);
+            }
+            let fastest = |times: &[f64]| times.iter().copied().fold(f64::INFINITY, f64::min);
+            ratios.sort_by(f64::total_cmp);
+            let (g, j) = (fastest(&gcf_times), fastest(&json_times));
+            println!(
+                "{name:12} {op}: GCF {:9.1} µs, serde_json {:9.1} µs, fastest {:.3}, median pair {:.3}",
+                g * 1e6,
+                j * 1e6,
+                g / j,
+                ratios[rounds / 2]
+            );
+        }
+    }
+}
