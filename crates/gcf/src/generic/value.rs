@@ -312,13 +312,25 @@ impl<'v> Walker<'v, '_> {
         level: usize,
     ) -> Result<()> {
         self.enter(level)?;
-        if let Some(Value::Object(_)) = items.first() {
-            // Most tables confirm the guess that their columns are row 0's keys: one pass.
-            let mark = self.out.len();
-            if self.guessed_table(depth, head, items, body, level)? {
-                return Ok(());
+        let mark = self.out.len();
+        match items.first() {
+            Some(Value::Object(_)) => {
+                // Most tables confirm the guess that their columns are row 0's keys: one pass.
+                if self.guessed_table(depth, head, items, body, level)? {
+                    return Ok(());
+                }
+                self.out.truncate(mark);
             }
-            self.out.truncate(mark);
+            Some(Value::Array(_)) | None => {}
+            Some(_) => {
+                // An array whose first element is a scalar is most often all scalars.
+                self.header(depth, head, &Form::Primitive, items.len());
+                self.out.push_str(": ");
+                if self.primitive_items(items)? {
+                    return Ok(());
+                }
+                self.out.truncate(mark);
+            }
         }
         let form = self.classify(items);
         self.header(depth, head, &form, items.len());
@@ -329,14 +341,7 @@ impl<'v> Walker<'v, '_> {
             }
             Form::Primitive => {
                 self.out.push_str(": ");
-                for (j, item) in items.iter().enumerate() {
-                    if j > 0 {
-                        self.out.push(',');
-                    }
-                    scalar(self.out, item)?;
-                }
-                self.out.push('\n');
-                Ok(())
+                self.primitive_items(items).map(|_| ())
             }
             Form::Tabular(columns) => {
                 self.field_decl(columns.names.iter().copied());
@@ -353,6 +358,22 @@ impl<'v> Walker<'v, '_> {
                 Ok(())
             }
         }
+    }
+
+    /// The elements of a primitive array and the line's end; `Ok(false)` at the first
+    /// element that is not a scalar.
+    fn primitive_items(&mut self, items: &'v [Value]) -> Result<bool> {
+        for (j, item) in items.iter().enumerate() {
+            if j > 0 {
+                self.out.push(',');
+            }
+            if !is_scalar(item) {
+                return Ok(false);
+            }
+            scalar(self.out, item)?;
+        }
+        self.out.push('\n');
+        Ok(true)
     }
 
     /// Writes an array's header up to its `]` (the form decides the spelling of a member's).
@@ -940,6 +961,12 @@ mod tests {
             json!([{"s": null}, {"s": [{"p": 1}]}]),
             // Plain columns holding containers later.
             json!([{"a": 1}, {"a": {"x": 1}}, {"a": [1, {"y": 2}]}]),
+            // Arrays that start with scalars and turn out mixed.
+            json!([1, "a", null, true, 2.5]),
+            json!([1, {"a": 1}]),
+            json!([1, [2]]),
+            json!(["x", "y", []]),
+            json!([[1], 2]),
         ];
         for value in &cases {
             same_as_tape(value);
