@@ -854,6 +854,21 @@ impl<'de> Parser<'de> {
                 self.leave();
                 Ok(Value::Array(items))
             }
+            Pending::InlineObject { line, fields } => {
+                // As `ValueDe::deserialize_any` reads a positional body into `Build`.
+                self.enter(&line)?;
+                let mut values = InlineObjectAccess::new(line, Rc::clone(&fields))?.values;
+                let mut members = Map::with_capacity(fields.len());
+                for field in fields.iter() {
+                    let token = values.next().unwrap_or("");
+                    let value = Build
+                        .deserialize(ScalarDe { line: &line, token })
+                        .map_err(|e| e.or_position(|| line_position(&line)))?;
+                    members.insert(field.as_ref().to_owned(), value);
+                }
+                self.leave();
+                Ok(Value::Object(members))
+            }
             pending => Build.deserialize(ValueDe { p: self, pending }),
         }
     }
@@ -1956,10 +1971,30 @@ impl<'de> RowSeq<'_, 'de> {
             self.st.found += 1;
             self.p.check_elements(&line, self.st.found)?;
             let row = if markers {
-                Build.deserialize(RowDe {
+                // As `RowDe` reads a row into `Build`, each cell through `RowAccess::read_at`.
+                let row = self.st.row;
+                self.p.enter(&row)?;
+                let n = self.st.cells.len();
+                let present = self.st.cells.iter().filter(|c| c.kind != CellKind::Missing);
+                let mut members = Map::with_capacity(present.count());
+                let mut access = RowAccess {
                     p: &mut *self.p,
                     st: &mut self.st,
-                })?
+                    col: n,
+                    value: None,
+                };
+                for c in 0..n {
+                    if access.st.cells[c].kind == CellKind::Missing {
+                        continue;
+                    }
+                    let key = access.st.fields[c].as_ref().to_owned();
+                    let value = access
+                        .read_at(c, Direct)
+                        .map_err(|e| e.or_position(|| line_position(&row)))?;
+                    members.insert(key, value);
+                }
+                self.p.leave();
+                Value::Object(members)
             } else {
                 let row = self.st.row;
                 self.p.enter(&row)?;
@@ -2099,12 +2134,50 @@ impl<'de> de::MapAccess<'de> for RowAccess<'_, 'de> {
     }
 }
 
+/// What reads a value: a serde seed through the deserializer, or [`Parser::build`].
+trait Read<'de> {
+    type Out;
+    fn scalar(self, scalar: ScalarDe<'_, 'de>) -> Result<Self::Out>;
+    fn pending(self, p: &mut Parser<'de>, pending: Pending<'de>) -> Result<Self::Out>;
+}
+
+/// A seed reads through the deserializer.
+struct Seed<V>(V);
+
+impl<'de, V: DeserializeSeed<'de>> Read<'de> for Seed<V> {
+    type Out = V::Value;
+    fn scalar(self, scalar: ScalarDe<'_, 'de>) -> Result<V::Value> {
+        self.0.deserialize(scalar)
+    }
+    fn pending(self, p: &mut Parser<'de>, pending: Pending<'de>) -> Result<V::Value> {
+        self.0.deserialize(ValueDe { p, pending })
+    }
+}
+
+/// A `serde_json::Value` built directly.
+struct Direct;
+
+impl<'de> Read<'de> for Direct {
+    type Out = Value;
+    fn scalar(self, scalar: ScalarDe<'_, 'de>) -> Result<Value> {
+        Build.deserialize(scalar)
+    }
+    fn pending(self, p: &mut Parser<'de>, pending: Pending<'de>) -> Result<Value> {
+        p.build(pending)
+    }
+}
+
 impl<'de> RowAccess<'_, 'de> {
     fn value_at<V: DeserializeSeed<'de>>(&mut self, c: usize, seed: V) -> Result<V::Value> {
+        self.read_at(c, Seed(seed))
+    }
+
+    /// The value of cell `c`: a scalar, or its attachment's body.
+    fn read_at<R: Read<'de>>(&mut self, c: usize, read: R) -> Result<R::Out> {
         let st = &mut *self.st;
         let cell = st.cells[c];
         if cell.kind == CellKind::Scalar {
-            return seed.deserialize(ScalarDe {
+            return read.scalar(ScalarDe {
                 line: &st.row,
                 token: cell.token,
             });
@@ -2115,10 +2188,7 @@ impl<'de> RowAccess<'_, 'de> {
                 let fields = st.inline_schema(c).cloned().ok_or_else(|| {
                     line.error(ErrorKind::OrphanInlineAttachment, "no inline schema")
                 })?;
-                seed.deserialize(ValueDe {
-                    p: &mut *self.p,
-                    pending: Pending::InlineObject { line, fields },
-                })
+                read.pending(&mut *self.p, Pending::InlineObject { line, fields })
             }
             Some(Child::Traditional {
                 line,
@@ -2160,10 +2230,7 @@ impl<'de> RowAccess<'_, 'de> {
                     ));
                 };
                 let counted = matches!(pending, Pending::Array { .. });
-                let value = seed.deserialize(ValueDe {
-                    p: &mut *self.p,
-                    pending,
-                })?;
+                let value = read.pending(&mut *self.p, pending)?;
                 let next = self.p.lines.peek()?;
                 if next.map(|l| l.number) != end {
                     if let Some(next) = next {
