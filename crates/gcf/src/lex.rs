@@ -967,7 +967,7 @@ const KEY_BYTE: [bool; 256] = {
 
 /// The length of the bare key at the start of `s` (0 if none).
 #[inline]
-fn bare_key_len(s: &str) -> usize {
+pub(crate) fn bare_key_len(s: &str) -> usize {
     let b = s.as_bytes();
     match b.first() {
         Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {}

@@ -895,6 +895,36 @@ impl<'de> Parser<'de> {
                 }
                 return Err(trailer_not_at_top(&line));
             }
+            // `key=value` with a bare key, the most common member line, read here (as
+            // `member` reads it).
+            let bare = lex::bare_key_len(line.text);
+            if bare > 0 && line.text.as_bytes().get(bare) == Some(&b'=') {
+                self.lines.advance();
+                found += 1;
+                self.check_elements(&line, found)?;
+                let slot = match members.entry(line.text[..bare].to_owned()) {
+                    Entry::Vacant(slot) => slot,
+                    Entry::Occupied(seen) => return Err(duplicate_key(&line, seen.key())),
+                };
+                let token = lex::trim(&line.text[bare + 1..]);
+                slot.insert(Build.deserialize(ScalarDe { line: &line, token })?);
+                continue;
+            }
+            // `## key` with a bare key and nothing after it: a nested object.
+            if let Some(name) = line.text.strip_prefix("## ") {
+                if !name.is_empty() && lex::bare_key_len(name) == name.len() {
+                    self.lines.advance();
+                    found += 1;
+                    self.check_elements(&line, found)?;
+                    let slot = match members.entry(name.to_owned()) {
+                        Entry::Vacant(slot) => slot,
+                        Entry::Occupied(seen) => return Err(duplicate_key(&line, seen.key())),
+                    };
+                    let level = level + 1;
+                    slot.insert(self.build(Pending::Object { line, level })?);
+                    continue;
+                }
+            }
             let mut pending = None;
             let key = self.member(line, level, &mut pending)?;
             self.lines.advance();
