@@ -797,80 +797,107 @@ impl<'de> Parser<'de> {
     /// deserializer, with objects of member lines (configs, nested sections) read here
     /// without the serde layers in between.
     fn build(&mut self, pending: Pending<'de>) -> Result<Value> {
+        // Each form in a function of its own: the loop over member lines stays small (the
+        // instruction cache holds it, and the forms a document uses).
         match pending {
             Pending::Scalar { line, token } => Build.deserialize(ScalarDe { line: &line, token }),
-            Pending::Object { line, level } => {
-                self.enter(&line)?;
-                let mut members = Map::with_capacity(build::UNKNOWN_MEMBERS);
-                self.build_members(level, &mut members)
-                    .map_err(|e| e.or_position(|| line_position(&line)))?;
-                self.leave();
-                Ok(Value::Object(members))
-            }
+            Pending::Object { line, level } => self.build_object(line, level),
             Pending::Array {
                 line,
                 at,
                 count,
                 body: Body::Rows { fields, level },
-            } => {
-                // As `ValueDe::deserialize_any` reads a table into `Build`.
-                self.enter(&line)?;
-                let buffers = self.spare_rows.pop().unwrap_or_default();
-                let mut seq = RowSeq {
-                    p: &mut *self,
-                    st: Table::new(fields, level, count, line, at, buffers),
-                };
-                let mut items = Vec::with_capacity(build::reserve(remaining(count, 0)));
-                seq.build(&mut items)
-                    .map_err(|e| e.or_position(|| line.position_of(at)))?;
-                seq.end()?;
-                let table = seq.st;
-                self.recycle(table);
-                self.leave();
-                Ok(Value::Array(items))
-            }
+            } => self.build_table(line, at, count, fields, level),
             Pending::Array {
                 line,
                 at,
                 count,
                 body: Body::Inline(values),
-            } => {
-                // As `ValueDe::deserialize_any` reads an inline array into `Build`.
-                self.enter(&line)?;
-                let mut seq = InlineSeq::new(self, line, at, count, values);
-                let mut items = Vec::with_capacity(build::reserve(remaining(count, 0)));
-                while let Some(token) = seq.values.as_mut().and_then(Iterator::next) {
-                    seq.found += 1;
-                    seq.p.check_elements(&seq.line, seq.found)?;
-                    let item = Build
-                        .deserialize(ScalarDe {
-                            line: &seq.line,
-                            token,
-                        })
-                        .map_err(|e| e.or_position(|| line.position_of(at)))?;
-                    items.push(item);
-                }
-                seq.end()?;
-                self.leave();
-                Ok(Value::Array(items))
-            }
-            Pending::InlineObject { line, fields } => {
-                // As `ValueDe::deserialize_any` reads a positional body into `Build`.
-                self.enter(&line)?;
-                let mut values = InlineObjectAccess::new(line, Rc::clone(&fields))?.values;
-                let mut members = Map::with_capacity(fields.len());
-                for field in fields.iter() {
-                    let token = values.next().unwrap_or("");
-                    let value = Build
-                        .deserialize(ScalarDe { line: &line, token })
-                        .map_err(|e| e.or_position(|| line_position(&line)))?;
-                    members.insert(field.as_ref().to_owned(), value);
-                }
-                self.leave();
-                Ok(Value::Object(members))
-            }
+            } => self.build_inline_array(line, at, count, values),
+            Pending::InlineObject { line, fields } => self.build_inline_object(line, &fields),
             pending => Build.deserialize(ValueDe { p: self, pending }),
         }
+    }
+
+    /// An object of member lines at `level`, opened by `line`.
+    fn build_object(&mut self, line: Line<'de>, level: usize) -> Result<Value> {
+        self.enter(&line)?;
+        let mut members = Map::with_capacity(build::UNKNOWN_MEMBERS);
+        self.build_members(level, &mut members)
+            .map_err(|e| e.or_position(|| line_position(&line)))?;
+        self.leave();
+        Ok(Value::Object(members))
+    }
+
+    /// A table (as `ValueDe::deserialize_any` reads one into `Build`).
+    #[inline(never)]
+    fn build_table(
+        &mut self,
+        line: Line<'de>,
+        at: &'de str,
+        count: Count,
+        fields: Fields<'de>,
+        level: usize,
+    ) -> Result<Value> {
+        self.enter(&line)?;
+        let buffers = self.spare_rows.pop().unwrap_or_default();
+        let mut seq = RowSeq {
+            p: &mut *self,
+            st: Table::new(fields, level, count, line, at, buffers),
+        };
+        let mut items = Vec::with_capacity(build::reserve(remaining(count, 0)));
+        seq.build(&mut items)
+            .map_err(|e| e.or_position(|| line.position_of(at)))?;
+        seq.end()?;
+        let table = seq.st;
+        self.recycle(table);
+        self.leave();
+        Ok(Value::Array(items))
+    }
+
+    /// An inline array (as `ValueDe::deserialize_any` reads one into `Build`).
+    #[inline(never)]
+    fn build_inline_array(
+        &mut self,
+        line: Line<'de>,
+        at: &'de str,
+        count: Count,
+        values: &'de str,
+    ) -> Result<Value> {
+        self.enter(&line)?;
+        let mut seq = InlineSeq::new(self, line, at, count, values);
+        let mut items = Vec::with_capacity(build::reserve(remaining(count, 0)));
+        while let Some(token) = seq.values.as_mut().and_then(Iterator::next) {
+            seq.found += 1;
+            seq.p.check_elements(&seq.line, seq.found)?;
+            let item = Build
+                .deserialize(ScalarDe {
+                    line: &seq.line,
+                    token,
+                })
+                .map_err(|e| e.or_position(|| line.position_of(at)))?;
+            items.push(item);
+        }
+        seq.end()?;
+        self.leave();
+        Ok(Value::Array(items))
+    }
+
+    /// A positional inline body (as `ValueDe::deserialize_any` reads one into `Build`).
+    #[inline(never)]
+    fn build_inline_object(&mut self, line: Line<'de>, fields: &Fields<'de>) -> Result<Value> {
+        self.enter(&line)?;
+        let mut values = InlineObjectAccess::new(line, Rc::clone(fields))?.values;
+        let mut members = Map::with_capacity(fields.len());
+        for field in fields.iter() {
+            let token = values.next().unwrap_or("");
+            let value = Build
+                .deserialize(ScalarDe { line: &line, token })
+                .map_err(|e| e.or_position(|| line_position(&line)))?;
+            members.insert(field.as_ref().to_owned(), value);
+        }
+        self.leave();
+        Ok(Value::Object(members))
     }
 
     /// The members of an object at `level` (the reading and the checks of [`ObjectAccess`];
@@ -925,8 +952,7 @@ impl<'de> Parser<'de> {
                     continue;
                 }
             }
-            let mut pending = None;
-            let key = self.member(line, level, &mut pending)?;
+            let (key, pending) = self.other_member(line, level)?;
             self.lines.advance();
             found += 1;
             self.check_elements(&line, found)?;
@@ -934,9 +960,19 @@ impl<'de> Parser<'de> {
                 Entry::Vacant(slot) => slot,
                 Entry::Occupied(seen) => return Err(duplicate_key(&line, seen.key())),
             };
-            let pending = pending.ok_or_else(|| line.error(ErrorKind::Custom, "no value"))?;
             slot.insert(self.build(pending)?);
         }
+    }
+}
+
+impl<'de> Parser<'de> {
+    /// [`Parser::member`] for the member lines [`Parser::build_members`] does not read itself.
+    #[inline(never)]
+    fn other_member(&self, line: Line<'de>, level: usize) -> Result<(Cow<'de, str>, Pending<'de>)> {
+        let mut pending = None;
+        let key = self.member(line, level, &mut pending)?;
+        let pending = pending.ok_or_else(|| line.error(ErrorKind::Custom, "no value"))?;
+        Ok((key, pending))
     }
 }
 
