@@ -4,7 +4,7 @@
 //! but reserves each array and object for the elements and members GCF declares (a table's
 //! row count, a row's present cells, a schema's fields) instead of growing them one insert at
 //! a time. The reservation is capped, so a declared count cannot make it allocate more than a
-//! few hundred KiB before the rows that back it are read.
+//! MiB before the rows that back it are read (the bound serde itself puts on size hints).
 //!
 //! With serde_json's `arbitrary_precision` on, a number the decoder cannot hold as `u64`,
 //! `i64` or `f64` arrives as serde_json's private number map, read here as serde_json reads
@@ -18,7 +18,7 @@ use serde::Deserialize as _;
 use serde_json::{Map, Number, Value};
 
 /// The most elements or members reserved up front.
-const MAX_RESERVE: usize = (256 << 10) / size_of::<Value>();
+const MAX_RESERVE: usize = (1 << 20) / size_of::<Value>();
 
 /// The members reserved for an object whose size is not declared (member lines).
 pub(crate) const UNKNOWN_MEMBERS: usize = 8;
