@@ -170,6 +170,11 @@ impl<'a> Lines<'a> {
         self.cursor
     }
 
+    /// The bytes from the reader's position to the end of the input.
+    pub(crate) fn remaining_bytes(&self) -> usize {
+        self.src.len().saturating_sub(self.cursor.offset)
+    }
+
     /// Moves the reader to `cursor` (from [`Lines::cursor`]).
     #[inline]
     pub(crate) fn seek(&mut self, cursor: Cursor) {

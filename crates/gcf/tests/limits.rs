@@ -203,3 +203,50 @@ fn the_spec_minimums_are_supported() {
     let text = agentwire_gcf::to_string(&json!({ "v": "x".repeat(65_536) })).unwrap();
     assert_eq!(limit(&text, &opts).0, Limit::LineLength);
 }
+
+thread_local! {
+    /// The size hint the last [`Hint`] visitor was given.
+    static HINT: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Records the size hint a sequence gives its visitor (in [`HINT`]), then reads the sequence.
+struct Hint;
+
+impl<'de> serde::Deserialize<'de> for Hint {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Hint;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Hint, A::Error> {
+                HINT.set(seq.size_hint());
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Hint)
+            }
+        }
+        deserializer.deserialize_seq(Visitor)
+    }
+}
+
+/// A declared count is a size hint only as far as the input can hold that many elements, so
+/// that what a visitor reserves follows the input, not the count (the count itself is checked
+/// once the elements are read).
+#[test]
+fn size_hints_follow_the_input_not_the_declared_count() {
+    for text in [
+        "GCF profile=generic\n## [9999]{a}\n1\n2\n",
+        "GCF profile=generic\n## [9999]\n@0 =1\n",
+        "GCF profile=generic\n## [9999]: 1,2\n",
+    ] {
+        HINT.set(None);
+        let error = from_str::<Hint>(text).err().map(|e| e.code());
+        assert_eq!(error, Some("count_mismatch"), "{text}");
+        let hint = HINT.get().expect("a size hint");
+        assert!(hint <= text.len() / 2 + 1, "hint {hint} for {text:?}");
+    }
+    // A true count is the hint.
+    from_str::<Hint>("GCF profile=generic\n## [2]{a}\n1\n2\n").unwrap();
+    assert_eq!(HINT.get(), Some(2));
+}

@@ -3,8 +3,9 @@
 //! It makes the values serde_json's own `Value` visitor makes, from the same visitor calls,
 //! but reserves each array and object for the elements and members GCF declares (a table's
 //! row count, a row's present cells, a schema's fields) instead of growing them one insert at
-//! a time. The reservation is capped, so a declared count cannot make it allocate more than a
-//! MiB before the rows that back it are read (the bound serde itself puts on size hints).
+//! a time. A declared count is taken only as far as the rest of the input can hold that many
+//! elements, and the reservation is capped at a MiB (the bound serde itself puts on size
+//! hints), so an untrusted count cannot make it allocate more than the input backs.
 //!
 //! With serde_json's `arbitrary_precision` on, a number the decoder cannot hold as `u64`,
 //! `i64` or `f64` arrives as serde_json's private number map, read here as serde_json reads

@@ -841,11 +841,12 @@ impl<'de> Parser<'de> {
     ) -> Result<Value> {
         self.enter(&line)?;
         let buffers = self.spare_rows.pop().unwrap_or_default();
+        let room = self.lines.remaining_bytes();
         let mut seq = RowSeq {
             p: &mut *self,
             st: Table::new(fields, level, count, line, at, buffers),
         };
-        let mut items = Vec::with_capacity(build::reserve(remaining(count, 0)));
+        let mut items = Vec::with_capacity(build::reserve(remaining(count, 0, room)));
         seq.build(&mut items)
             .map_err(|e| e.or_position(|| line.position_of(at)))?;
         seq.end()?;
@@ -866,7 +867,7 @@ impl<'de> Parser<'de> {
     ) -> Result<Value> {
         self.enter(&line)?;
         let mut seq = InlineSeq::new(self, line, at, count, values);
-        let mut items = Vec::with_capacity(build::reserve(remaining(count, 0)));
+        let mut items = Vec::with_capacity(build::reserve(remaining(count, 0, values.len())));
         while let Some(token) = seq.values.as_mut().and_then(Iterator::next) {
             seq.found += 1;
             seq.p.check_elements(&seq.line, seq.found)?;
@@ -1552,15 +1553,20 @@ impl<'de> de::SeqAccess<'de> for InlineSeq<'_, 'de> {
     }
 
     fn size_hint(&self) -> Option<usize> {
-        remaining(self.count, self.found)
+        remaining(self.count, self.found, self.line.text.len())
     }
 }
 
-/// The elements still to come by a declared count (serde's visitors cap what they reserve
-/// for it; a wrong count is an error at the end).
-fn remaining(count: Count, found: u64) -> Option<usize> {
+/// The elements still to come by a declared count, as far as `room` bytes of input can hold
+/// them (an element takes at least two bytes: a character and its line end or delimiter), so
+/// that what a visitor reserves for them follows the input, not an untrusted count; a wrong
+/// count is an error at the end.
+fn remaining(count: Count, found: u64, room: usize) -> Option<usize> {
     match count {
-        Count::Known(n) => usize::try_from(n.saturating_sub(found)).ok(),
+        Count::Known(n) => {
+            let n = usize::try_from(n.saturating_sub(found)).unwrap_or(usize::MAX);
+            Some(n.min(room / 2 + 1))
+        }
         Count::Deferred => None,
     }
 }
@@ -1625,7 +1631,7 @@ impl<'de> de::SeqAccess<'de> for ItemSeq<'_, 'de> {
     type Error = Error;
 
     fn size_hint(&self) -> Option<usize> {
-        remaining(self.count, self.found)
+        remaining(self.count, self.found, self.p.lines.remaining_bytes())
     }
 
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
@@ -2090,7 +2096,7 @@ impl<'de> de::SeqAccess<'de> for RowSeq<'_, 'de> {
     type Error = Error;
 
     fn size_hint(&self) -> Option<usize> {
-        remaining(self.st.count, self.st.found)
+        remaining(self.st.count, self.st.found, self.p.lines.remaining_bytes())
     }
 
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
