@@ -56,7 +56,8 @@ pub(crate) const HEADER: &str = "GCF profile=generic\n";
 /// Object members keep the order the value yields them (a struct's field order, a map's
 /// iteration order). Integers of any `i64`/`u64`/`i128`/`u128` value are written exactly,
 /// floats with their shortest round-trip digits; NaN and infinities are an error
-/// (`invalid_number`). A `serde_json::Value` is read in place, without serde in between.
+/// (`invalid_number`). A `serde_json::Value` (or a reference to one) is read in place, without
+/// serde in between.
 ///
 /// ```
 /// use serde::Serialize;
@@ -248,13 +249,17 @@ fn is_value<T: ?Sized>() -> bool {
     typeid::of::<T>() == typeid::of::<serde_json::Value>()
 }
 
-/// `value` as a `serde_json::Value`, if that is its type.
+/// `value` as a `serde_json::Value`, if that is its type or a reference to it is.
 #[allow(unsafe_code)]
 fn as_value<T: ?Sized>(value: &T) -> Option<&serde_json::Value> {
     if is_value::<T>() {
         // SAFETY: `T` is `serde_json::Value` (a type without lifetime parameters, so the
         // type ids, which ignore lifetimes, are equal only for it): the cast changes nothing.
         Some(unsafe { &*std::ptr::from_ref(value).cast::<serde_json::Value>() })
+    } else if typeid::of::<T>() == typeid::of::<&serde_json::Value>() {
+        // SAFETY: `T` is `&'a serde_json::Value` for some `'a` that outlives the borrow of
+        // `value`; reading it as a reference of that shorter lifetime is allowed (covariance).
+        Some(unsafe { *std::ptr::from_ref(value).cast::<&serde_json::Value>() })
     } else {
         None
     }

@@ -976,6 +976,16 @@ mod tests {
     }
 
     #[test]
+    fn a_reference_to_a_value_is_read_in_place_too() {
+        let value = json!({"rows": [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]});
+        let reference = &value;
+        assert_eq!(
+            crate::to_string(&reference).unwrap(),
+            crate::to_string(&value).unwrap()
+        );
+    }
+
+    #[test]
     fn too_deep_values_report_the_tape_error() {
         let mut value = json!(1);
         for i in 0..40 {
