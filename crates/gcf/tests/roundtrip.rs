@@ -155,7 +155,7 @@ fn float() -> impl Strategy<Value = f64> {
     ]
 }
 
-fn leaf() -> impl Strategy<Value = Value> {
+fn leaf() -> BoxedStrategy<Value> {
     prop_oneof![
         1 => Just(Value::Null),
         1 => any::<bool>().prop_map(Value::Bool),
@@ -164,6 +164,7 @@ fn leaf() -> impl Strategy<Value = Value> {
         2 => float().prop_map(|f| json!(f)),
         4 => nasty().prop_map(Value::String),
     ]
+    .boxed()
 }
 
 fn object(inner: impl Strategy<Value = Value>, keys: usize) -> impl Strategy<Value = Value> {
@@ -174,24 +175,31 @@ fn object(inner: impl Strategy<Value = Value>, keys: usize) -> impl Strategy<Val
 /// Arrays of objects over a small key pool: tabular arrays with absent and null cells, late
 /// keys, nested attachments; objects of three fixed keys for inline schemas; arrays of
 /// objects with fixed keys for shared schemas.
-fn table(inner: impl Strategy<Value = Value> + Clone) -> impl Strategy<Value = Value> {
+fn table(inner: impl Strategy<Value = Value> + Clone + 'static) -> impl Strategy<Value = Value> {
     let keys = prop::collection::vec(nasty(), 1..5);
-    let schema_object =
-        (leaf(), leaf(), leaf()).prop_map(|(a, b, c)| json!({"x": a, "y": b, "z": c}));
+    // (The pieces are boxed: nested strategy types give `new_tree` stack frames large enough
+    // to overflow a test thread's stack in debug builds.)
+    let schema_object = (leaf(), leaf(), leaf())
+        .prop_map(|(a, b, c)| json!({"x": a, "y": b, "z": c}))
+        .boxed();
     // Mostly rows of the same keys in the same order; now and then one in another order or
     // with a key missing, which changes the field union.
     let shared_row = prop_oneof![
         6 => (leaf(), leaf()).prop_map(|(a, b)| json!({"p": a, "q": b})),
         1 => (leaf(), leaf()).prop_map(|(a, b)| json!({"q": b, "p": a})),
         1 => leaf().prop_map(|a| json!({"p": a})),
-    ];
-    let shared_array = prop::collection::vec(shared_row, 1..3).prop_map(Value::Array);
+    ]
+    .boxed();
+    let shared_array = prop::collection::vec(shared_row, 1..3)
+        .prop_map(Value::Array)
+        .boxed();
     let cell = prop_oneof![
         4 => inner,
         2 => schema_object,
         2 => shared_array,
         1 => Just(Value::Null),
-    ];
+    ]
+    .boxed();
     (
         keys,
         // Dense tables (every row has every key, in order) are the one-pass encoders' guess.
