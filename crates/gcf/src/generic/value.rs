@@ -363,14 +363,24 @@ impl<'v> Walker<'v, '_> {
     /// The elements of a primitive array and the line's end; `Ok(false)` at the first
     /// element that is not a scalar.
     fn primitive_items(&mut self, items: &'v [Value]) -> Result<bool> {
-        for (j, item) in items.iter().enumerate() {
+        self.scalars(items.iter(), ',')
+    }
+
+    /// Scalars separated by `delimiter`, and the line's end; `Ok(false)` at the first value
+    /// that is not a scalar.
+    fn scalars(
+        &mut self,
+        values: impl Iterator<Item = &'v Value>,
+        delimiter: char,
+    ) -> Result<bool> {
+        for (j, value) in values.enumerate() {
             if j > 0 {
-                self.out.push(',');
+                self.out.push(delimiter);
             }
-            if !is_scalar(item) {
+            if !is_scalar(value) {
                 return Ok(false);
             }
-            scalar(self.out, item)?;
+            scalar(self.out, value)?;
         }
         self.out.push('\n');
         Ok(true)
@@ -467,16 +477,9 @@ impl<'v> Walker<'v, '_> {
             }
             indent(self.out, body);
             if flat {
-                for (c, value) in row.values().enumerate() {
-                    if c > 0 {
-                        self.out.push('|');
-                    }
-                    if !is_scalar(value) {
-                        return Ok(false);
-                    }
-                    scalar(self.out, value)?;
+                if !self.scalars(row.values(), '|')? {
+                    return Ok(false);
                 }
-                self.out.push('\n');
                 continue;
             }
             let nested = !row.values().all(is_scalar);
@@ -761,14 +764,11 @@ impl<'v> Walker<'v, '_> {
     /// A line of scalar cells at `depth`.
     fn scalar_row(&mut self, depth: usize, cells: impl Iterator<Item = &'v Value>) -> Result<()> {
         indent(self.out, depth);
-        for (c, value) in cells.enumerate() {
-            if c > 0 {
-                self.out.push('|');
-            }
-            scalar(self.out, value)?;
+        if self.scalars(cells, '|')? {
+            Ok(())
+        } else {
+            Err(stop())
         }
-        self.out.push('\n');
-        Ok(())
     }
 
     /// `.key [N]` at `depth`: a shared-schema attachment's line.
