@@ -923,37 +923,25 @@ impl<'de> Parser<'de> {
                 }
                 return Err(trailer_not_at_top(&line));
             }
-            // `key=value` with a bare key, the most common member line, read here (as
-            // `member` reads it).
-            let bare = lex::bare_key_len(line.text);
-            if bare > 0 && line.text.as_bytes().get(bare) == Some(&b'=') {
-                self.lines.advance();
-                found += 1;
-                self.check_elements(&line, found)?;
-                let slot = match members.entry(line.text[..bare].to_owned()) {
-                    Entry::Vacant(slot) => slot,
-                    Entry::Occupied(seen) => return Err(duplicate_key(&line, seen.key())),
-                };
-                let token = lex::trim(&line.text[bare + 1..]);
-                slot.insert(Build.deserialize(ScalarDe { line: &line, token })?);
-                continue;
-            }
-            // `## key` with a bare key and nothing after it: a nested object.
-            if let Some(name) = line.text.strip_prefix("## ") {
-                if !name.is_empty() && lex::bare_key_len(name) == name.len() {
-                    self.lines.advance();
-                    found += 1;
-                    self.check_elements(&line, found)?;
-                    let slot = match members.entry(name.to_owned()) {
-                        Entry::Vacant(slot) => slot,
-                        Entry::Occupied(seen) => return Err(duplicate_key(&line, seen.key())),
-                    };
-                    let level = level + 1;
-                    slot.insert(self.build(Pending::Object { line, level })?);
-                    continue;
-                }
-            }
-            let (key, pending) = self.other_member(line, level)?;
+            // `key=value` and `## key` with a bare key, the most common member lines, are read
+            // here (as `member` reads them); the others through `member`.
+            let text = line.text;
+            let bare = lex::bare_key_len(text);
+            let (key, pending) = if bare > 0 && text.as_bytes().get(bare) == Some(&b'=') {
+                let token = lex::trim(&text[bare + 1..]);
+                (
+                    Cow::Borrowed(&text[..bare]),
+                    Pending::Scalar { line, token },
+                )
+            } else if let Some(name) = text
+                .strip_prefix("## ")
+                .filter(|name| !name.is_empty() && lex::bare_key_len(name) == name.len())
+            {
+                let level = level + 1;
+                (Cow::Borrowed(name), Pending::Object { line, level })
+            } else {
+                self.other_member(line, level)?
+            };
             self.lines.advance();
             found += 1;
             self.check_elements(&line, found)?;
@@ -1856,8 +1844,8 @@ impl<'de> RowSeq<'_, 'de> {
             .settle_count(&self.st.line, self.st.at, self.st.count, self.st.found)
     }
 
-    /// Splits a row line into cells and finds its attachments; whether it has any `^` cell.
-    fn read_row(&mut self, line: Line<'de>) -> Result<bool> {
+    /// Splits a row line into cells and finds its attachments.
+    fn read_row(&mut self, line: Line<'de>) -> Result<()> {
         let st = &mut self.st;
         let mut text = line.text;
         let mut has_id = false;
@@ -2025,7 +2013,7 @@ impl<'de> RowSeq<'_, 'de> {
             }
         }
         self.st.after_row = self.p.lines.cursor();
-        Ok(markers)
+        Ok(())
     }
 
     /// The rows as `serde_json::Value`s: what [`Build`] makes of them through the
@@ -2039,54 +2027,33 @@ impl<'de> RowSeq<'_, 'de> {
             let Some(line) = self.next_row_line()? else {
                 return Ok(());
             };
-            let markers = self.read_row(line)?;
+            self.read_row(line)?;
             self.st.found += 1;
             self.p.check_elements(&line, self.st.found)?;
-            let row = if markers {
-                // As `RowDe` reads a row into `Build`, each cell through `RowAccess::read_at`.
-                let row = self.st.row;
-                self.p.enter(&row)?;
-                let n = self.st.cells.len();
-                let present = self.st.cells.iter().filter(|c| c.kind != CellKind::Missing);
-                let mut members = Map::with_capacity(present.count());
-                let mut access = RowAccess {
-                    p: &mut *self.p,
-                    st: &mut self.st,
-                    col: n,
-                    value: None,
-                };
-                for c in 0..n {
-                    if access.st.cells[c].kind == CellKind::Missing {
-                        continue;
-                    }
-                    let key = access.st.fields[c].as_ref().to_owned();
-                    let value = access
-                        .read_at(c, Direct)
-                        .map_err(|e| e.or_position(|| line_position(&row)))?;
-                    members.insert(key, value);
-                }
-                self.p.leave();
-                Value::Object(members)
-            } else {
-                let row = self.st.row;
-                self.p.enter(&row)?;
-                let st = &self.st;
-                let present = st.cells.iter().filter(|c| c.kind != CellKind::Missing);
-                let mut members = Map::with_capacity(present.count());
-                for (cell, field) in st.cells.iter().zip(st.fields.iter()) {
-                    if cell.kind == CellKind::Scalar {
-                        let value = Build
-                            .deserialize(ScalarDe {
-                                line: &st.row,
-                                token: cell.token,
-                            })
-                            .map_err(|e| e.or_position(|| line_position(&row)))?;
-                        members.insert(field.as_ref().to_owned(), value);
-                    }
-                }
-                self.p.leave();
-                Value::Object(members)
+            // As `RowDe` reads a row into `Build`, each cell through `RowAccess::read_at`.
+            let row = self.st.row;
+            self.p.enter(&row)?;
+            let n = self.st.cells.len();
+            let present = self.st.cells.iter().filter(|c| c.kind != CellKind::Missing);
+            let mut members = Map::with_capacity(present.count());
+            let mut access = RowAccess {
+                p: &mut *self.p,
+                st: &mut self.st,
+                col: n,
+                value: None,
             };
+            for c in 0..n {
+                if access.st.cells[c].kind == CellKind::Missing {
+                    continue;
+                }
+                let key = access.st.fields[c].as_ref().to_owned();
+                let value = access
+                    .read_at(c, Direct)
+                    .map_err(|e| e.or_position(|| line_position(&row)))?;
+                members.insert(key, value);
+            }
+            self.p.leave();
+            let row = Value::Object(members);
             items.push(row);
         }
     }
