@@ -1336,6 +1336,25 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
     }
 }
 
+/// Appends `depth` levels of indentation (two spaces each).
+#[inline]
+pub(crate) fn indent(out: &mut String, depth: usize) {
+    const SPACES: &str = "                                                                ";
+    let mut n = depth * 2;
+    if n <= 32 {
+        // A fixed-size copy (inlined stores, no `memset` call), then the excess cut off.
+        let len = out.len();
+        out.push_str(&SPACES[..32]);
+        out.truncate(len + n);
+        return;
+    }
+    while n > SPACES.len() {
+        out.push_str(SPACES);
+        n -= SPACES.len();
+    }
+    out.push_str(&SPACES[..n]);
+}
+
 /// Appends a key: bare when it is a bare key, quoted otherwise (spec §2a.1).
 pub(crate) fn write_key(out: &mut String, key: &str) {
     if is_bare_key(key) {
@@ -1410,6 +1429,15 @@ mod tests {
                 }
                 assert_eq!(find_newline(&b), (at < n).then_some(at), "n {n} at {at}");
             }
+        }
+    }
+
+    #[test]
+    fn indentation_is_two_spaces_a_level() {
+        for depth in [0, 1, 15, 16, 17, 40, 70] {
+            let mut out = String::from("x");
+            indent(&mut out, depth);
+            assert_eq!(out, format!("x{}", " ".repeat(depth * 2)));
         }
     }
 

@@ -26,7 +26,7 @@ use super::encode::{key_bit, key_eq, key_eq_bytes};
 use super::key::KeyText;
 use super::tape::NUMBER_TOKEN;
 use crate::error::{Error, ErrorKind, Result};
-use crate::lex;
+use crate::lex::{self, indent, write_key};
 use crate::number;
 use crate::options::EncoderOptions;
 
@@ -266,8 +266,6 @@ struct Direct<'o> {
     spare: Vec<Box<Table>>,
 }
 
-const SPACES: &str = "                                                                ";
-
 /// Marks the current row of the innermost table as holding a nested cell: `@r ` before its
 /// cells. Rows of a shared schema hold only scalars.
 fn nest<'a>(out: &mut String, arrays: &'a mut [Array]) -> Result<&'a mut Array> {
@@ -291,16 +289,6 @@ fn nest<'a>(out: &mut String, arrays: &'a mut [Array]) -> Result<&'a mut Array> 
     Ok(array)
 }
 
-/// Appends a key as `lex::write_key` does (bare when it is a bare key).
-#[inline]
-pub(super) fn write_key(out: &mut String, key: &str) {
-    if lex::is_bare_key(key) {
-        out.push_str(key);
-    } else {
-        lex::write_key(out, key);
-    }
-}
-
 /// Writes an object member's indentation and key; returns where the key is and the Bloom
 /// bit of the written key.
 #[inline]
@@ -317,23 +305,6 @@ fn prefix_key(out: &mut String, range: &mut (usize, usize)) {
     out.insert_str(range.0, "## ");
     range.0 += 3;
     range.1 += 3;
-}
-
-#[inline]
-pub(super) fn indent(out: &mut String, depth: usize) {
-    let mut n = depth * 2;
-    if n <= 32 {
-        // A fixed-size copy (inlined stores, no `memset` call), then the excess cut off.
-        let len = out.len();
-        out.push_str(&SPACES[..32]);
-        out.truncate(len + n);
-        return;
-    }
-    while n > SPACES.len() {
-        out.push_str(SPACES);
-        n -= SPACES.len();
-    }
-    out.push_str(&SPACES[..n]);
 }
 
 impl Direct<'_> {
@@ -495,7 +466,7 @@ impl Direct<'_> {
             }
             Head::Attachment { outer, column } => {
                 out.push('.');
-                lex::write_key(out, arrays[outer].table.name(column));
+                write_key(out, arrays[outer].table.name(column));
                 out.push(' ');
             }
         }
@@ -578,7 +549,7 @@ impl Direct<'_> {
                         mem::swap(out, &mut table.attach);
                         indent(out, body);
                         out.push('.');
-                        lex::write_key(out, table.name(c));
+                        write_key(out, table.name(c));
                         out.push_str(" {}\n");
                         let check_inline = row == 0 && inline_schemas;
                         Mode::Members {
@@ -959,7 +930,7 @@ impl Obj<'_, '_> {
                 if seen > 0 {
                     d.out.push(',');
                 }
-                lex::write_key(&mut d.out, key);
+                write_key(&mut d.out, key);
                 d.ctx = Ctx::Positional { first: seen == 0 };
             }
             Mode::Inline { from, next, to } => {
@@ -1414,24 +1385,6 @@ mod tests {
                 .map(|k| (k.to_string(), value.clone()))
                 .collect(),
         )
-    }
-
-    #[test]
-    fn keys_and_indentation_are_written_as_lex_writes_them() {
-        let keys = [
-            "", "a", "_", "Z9", "a_b", "9a", "a-b", "a b", "é", "aé", "key.x", "_0", "A", "a\n",
-        ];
-        for key in keys {
-            let (mut ours, mut theirs) = (String::new(), String::new());
-            write_key(&mut ours, key);
-            lex::write_key(&mut theirs, key);
-            assert_eq!(ours, theirs, "{key:?}");
-        }
-        for depth in [0, 1, 15, 16, 17, 40, 70] {
-            let mut out = String::from("x");
-            indent(&mut out, depth);
-            assert_eq!(out, format!("x{}", " ".repeat(depth * 2)));
-        }
     }
 
     #[test]

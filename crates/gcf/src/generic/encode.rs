@@ -33,13 +33,13 @@ impl Head<'_> {
     /// `primitive` array, the inline form `key[N]`, the one without a space before the
     /// bracket), `@i [N]`, `.key [N]`.
     pub(super) fn write(self, out: &mut String, depth: usize, primitive: bool, len: usize) {
-        super::direct::indent(out, depth);
+        lex::indent(out, depth);
         match self {
-            Head::Member(key) if primitive => super::direct::write_key(out, key),
+            Head::Member(key) if primitive => lex::write_key(out, key),
             Head::Root => out.push_str("## "),
             Head::Member(key) => {
                 out.push_str("## ");
-                super::direct::write_key(out, key);
+                lex::write_key(out, key);
                 out.push(' ');
             }
             Head::Item(i) => {
@@ -49,7 +49,7 @@ impl Head<'_> {
             }
             Head::Attachment(key) => {
                 out.push('.');
-                super::direct::write_key(out, key);
+                lex::write_key(out, key);
                 out.push(' ');
             }
         }
@@ -311,13 +311,7 @@ impl<'t, 'o> Encoder<'t, 'o> {
 
     #[inline]
     pub(crate) fn indent(&mut self, depth: usize) {
-        const SPACES: &str = "                                                                ";
-        let mut n = depth * 2;
-        while n > SPACES.len() {
-            self.out.push_str(SPACES);
-            n -= SPACES.len();
-        }
-        self.out.push_str(&SPACES[..n]);
+        lex::indent(self.out, depth);
     }
 
     fn scalar(&mut self, i: usize) -> Result<()> {

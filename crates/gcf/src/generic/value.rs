@@ -16,10 +16,9 @@
 
 use serde_json::{Map, Number, Value};
 
-use super::direct::{indent, write_key};
 use super::encode::{Columns, Head};
 use crate::error::{Error, ErrorKind, Result};
-use crate::lex;
+use crate::lex::{self, indent, write_key};
 use crate::number;
 use crate::options::EncoderOptions;
 
