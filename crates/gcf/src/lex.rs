@@ -580,6 +580,22 @@ pub(crate) enum Scalar<'a> {
 #[inline]
 pub(crate) fn trim(token: &str) -> &str {
     let b = token.as_bytes();
+    // Encoders write no such whitespace: check the ends first.
+    match (b.first(), b.last()) {
+        (Some(first), Some(last))
+            if !matches!(first, b' ' | b'\t') && !matches!(last, b' ' | b'\t') =>
+        {
+            return token
+        }
+        (None, _) => return token,
+        _ => {}
+    }
+    trim_slow(token)
+}
+
+#[inline(never)]
+fn trim_slow(token: &str) -> &str {
+    let b = token.as_bytes();
     let mut start = 0;
     let mut end = b.len();
     while start < end && matches!(b[start], b' ' | b'\t') {
@@ -594,7 +610,7 @@ pub(crate) fn trim(token: &str) -> &str {
 
 /// `-?[1-9][0-9]{0,17}` or `0`, parsed.
 #[inline]
-fn small_int(b: &[u8]) -> Option<i64> {
+pub(crate) fn small_int(b: &[u8]) -> Option<i64> {
     let (negative, digits) = match b.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, b),
@@ -736,10 +752,24 @@ fn word_at(b: &[u8], at: usize) -> u64 {
 
 /// Whether `byte` (not NUL) occurs in `b`.
 #[inline]
-fn has_byte(b: &[u8], byte: u8) -> bool {
+pub(crate) fn has_byte(b: &[u8], byte: u8) -> bool {
     let mut at = 0;
     while at < b.len() {
         if bytes_eq(word_at(b, at), byte) != 0 {
+            return true;
+        }
+        at += 8;
+    }
+    false
+}
+
+/// Whether `b` holds a `"` or a `^` (a quoted token or an attachment marker may start there).
+#[inline]
+pub(crate) fn has_quote_or_marker(b: &[u8]) -> bool {
+    let mut at = 0;
+    while at < b.len() {
+        let word = word_at(b, at);
+        if bytes_eq(word, b'"') | bytes_eq(word, b'^') != 0 {
             return true;
         }
         at += 8;
@@ -1054,9 +1084,23 @@ pub(crate) fn field_decl<'a>(
     name_kind: ErrorKind,
     invalid_kind: ErrorKind,
 ) -> Result<(Vec<Cow<'a, str>>, &'a str)> {
-    debug_assert!(s.starts_with('{'));
+    let mut fields = Vec::new();
+    let rest = field_decl_into(line, s, max_fields, name_kind, invalid_kind, &mut fields)?;
+    Ok((fields, rest))
+}
+
+/// [`field_decl`] into `fields` (which must be empty), returning the rest after `}`: a table
+/// header reuses the vector of a finished table.
+pub(crate) fn field_decl_into<'a>(
+    line: &Line<'a>,
+    s: &'a str,
+    max_fields: usize,
+    name_kind: ErrorKind,
+    invalid_kind: ErrorKind,
+    fields: &mut Vec<Cow<'a, str>>,
+) -> Result<&'a str> {
+    debug_assert!(s.starts_with('{') && fields.is_empty());
     let b = s.as_bytes();
-    let mut fields: Vec<Cow<'a, str>> = Vec::new();
     let mut i = 1;
     loop {
         while matches!(b.get(i), Some(b' ' | b'\t')) {
@@ -1111,7 +1155,7 @@ pub(crate) fn field_decl<'a>(
         i = offset_in(s, rest_trimmed);
         match b.get(i) {
             Some(b',') => i += 1,
-            Some(b'}') => return Ok((fields, &s[i + 1..])),
+            Some(b'}') => return Ok(&s[i + 1..]),
             _ => {
                 return Err(line.error_at(
                     invalid_kind,

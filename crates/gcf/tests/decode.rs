@@ -648,6 +648,12 @@ fn values_built_directly_match_serde_jsons_visitor() {
             "GCF profile=generic\nk[3]: 1,2\n",
             "GCF profile=generic\nbig=123456789012345678901234567890\nf=1.5\nn=-0\n",
             "GCF profile=generic\n\"$serde_json::private::Number\"=1\n",
+            // A plain row followed by what would be its attachment (found by fuzzing: the row
+            // was read again and again).
+            "GCF profile=generic\n## u [?]{a,b}\n1|x\n  l[1]: web\n",
+            "GCF profile=generic\n## u [2]{a,b}\n1|x\n.a {}\n  y=1\n2|z\n",
+            "GCF profile=generic\n## u [1]{a,b}\n1|~\n## v [1]{a}\n-\n",
+            "GCF profile=generic\nk[2]: 1,\"2\"\nl[0]:\nm[1]: ~\nn[01]: 1\n",
         ]
         .map(str::to_owned),
     );

@@ -13,7 +13,8 @@
 //!   here through a wrapper that hides the type) and `to_string_value` (the look-ahead tape
 //!   encoder, an independent implementation);
 //! - **one decoder**: `from_str::<Value>` (which builds the value itself) and decoding through
-//!   serde_json's own `Value` visitor (a wrapper again) give the same value;
+//!   serde_json's own `Value` visitor (a wrapper again) give the same value, or the same error
+//!   (code, line and column);
 //! - **typed errors**: input the decoder rejects fails with an error code, never a panic.
 
 use serde_json::Value;
@@ -70,6 +71,23 @@ pub fn check_bytes(input: &[u8]) -> Result<Roundtrip, Bug> {
         Err(e) => {
             if e.code().is_empty() {
                 return Err(Bug(format!("an error without a code: {e}")));
+            }
+            // The direct build and serde_json's visitor reject alike: same code, same place.
+            match agentwire_gcf::from_slice::<OpaqueOwned>(input) {
+                Ok(OpaqueOwned(other)) => {
+                    return Err(Bug(format!(
+                        "from_str::<Value> rejected ({e}) what serde_json's visitor accepts: {other}"
+                    )))
+                }
+                Err(other)
+                    if (other.code(), other.line(), other.column())
+                        != (e.code(), e.line(), e.column()) =>
+                {
+                    return Err(Bug(format!(
+                        "from_str::<Value> and the serde_json visitor reject differently\nValue:   {e}\nvisitor: {other}"
+                    )))
+                }
+                Err(_) => {}
             }
             Ok(Roundtrip::Rejected(e.code().to_owned()))
         }

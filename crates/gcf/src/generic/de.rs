@@ -12,6 +12,7 @@
 //! as the input is read, and no allocation is sized by a declared count.
 
 use std::borrow::Cow;
+use std::cell::Cell as Shared;
 use std::collections::HashSet;
 use std::rc::Rc;
 
@@ -112,6 +113,9 @@ struct Parser<'de> {
     deferred: Vec<(Position, u64)>,
     /// Row buffers of finished tables, reused by the next (nested tables come row after row).
     spare_rows: Vec<(Vec<Cell<'de>>, Vec<Option<Child<'de>>>)>,
+    /// Field lists of finished tables, reused by the next (a `Cell`: table headers are read
+    /// through `&self`).
+    spare_fields: Shared<Vec<Fields<'de>>>,
 }
 
 /// The value the deserializer is about to read.
@@ -163,6 +167,7 @@ impl<'de> Parser<'de> {
             depth: 0,
             deferred: Vec::new(),
             spare_rows: Vec::new(),
+            spare_fields: Shared::new(Vec::new()),
         }
     }
 
@@ -189,6 +194,7 @@ impl<'de> Parser<'de> {
     /// Keeps a finished table's row buffers for the next table.
     fn recycle(&mut self, table: Table<'de>) {
         let Table {
+            mut fields,
             mut cells,
             mut children,
             ..
@@ -198,6 +204,22 @@ impl<'de> Parser<'de> {
             children.clear();
             self.spare_rows.push((cells, children));
         }
+        if let Some(names) = Rc::get_mut(&mut fields) {
+            names.clear();
+            let mut spare = self.spare_fields.take();
+            if spare.len() < 8 {
+                spare.push(fields);
+            }
+            self.spare_fields.set(spare);
+        }
+    }
+
+    /// An empty field list for a table header: a finished table's, or a new one.
+    fn spare_fields(&self) -> Fields<'de> {
+        let mut spare = self.spare_fields.take();
+        let fields = spare.pop().unwrap_or_default();
+        self.spare_fields.set(spare);
+        fields
     }
 
     fn check_count(&self, line: &Line<'_>, at: &str, count: Count) -> Result<()> {
@@ -267,12 +289,14 @@ impl<'de> Parser<'de> {
                 None => Body::Items { level },
             }
         } else if rest.starts_with('{') {
-            let (fields, after) = lex::field_decl(
+            let mut fields = self.spare_fields();
+            let after = lex::field_decl_into(
                 &line,
                 rest,
                 self.limits.max_fields,
                 ErrorKind::InvalidKey,
                 ErrorKind::InvalidLine,
+                Rc::make_mut(&mut fields),
             )?;
             if !after.is_empty() {
                 return Err(line.error_at(
@@ -281,10 +305,7 @@ impl<'de> Parser<'de> {
                     "unexpected text after the field declaration",
                 ));
             }
-            Body::Rows {
-                fields: Rc::new(fields),
-                level,
-            }
+            Body::Rows { fields, level }
         } else if let Some(values) = rest.strip_prefix(':') {
             Body::Inline(values)
         } else {
@@ -846,7 +867,7 @@ impl<'de> Parser<'de> {
             p: &mut *self,
             st: Table::new(fields, level, count, line, at, buffers),
         };
-        let mut items = Vec::with_capacity(build::reserve(remaining(count, 0, room)));
+        let mut items = Vec::with_capacity(build::reserve(remaining(count, 0, room)).max(4));
         seq.build(&mut items)
             .map_err(|e| e.or_position(|| line.position_of(at)))?;
         seq.end()?;
@@ -923,34 +944,148 @@ impl<'de> Parser<'de> {
                 }
                 return Err(trailer_not_at_top(&line));
             }
-            // `key=value` and `## key` with a bare key, the most common member lines, are read
-            // here (as `member` reads them); the others through `member`.
+            // The most common member lines are read here: `key=value`, `key[N]: values` and
+            // `## key` with a bare key and plain values; the others through `member` (which
+            // reads these the same way, and reports their errors).
             let text = line.text;
             let bare = lex::bare_key_len(text);
-            let (key, pending) = if bare > 0 && text.as_bytes().get(bare) == Some(&b'=') {
-                let token = lex::trim(&text[bare + 1..]);
-                (
-                    Cow::Borrowed(&text[..bare]),
-                    Pending::Scalar { line, token },
-                )
+            if bare > 0 {
+                match text.as_bytes().get(bare) {
+                    Some(b'=') => {
+                        self.lines.advance();
+                        found += 1;
+                        self.check_elements(&line, found)?;
+                        let slot = vacant_slot(members, &text[..bare], &line)?;
+                        let token = lex::trim(&text[bare + 1..]);
+                        let value = match plain_scalar(token) {
+                            Some(value) => value,
+                            None => visit_scalar(&line, token, Build)?,
+                        };
+                        slot.insert(value);
+                        continue;
+                    }
+                    Some(b'[') => {
+                        if let Some(items) = self.plain_inline_array(&text[bare..]) {
+                            self.lines.advance();
+                            found += 1;
+                            self.check_elements(&line, found)?;
+                            vacant_slot(members, &text[..bare], &line)?.insert(Value::Array(items));
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
             } else if let Some(name) = text
                 .strip_prefix("## ")
                 .filter(|name| !name.is_empty() && lex::bare_key_len(name) == name.len())
             {
-                let level = level + 1;
-                (Cow::Borrowed(name), Pending::Object { line, level })
-            } else {
-                self.other_member(line, level)?
-            };
+                self.lines.advance();
+                found += 1;
+                self.check_elements(&line, found)?;
+                let slot = vacant_slot(members, name, &line)?;
+                slot.insert(self.build_object(line, level + 1)?);
+                continue;
+            }
+            let (key, pending) = self.other_member(line, level)?;
             self.lines.advance();
             found += 1;
             self.check_elements(&line, found)?;
-            let slot = match members.entry(key.into_owned()) {
-                Entry::Vacant(slot) => slot,
-                Entry::Occupied(seen) => return Err(duplicate_key(&line, seen.key())),
-            };
+            let slot = vacant_slot(members, key, &line)?;
             slot.insert(self.build(pending)?);
         }
+    }
+
+    /// The elements of a `[N]: values` inline array (`s` starts at its `[`) when it is plain:
+    /// a known count within the limits, no quotes, every element one [`plain_scalar`] reads,
+    /// and exactly `N` of them. `None` for any other array, which the general reading takes
+    /// (and reports the errors of); nothing is consumed either way.
+    #[inline]
+    fn plain_inline_array(&self, s: &'de str) -> Option<Vec<Value>> {
+        let b = s.as_bytes();
+        let mut i = 2;
+        let mut n = match b.get(1)? {
+            b'0' => 0,
+            d @ b'1'..=b'9' => u64::from(d - b'0'),
+            _ => return None,
+        };
+        if n > 0 {
+            while let Some(d @ b'0'..=b'9') = b.get(i) {
+                n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+                i += 1;
+            }
+        }
+        if b.get(i) != Some(&b']') || b.get(i + 1) != Some(&b':') {
+            return None;
+        }
+        if n > self.limits.max_elements as u64 || self.depth >= self.limits.max_depth {
+            return None;
+        }
+        let values = &s[i + 2..];
+        if lex::trim(values).is_empty() {
+            return (n == 0).then(Vec::new);
+        }
+        if lex::has_byte(values.as_bytes(), b'"') {
+            return None;
+        }
+        // `n` is at most the element limit, and the line holds more than one byte per element.
+        let mut items = Vec::with_capacity(usize::try_from(n).ok()?.min(values.len() / 2 + 1));
+        for token in lex::cells(values, b',') {
+            if items.len() as u64 == n {
+                return None;
+            }
+            items.push(plain_scalar(token)?);
+        }
+        (items.len() as u64 == n).then_some(items)
+    }
+}
+
+/// A scalar token (trimmed) as a `Value`, for the tokens seen most: bare strings, numbers
+/// `f64` holds exactly, booleans, `-`. `None` for the others (quoted strings, `~`, `^`,
+/// numbers beyond 64 bits), which [`visit_scalar`] reads: what both make of a token is the same.
+#[inline(always)]
+fn plain_scalar(token: &str) -> Option<Value> {
+    let b = token.as_bytes();
+    match b.first() {
+        None => Some(Value::String(String::new())),
+        Some(b'"' | b'~' | b'^') => None,
+        Some(b'-' | b'0'..=b'9') => match lex::small_int(b) {
+            Some(v) => Some(Value::Number(v.into())),
+            None => plain_number(token),
+        },
+        Some(b't') if token == "true" => Some(Value::Bool(true)),
+        Some(b'f') if token == "false" => Some(Value::Bool(false)),
+        Some(_) => Some(Value::String(token.to_owned())),
+    }
+}
+
+/// [`plain_scalar`] of a token that starts like a number but is not a small integer.
+#[inline(never)]
+fn plain_number(token: &str) -> Option<Value> {
+    if token == "-" {
+        return Some(Value::Null);
+    }
+    if !number::is_json_number(token) {
+        return Some(Value::String(token.to_owned()));
+    }
+    // As `visit_number` gives them to `Build`.
+    match number::parse(token) {
+        Number::U64(v) => Some(Value::Number(v.into())),
+        Number::I64(v) => Some(Value::Number(v.into())),
+        Number::F64(v) => Some(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)),
+        _ => None,
+    }
+}
+
+/// The slot for a new member `key` of an object, or `duplicate_key` at `line`.
+#[inline(always)]
+fn vacant_slot<'m>(
+    members: &'m mut Map<String, Value>,
+    key: impl Into<String>,
+    line: &Line<'_>,
+) -> Result<serde_json::map::VacantEntry<'m>> {
+    match members.entry(key) {
+        Entry::Vacant(slot) => Ok(slot),
+        Entry::Occupied(seen) => Err(duplicate_key(line, seen.key())),
     }
 }
 
@@ -2027,6 +2162,10 @@ impl<'de> RowSeq<'_, 'de> {
             let Some(line) = self.next_row_line()? else {
                 return Ok(());
             };
+            if let Some(row) = self.plain_row(&line)? {
+                items.push(row);
+                continue;
+            }
             self.read_row(line)?;
             self.st.found += 1;
             self.p.check_elements(&line, self.st.found)?;
@@ -2056,6 +2195,59 @@ impl<'de> RowSeq<'_, 'de> {
             let row = Value::Object(members);
             items.push(row);
         }
+    }
+}
+
+impl<'de> RowSeq<'_, 'de> {
+    /// Row `line` as an object, consumed, when it is plain: no `@N` id, no quotes, a cell
+    /// for every field and each one a [`plain_scalar`], no attachment line after it, and room
+    /// for one more level and element. `None` for any other row, which [`RowSeq::read_row`]
+    /// reads (and reports the errors of); nothing is consumed then.
+    #[inline]
+    fn plain_row(&mut self, line: &Line<'de>) -> Result<Option<Value>> {
+        let text = line.text;
+        let fields = &*self.st.fields;
+        if text.starts_with('@')
+            || lex::has_quote_or_marker(text.as_bytes())
+            || self.p.depth >= self.p.limits.max_depth
+            || self.st.found >= self.p.limits.max_elements as u64
+        {
+            return Ok(None);
+        }
+        let mut row = Map::with_capacity(fields.len());
+        let mut cells = lex::cells(text, b'|');
+        for field in fields.iter() {
+            let Some(token) = cells.next() else {
+                return Ok(None);
+            };
+            if token == "~" {
+                continue;
+            }
+            let key = field.as_ref().to_owned();
+            let Some(value) = plain_scalar(token) else {
+                return Ok(None);
+            };
+            row.insert(key, value);
+        }
+        if cells.next().is_some() {
+            return Ok(None);
+        }
+        // What follows the row must not be an attachment of it (which `read_row` reports).
+        let cursor = self.p.lines.cursor();
+        self.p.lines.advance();
+        if self.p.lines.has_next()? {
+            let next = self.p.lines.peeked();
+            let level = next.level()?;
+            if level > self.st.level || (level == self.st.level && next.text.starts_with('.')) {
+                // Back to the row, peeked again, for `read_row`.
+                self.p.lines.seek(cursor);
+                self.p.lines.has_next()?;
+                return Ok(None);
+            }
+        }
+        self.st.found += 1;
+        self.st.row = *line;
+        Ok(Some(Value::Object(row)))
     }
 }
 
