@@ -369,6 +369,9 @@ pub(crate) enum Number {
 
 /// Parses a lexeme that matches the JSON number grammar.
 pub(crate) fn parse(lexeme: &str) -> Number {
+    if let Some(v) = short_decimal(lexeme) {
+        return Number::F64(v);
+    }
     if is_integer_lexeme(lexeme) {
         if let Some(digits) = lexeme.strip_prefix('-') {
             if digits == "0" {
@@ -395,6 +398,45 @@ pub(crate) fn parse(lexeme: &str) -> Number {
     } else {
         Number::Inexact(value)
     }
+}
+
+/// The value of a short decimal lexeme, `-?(0|[1-9][0-9]*)\.[0-9]+` with at most 15 digits,
+/// which [`parse`] gives as `Number::F64` of the same value: its digits as an integer, exact
+/// in a double, divided by an exact power of ten is the correctly rounded value (Clinger's
+/// fast path), and at most 15 significant digits survive the round trip through `f64`.
+/// `None` for any other lexeme.
+#[inline]
+pub(crate) fn short_decimal(lexeme: &str) -> Option<f64> {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let b = lexeme.as_bytes();
+    let (negative, b) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    if b.len() > 16 || b.len() < 3 {
+        return None;
+    }
+    let mut mantissa: u64 = 0;
+    let mut point = None;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => mantissa = mantissa * 10 + u64::from(c - b'0'),
+            b'.' if point.is_none() => point = Some(i),
+            _ => return None,
+        }
+    }
+    // A point with digits on both sides, and no leading zero before it but a lone one.
+    let point = point?;
+    if point == 0 || point == b.len() - 1 || (b[0] == b'0' && point != 1) {
+        return None;
+    }
+    let fraction_digits = b.len() - 1 - point;
+    // At most 15 digits: the mantissa is below 2^53, exact, and so is the power of ten.
+    #[allow(clippy::cast_precision_loss)]
+    let value = mantissa as f64 / POW10[fraction_digits];
+    Some(if negative { -value } else { value })
 }
 
 /// The double whose shortest spelling has exactly the value of `lexeme`, if there is one.
@@ -449,6 +491,55 @@ mod tests {
         let mut out = String::new();
         write_f64(&mut out, v).unwrap();
         out
+    }
+
+    #[test]
+    fn short_decimals_parse_as_parse_does() {
+        for lexeme in [
+            "0.5",
+            "-0.5",
+            "0.0",
+            "-0.0",
+            "14.99",
+            "249.0",
+            "123456789012.345",
+            "0.1",
+            "0.3",
+            "-1.25",
+            "9.99999999999999",
+            "100.10",
+            "0.00000000000001",
+        ] {
+            let fast = short_decimal(lexeme).unwrap_or_else(|| panic!("{lexeme}"));
+            let value = lexeme.parse::<f64>().unwrap();
+            assert!(float_is_exact(lexeme, value), "{lexeme}");
+            assert_eq!(fast.to_bits(), value.to_bits(), "{lexeme}");
+            match parse(lexeme) {
+                Number::F64(v) => assert_eq!(fast.to_bits(), v.to_bits(), "{lexeme}"),
+                other => panic!("{lexeme}: {other:?}"),
+            }
+        }
+        for other in [
+            "1",
+            "-1",
+            ".5",
+            "5.",
+            "01.5",
+            "-01.5",
+            "1.2.3",
+            "1e5",
+            "1.5e3",
+            "1234567890.1234567",
+            "-",
+            "",
+            "0",
+            "1.a",
+            "--1.5",
+            "+1.5",
+            "1.000000000000001",
+        ] {
+            assert_eq!(short_decimal(other), None, "{other}");
+        }
     }
 
     #[test]

@@ -1020,7 +1020,9 @@ impl<'de> Parser<'de> {
         if n > self.limits.max_elements as u64 || self.depth >= self.limits.max_depth {
             return None;
         }
+        // The encoder writes `: ` before the values.
         let values = &s[i + 2..];
+        let values = values.strip_prefix(' ').unwrap_or(values);
         if lex::trim(values).is_empty() {
             return (n == 0).then(Vec::new);
         }
@@ -1029,7 +1031,7 @@ impl<'de> Parser<'de> {
         }
         // `n` is at most the element limit, and the line holds more than one byte per element.
         let mut items = Vec::with_capacity(usize::try_from(n).ok()?.min(values.len() / 2 + 1));
-        for token in lex::cells(values, b',') {
+        for token in lex::plain_cells(values, b',') {
             if items.len() as u64 == n {
                 return None;
             }
@@ -1061,6 +1063,9 @@ fn plain_scalar(token: &str) -> Option<Value> {
 /// [`plain_scalar`] of a token that starts like a number but is not a small integer.
 #[inline(never)]
 fn plain_number(token: &str) -> Option<Value> {
+    if let Some(v) = number::short_decimal(token) {
+        return Some(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number));
+    }
     if token == "-" {
         return Some(Value::Null);
     }
@@ -2215,7 +2220,7 @@ impl<'de> RowSeq<'_, 'de> {
             return Ok(None);
         }
         let mut row = Map::with_capacity(fields.len());
-        let mut cells = lex::cells(text, b'|');
+        let mut cells = lex::plain_cells(text, b'|');
         for field in fields.iter() {
             let Some(token) = cells.next() else {
                 return Ok(None);
