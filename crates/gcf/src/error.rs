@@ -377,6 +377,8 @@ impl Error {
     /// Sets the position unless the error has one already.
     #[must_use]
     #[allow(dead_code)]
+    #[cold]
+    #[inline(never)]
     pub(crate) fn or_position(self, position: impl FnOnce() -> Position) -> Self {
         if self.0.position.is_some() {
             self

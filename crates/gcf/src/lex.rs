@@ -265,6 +265,13 @@ impl<'a> Lines<'a> {
         if self.peeked.is_some() {
             return Ok(true);
         }
+        self.read_next()
+    }
+
+    /// [`Lines::has_next`] when nothing is peeked: reads the next significant line. One copy
+    /// for every caller (a line's scan, inlined into each loop, crowded the instruction cache).
+    #[inline(never)]
+    fn read_next(&mut self) -> Result<bool> {
         let Some((line, next)) = self.read_at(self.cursor)? else {
             return Ok(false);
         };
@@ -746,20 +753,34 @@ fn bytes_eq(word: u64, byte: u8) -> u64 {
 /// The eight bytes of `b` from `at` as a little-endian word, zero-padded past the end.
 #[inline(always)]
 fn word_at(b: &[u8], at: usize) -> u64 {
-    match b.get(at..at + 8) {
-        Some(chunk) => {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(chunk);
-            u64::from_le_bytes(w)
-        }
-        None => {
-            let mut w = [0u8; 8];
-            for (i, &c) in b.get(at..).unwrap_or_default().iter().enumerate() {
-                w[i] = c;
-            }
-            u64::from_le_bytes(w)
-        }
+    if let Some(chunk) = b.get(at..at + 8) {
+        return load_word(chunk);
     }
+    let n = b.len().saturating_sub(at);
+    if n == 0 {
+        return 0;
+    }
+    match b.len().checked_sub(8) {
+        // The last eight bytes, shifted so that the `n` wanted ones come first (a load and a
+        // shift: short and branch-free, where a byte loop is inlined at every call).
+        Some(last) => load_word(&b[last..]) >> (8 * (8 - n)),
+        None => short_word(&b[at..]),
+    }
+}
+
+#[inline(always)]
+fn load_word(chunk: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(chunk);
+    u64::from_le_bytes(w)
+}
+
+/// [`word_at`] of the fewer than eight bytes of a short slice.
+#[inline(never)]
+fn short_word(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w[..b.len()].copy_from_slice(b);
+    u64::from_le_bytes(w)
 }
 
 /// Whether `byte` (not NUL) occurs in `b`.

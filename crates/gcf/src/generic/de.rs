@@ -175,15 +175,21 @@ impl<'de> Parser<'de> {
     fn enter(&mut self, line: &Line<'_>) -> Result<()> {
         self.depth += 1;
         if self.depth > self.limits.max_depth {
-            return Err(line.error(
-                ErrorKind::LimitExceeded(Limit::Depth),
-                format!(
-                    "nesting exceeds the limit of {} levels",
-                    self.limits.max_depth
-                ),
-            ));
+            return Err(self.too_deep(line));
         }
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn too_deep(&self, line: &Line<'_>) -> Error {
+        line.error(
+            ErrorKind::LimitExceeded(Limit::Depth),
+            format!(
+                "nesting exceeds the limit of {} levels",
+                self.limits.max_depth
+            ),
+        )
     }
 
     #[inline]
@@ -241,15 +247,21 @@ impl<'de> Parser<'de> {
     #[inline]
     fn check_elements(&self, line: &Line<'_>, n: u64) -> Result<()> {
         if n > self.limits.max_elements as u64 {
-            return Err(line.error(
-                ErrorKind::LimitExceeded(Limit::Elements),
-                format!(
-                    "a container exceeds the limit of {} elements",
-                    self.limits.max_elements
-                ),
-            ));
+            return Err(self.too_many(line));
         }
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn too_many(&self, line: &Line<'_>) -> Error {
+        line.error(
+            ErrorKind::LimitExceeded(Limit::Elements),
+            format!(
+                "a container exceeds the limit of {} elements",
+                self.limits.max_elements
+            ),
+        )
     }
 
     /// Checks an array's item count against its declaration, or records a deferred one.
@@ -1081,8 +1093,9 @@ fn plain_number(token: &str) -> Option<Value> {
     }
 }
 
-/// The slot for a new member `key` of an object, or `duplicate_key` at `line`.
-#[inline(always)]
+/// The slot for a new member `key` of an object, or `duplicate_key` at `line`. (One copy for
+/// the member loop's four kinds of line: the map's search is long.)
+#[inline(never)]
 fn vacant_slot<'m>(
     members: &'m mut Map<String, Value>,
     key: impl Into<String>,
@@ -2167,39 +2180,44 @@ impl<'de> RowSeq<'_, 'de> {
             let Some(line) = self.next_row_line()? else {
                 return Ok(());
             };
-            if let Some(row) = self.plain_row(&line)? {
-                items.push(row);
-                continue;
-            }
-            self.read_row(line)?;
-            self.st.found += 1;
-            self.p.check_elements(&line, self.st.found)?;
-            // As `RowDe` reads a row into `Build`, each cell through `RowAccess::read_at`.
-            let row = self.st.row;
-            self.p.enter(&row)?;
-            let n = self.st.cells.len();
-            let present = self.st.cells.iter().filter(|c| c.kind != CellKind::Missing);
-            let mut members = Map::with_capacity(present.count());
-            let mut access = RowAccess {
-                p: &mut *self.p,
-                st: &mut self.st,
-                col: n,
-                value: None,
+            let row = match self.plain_row(&line)? {
+                Some(row) => row,
+                None => self.general_row(line)?,
             };
-            for c in 0..n {
-                if access.st.cells[c].kind == CellKind::Missing {
-                    continue;
-                }
-                let key = access.st.fields[c].as_ref().to_owned();
-                let value = access
-                    .read_at(c, Direct)
-                    .map_err(|e| e.or_position(|| line_position(&row)))?;
-                members.insert(key, value);
-            }
-            self.p.leave();
-            let row = Value::Object(members);
             items.push(row);
         }
+    }
+
+    /// A row that is not [`RowSeq::plain_row`]: as `RowDe` reads one into `Build`, each cell
+    /// through `RowAccess::read_at`.
+    #[inline(never)]
+    fn general_row(&mut self, line: Line<'de>) -> Result<Value> {
+        self.read_row(line)?;
+        self.st.found += 1;
+        self.p.check_elements(&line, self.st.found)?;
+        let row = self.st.row;
+        self.p.enter(&row)?;
+        let n = self.st.cells.len();
+        let present = self.st.cells.iter().filter(|c| c.kind != CellKind::Missing);
+        let mut members = Map::with_capacity(present.count());
+        let mut access = RowAccess {
+            p: &mut *self.p,
+            st: &mut self.st,
+            col: n,
+            value: None,
+        };
+        for c in 0..n {
+            if access.st.cells[c].kind == CellKind::Missing {
+                continue;
+            }
+            let key = access.st.fields[c].as_ref().to_owned();
+            let value = access
+                .read_at(c, Direct)
+                .map_err(|e| e.or_position(|| line_position(&row)))?;
+            members.insert(key, value);
+        }
+        self.p.leave();
+        Ok(Value::Object(members))
     }
 }
 
