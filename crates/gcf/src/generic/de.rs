@@ -987,16 +987,27 @@ impl<'de> Parser<'de> {
                     }
                     _ => {}
                 }
-            } else if let Some(name) = text
-                .strip_prefix("## ")
-                .filter(|name| !name.is_empty() && lex::bare_key_len(name) == name.len())
-            {
-                self.lines.advance();
-                found += 1;
-                self.check_elements(&line, found)?;
-                let slot = vacant_slot(members, name, &line)?;
-                slot.insert(self.build_object(line, level + 1)?);
-                continue;
+            } else if let Some(rest) = text.strip_prefix("## ") {
+                let bare = lex::bare_key_len(rest);
+                if bare > 0 && bare == rest.len() {
+                    self.lines.advance();
+                    found += 1;
+                    self.check_elements(&line, found)?;
+                    let slot = vacant_slot(members, rest, &line)?;
+                    slot.insert(self.build_object(line, level + 1)?);
+                    continue;
+                }
+                if bare > 0 && rest.as_bytes().get(bare) == Some(&b' ') {
+                    let at = &rest[bare + 1..];
+                    if let Some((count, fields)) = self.plain_table_header(at) {
+                        self.lines.advance();
+                        found += 1;
+                        self.check_elements(&line, found)?;
+                        let slot = vacant_slot(members, &rest[..bare], &line)?;
+                        slot.insert(self.build_table(line, at, count, fields, level)?);
+                        continue;
+                    }
+                }
             }
             let (key, pending) = self.other_member(line, level)?;
             self.lines.advance();
@@ -1007,6 +1018,39 @@ impl<'de> Parser<'de> {
         }
     }
 
+    /// The count and fields of a `[N]{a,b}` table header (`s` starts at its `[`) when it is
+    /// plain: a known count within the limits, bare field names without spaces, none twice,
+    /// within the field limit, nothing after the `}`. `None` for any other header, which
+    /// [`Parser::member`] reads (and reports the errors of).
+    #[inline(never)]
+    fn plain_table_header(&self, s: &'de str) -> Option<(Count, Fields<'de>)> {
+        let b = s.as_bytes();
+        let (count, close) = plain_count(b)?;
+        if count > self.limits.max_elements as u64
+            || b.get(close + 1) != Some(&b'{')
+            || b.last() != Some(&b'}')
+        {
+            return None;
+        }
+        let mut fields = self.spare_fields();
+        let names = Rc::make_mut(&mut fields);
+        let mut at = close + 2;
+        loop {
+            let n = lex::bare_key_len(&s[at..]);
+            let name = &s[at..at + n];
+            if n == 0 || names.len() == self.limits.max_fields || names.iter().any(|f| f == name) {
+                return None;
+            }
+            names.push(Cow::Borrowed(name));
+            at += n + 1;
+            match b.get(at - 1) {
+                Some(b',') => {}
+                Some(b'}') if at == b.len() => return Some((Count::Known(count), fields)),
+                _ => return None,
+            }
+        }
+    }
+
     /// The elements of a `[N]: values` inline array (`s` starts at its `[`) when it is plain:
     /// a known count within the limits, no quotes, every element one [`plain_scalar`] reads,
     /// and exactly `N` of them. `None` for any other array, which the general reading takes
@@ -1014,19 +1058,8 @@ impl<'de> Parser<'de> {
     #[inline]
     fn plain_inline_array(&self, s: &'de str) -> Option<Vec<Value>> {
         let b = s.as_bytes();
-        let mut i = 2;
-        let mut n = match b.get(1)? {
-            b'0' => 0,
-            d @ b'1'..=b'9' => u64::from(d - b'0'),
-            _ => return None,
-        };
-        if n > 0 {
-            while let Some(d @ b'0'..=b'9') = b.get(i) {
-                n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-                i += 1;
-            }
-        }
-        if b.get(i) != Some(&b']') || b.get(i + 1) != Some(&b':') {
+        let (n, i) = plain_count(b)?;
+        if b.get(i + 1) != Some(&b':') {
             return None;
         }
         if n > self.limits.max_elements as u64 || self.depth >= self.limits.max_depth {
@@ -1051,6 +1084,28 @@ impl<'de> Parser<'de> {
         }
         (items.len() as u64 == n).then_some(items)
     }
+}
+
+/// A `[N]` count at the start of `b`, a decimal without leading zeros, and the offset of its
+/// `]`; `None` for anything else (`[?]` too).
+#[inline]
+fn plain_count(b: &[u8]) -> Option<(u64, usize)> {
+    if b.first() != Some(&b'[') {
+        return None;
+    }
+    let mut i = 2;
+    let mut n = match b.get(1)? {
+        b'0' => 0,
+        d @ b'1'..=b'9' => u64::from(d - b'0'),
+        _ => return None,
+    };
+    if n > 0 {
+        while let Some(d @ b'0'..=b'9') = b.get(i) {
+            n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+            i += 1;
+        }
+    }
+    (b.get(i) == Some(&b']')).then_some((n, i))
 }
 
 /// A scalar token (trimmed) as a `Value`, for the tokens seen most: bare strings, numbers
