@@ -3,8 +3,9 @@
 //! Without a filter: runs the cross-format bench (crates/benchmarks/benches/formats.rs),
 //! prints a table of throughputs (each benchmark's fastest sample) with each codec's ratio to
 //! serde_json on the same data and operation, and writes docs/benchmarks.md with the numbers, the machine and the
-//! date. With a filter: runs every bench target of crates/benchmarks whose names match, and
-//! prints divan's own output.
+//! date. With a filter: runs the benchmarks of crates/benchmarks whose names match (all but
+//! the cross-format one, which needs the `anchors` feature), with serde_json's default `Value`
+//! (BTreeMap-backed), and prints divan's own output.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -72,6 +73,8 @@ fn table() -> Result<(), TaskError> {
             "agentwire-benchmarks",
             "--bench",
             "formats",
+            "--features",
+            "anchors",
             "--",
             "--sample-count",
             SAMPLES,
@@ -79,7 +82,9 @@ fn table() -> Result<(), TaskError> {
             "never",
         ])
         .stderr(Stdio::inherit());
-    eprintln!("$ cargo bench -p agentwire-benchmarks --bench formats -- --sample-count {SAMPLES}");
+    eprintln!(
+        "$ cargo bench -p agentwire-benchmarks --bench formats --features anchors -- --sample-count {SAMPLES}"
+    );
     let output = command
         .output()
         .map_err(|e| format!("cannot run cargo bench: {e}"))?;

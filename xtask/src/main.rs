@@ -30,7 +30,8 @@ tasks:
       Without FILTER: run the cross-format benchmark, print its table
       (compact-JSON MB/s of each benchmark's fastest sample and the ratio to
       serde_json) and write docs/benchmarks.md. With FILTER: run the
-      matching benchmarks of crates/benchmarks and print divan's output.
+      matching benchmarks of crates/benchmarks (serde_json's default Value)
+      and print divan's output.
   corpus [--check]
       Write the scorecard corpus (fixtures/*.json and the copy embedded in
       the agentwire command) from its seeded generator; --check fails when
@@ -142,6 +143,18 @@ fn ci() -> Result<(), TaskError> {
         "clippy",
         "--workspace",
         "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    // The cross-format bench needs its anchors, a feature no workspace build turns on.
+    run_checked(cargo().args([
+        "clippy",
+        "-p",
+        "agentwire-benchmarks",
+        "--all-targets",
+        "--features",
+        "anchors",
         "--",
         "-D",
         "warnings",

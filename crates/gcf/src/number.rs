@@ -542,6 +542,26 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Every short decimal reads as the general parse reads it: the same double, exact.
+        #[test]
+        fn short_decimals_agree_with_the_general_parse(
+            negative: bool,
+            int in 0u64..10_000_000,
+            fraction in "[0-9]{1,12}",
+        ) {
+            let lexeme = format!("{}{int}.{fraction}", if negative { "-" } else { "" });
+            match short_decimal(&lexeme) {
+                Some(fast) => {
+                    let value: f64 = lexeme.parse().unwrap();
+                    proptest::prop_assert_eq!(fast.to_bits(), value.to_bits(), "{}", lexeme);
+                    proptest::prop_assert!(float_is_exact(&lexeme, value), "{}", lexeme);
+                }
+                None => proptest::prop_assert!(lexeme.len() > 16 + usize::from(negative)),
+            }
+        }
+    }
+
     #[test]
     fn grammar() {
         for ok in [
