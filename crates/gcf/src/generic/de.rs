@@ -929,9 +929,8 @@ impl<'de> Parser<'de> {
         let mut members = Map::with_capacity(fields.len());
         for field in fields.iter() {
             let token = values.next().unwrap_or("");
-            let value = Build
-                .deserialize(ScalarDe { line: &line, token })
-                .map_err(|e| e.or_position(|| line_position(&line)))?;
+            let value =
+                scalar_value(&line, token).map_err(|e| e.or_position(|| line_position(&line)))?;
             members.insert(field.as_ref().to_owned(), value);
         }
         self.leave();
@@ -1128,6 +1127,16 @@ fn plain_scalar(token: &str) -> Option<Value> {
         Some(b't') if token == "true" => Some(Value::Bool(true)),
         Some(b'f') if token == "false" => Some(Value::Bool(false)),
         Some(_) => Some(Value::String(token.to_owned())),
+    }
+}
+
+/// A value-position scalar token as `Build` makes it from [`ScalarDe`]: [`plain_scalar`]
+/// first, [`visit_scalar`] for the rest.
+#[inline]
+fn scalar_value(line: &Line<'_>, token: &str) -> Result<Value> {
+    match plain_scalar(token) {
+        Some(value) => Ok(value),
+        None => visit_scalar(line, token, Build),
     }
 }
 
@@ -2472,7 +2481,7 @@ struct Direct;
 impl<'de> Read<'de> for Direct {
     type Out = Value;
     fn scalar(self, scalar: ScalarDe<'_, 'de>) -> Result<Value> {
-        Build.deserialize(scalar)
+        scalar_value(scalar.line, scalar.token)
     }
     fn pending(self, p: &mut Parser<'de>, pending: Pending<'de>) -> Result<Value> {
         p.build(pending)
