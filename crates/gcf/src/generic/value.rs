@@ -121,21 +121,16 @@ enum Guess<'v> {
 }
 
 impl Guess<'_> {
-    /// Whether a later row's `value` keeps the column's schema.
+    /// Whether a later row's `value` may keep the column's schema: the kind and size that
+    /// the schema needs. The keys and scalars of each object are checked as it is written
+    /// ([`Walker::keyed_row`]), which reads a map once where a separate check read it twice
+    /// more (a `BTreeMap` is a tree to walk).
     #[inline]
     fn admits(&self, value: &Value) -> bool {
         match (self, value) {
             (Guess::Plain, _) | (_, Value::Null) => true,
-            (Guess::Inline(schema), Value::Object(object)) => {
-                same_keys(schema, object) && all_scalar_members(object)
-            }
-            (Guess::Shared(schema), Value::Array(rows)) => {
-                !rows.is_empty()
-                    && rows.iter().all(|row| match row {
-                        Value::Object(row) => same_keys(schema, row) && all_scalar_members(row),
-                        _ => false,
-                    })
-            }
+            (Guess::Inline(schema), Value::Object(object)) => object.len() == schema.len(),
+            (Guess::Shared(_), Value::Array(rows)) => !rows.is_empty(),
             _ => false,
         }
     }
@@ -465,34 +460,31 @@ impl<'v> Walker<'v, '_> {
             let Value::Object(row) = item else {
                 return Ok(false);
             };
-            if r > 0
-                && (row.len() != ncols
-                    || !row
-                        .keys()
-                        .zip(first.keys())
-                        .all(|(a, b)| super::encode::key_eq(a, b)))
-            {
+            if row.len() != ncols {
                 return Ok(false);
             }
-            indent(self.out, body);
             if flat {
-                if !self.scalars(row.values(), '|')? {
+                // Row 0's keys are the schema: checked as the cells are written.
+                if !self.keyed_row(body, row, first)? {
                     return Ok(false);
                 }
                 continue;
             }
-            let nested = !row.values().all(is_scalar);
+            indent(self.out, body);
+            let nested = row.values().any(|value| !is_scalar(value));
             if nested {
                 self.enter(level + 2)?;
                 self.out.push('@');
                 number::write_u64(self.out, r as u64);
                 self.out.push(' ');
             }
-            for (c, (value, guess)) in row.values().zip(guesses).enumerate() {
+            for (c, ((key, value), (column, guess))) in
+                row.iter().zip(first.keys().zip(guesses)).enumerate()
+            {
                 if c > 0 {
                     self.out.push('|');
                 }
-                if r > 0 && !guess.admits(value) {
+                if r > 0 && !(super::encode::key_eq(key, column) && guess.admits(value)) {
                     return Ok(false);
                 }
                 if is_scalar(value) {
@@ -510,17 +502,25 @@ impl<'v> Walker<'v, '_> {
             }
             for ((key, value), guess) in row.iter().zip(guesses) {
                 match (value, guess) {
-                    (Value::Object(members), _) => {
-                        let inline = matches!(guess, Guess::Inline(_));
-                        self.object_attachment(body, key, members, inline, level + 2)?;
+                    (Value::Object(members), Guess::Inline(schema)) => {
+                        // The positional body, in the schema's keys.
+                        if !self.keyed_row(body, members, schema)? {
+                            return Ok(false);
+                        }
                     }
-                    (Value::Array(rows), Guess::Shared(_)) if r > 0 => {
-                        // Headerless rows in the shared schema (`admits` checked them).
+                    (Value::Object(members), _) => {
+                        self.object_attachment(body, key, members, false, level + 2)?;
+                    }
+                    (Value::Array(rows), Guess::Shared(schema)) if r > 0 => {
+                        // Headerless rows in the shared schema.
                         self.enter(level + 3)?;
                         self.attachment_head(body, key, rows.len());
                         for shared in rows {
-                            if let Value::Object(cells) = shared {
-                                self.scalar_row(body + 2, cells.values())?;
+                            let Value::Object(cells) = shared else {
+                                return Ok(false);
+                            };
+                            if !self.keyed_row(body + 2, cells, schema)? {
+                                return Ok(false);
                             }
                         }
                     }
@@ -531,6 +531,31 @@ impl<'v> Walker<'v, '_> {
                 }
             }
         }
+        Ok(true)
+    }
+
+    /// A row of `cells` at `depth` in the columns of `schema` (their keys in its order, every
+    /// value a scalar), and its line end; `Ok(false)` at the first cell that breaks it.
+    fn keyed_row(
+        &mut self,
+        depth: usize,
+        cells: &'v Map<String, Value>,
+        schema: &Map<String, Value>,
+    ) -> Result<bool> {
+        if cells.len() != schema.len() {
+            return Ok(false);
+        }
+        indent(self.out, depth);
+        for (j, ((key, value), column)) in cells.iter().zip(schema.keys()).enumerate() {
+            if j > 0 {
+                self.out.push('|');
+            }
+            if !(is_scalar(value) && super::encode::key_eq(key, column)) {
+                return Ok(false);
+            }
+            scalar(self.out, value)?;
+        }
+        self.out.push('\n');
         Ok(true)
     }
 
