@@ -504,7 +504,8 @@ impl<'v> Walker<'v, '_> {
                 match (value, guess) {
                     (Value::Object(members), Guess::Inline(schema)) => {
                         // The positional body, in the schema's keys.
-                        if !self.keyed_row(body, members, schema)? {
+                        let written = self.keyed_row(body, members, schema)?;
+                        if !written {
                             return Ok(false);
                         }
                     }
