@@ -21,8 +21,12 @@ use serde_json::{Map, Number, Value};
 /// The most elements or members reserved up front.
 const MAX_RESERVE: usize = (1 << 20) / size_of::<Value>();
 
-/// The members reserved for an object whose size is not declared (member lines).
-pub(crate) const UNKNOWN_MEMBERS: usize = 8;
+/// The members reserved for an object whose size is not declared (member lines). Four, the
+/// first capacity `Vec::push` takes: with serde_json's `preserve_order`, eight made every
+/// configuration object a block of about a kilobyte, which glibc's allocator served slowly once
+/// earlier work had fragmented the heap (a third slower decodes of the deep configuration in
+/// the benchmark run, against serde_json, which grows its maps from nothing).
+pub(crate) const UNKNOWN_MEMBERS: usize = 4;
 
 /// Builds a `serde_json::Value` (the seed and its visitor).
 #[derive(Debug, Clone, Copy)]
