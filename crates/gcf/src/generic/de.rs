@@ -2087,10 +2087,15 @@ impl<'de> RowSeq<'_, 'de> {
         let mut markers = false;
         for token in lex::cells(text, b'|') {
             let b = token.as_bytes();
-            let kind = match b {
-                b"~" => CellKind::Missing,
-                b"^" => CellKind::Marker,
-                [b'^', b'{', .., b'}'] => CellKind::InlineMarker,
+            // By the first byte: one branch for most cells (matching on the whole token
+            // branches on its length first).
+            let kind = match b.first() {
+                Some(b'~') if b.len() == 1 => CellKind::Missing,
+                Some(b'^') => match b {
+                    b"^" => CellKind::Marker,
+                    [b'^', b'{', .., b'}'] => CellKind::InlineMarker,
+                    _ => CellKind::Scalar,
+                },
                 _ => CellKind::Scalar,
             };
             markers |= matches!(kind, CellKind::Marker | CellKind::InlineMarker);
