@@ -10,6 +10,12 @@
 //! Every declared count is checked against the items found; deferred `[?]` counts against the
 //! `##! summary` trailer at the end. Depth, element, field and line-length limits are enforced
 //! as the input is read, and no allocation is sized by a declared count.
+//!
+//! `from_str::<Value>` builds the value itself ([`Parser::build`]): the lines seen most (plain
+//! `key=value`, `key[N]: a,b`, `## key`, `## key [N]{a,b}` and plain table rows) are read by
+//! fast paths that consume nothing when a line is anything else, and the general reading
+//! (which reports every error) takes it. The two give the same value or the same error; the
+//! testkit oracle checks it on every fixture, property-test case and fuzz input.
 
 use std::borrow::Cow;
 use std::cell::Cell as Shared;
