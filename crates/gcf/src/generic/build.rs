@@ -140,3 +140,91 @@ impl<'de> Visitor<'de> for Build {
 pub(crate) fn reserve(hint: Option<usize>) -> usize {
     hint.map_or(UNKNOWN_MEMBERS, |n| n.min(MAX_RESERVE))
 }
+
+/// The most fields an object made from a [`Templates`] entry has; wider rows are built by
+/// inserting each member.
+const MAX_TEMPLATE_FIELDS: usize = 64;
+
+/// Objects of the same keys (the rows of a table, of tables with the same fields) made by
+/// cloning a template of their keys and moving the values in: a clone copies the map's
+/// structure, where inserting each member searches the map (a `BTreeMap`) or hashes its key
+/// (an `IndexMap`) again for every row.
+#[derive(Debug, Default)]
+pub(crate) struct Templates {
+    list: Vec<Template>,
+    /// The entry the next new template replaces, once the list is full.
+    next: usize,
+}
+
+#[derive(Debug)]
+struct Template {
+    /// The keys in the order of the fields.
+    names: Vec<String>,
+    /// The keys with `null` values, in the map's own order.
+    map: Map<String, Value>,
+    /// For each member of `map` in its order, the index of its key in `names`.
+    order: Vec<usize>,
+}
+
+impl Templates {
+    const CAPACITY: usize = 8;
+
+    /// The object with the keys `names` (distinct, in this order) and `values[i]` for key
+    /// `i` (taken), as inserting them in order makes it.
+    pub(crate) fn object<S: AsRef<str>>(
+        &mut self,
+        names: &[S],
+        values: &mut [Option<Value>],
+    ) -> Map<String, Value> {
+        debug_assert_eq!(names.len(), values.len());
+        if names.len() > MAX_TEMPLATE_FIELDS {
+            let mut map = Map::with_capacity(names.len());
+            for (name, value) in names.iter().zip(values) {
+                map.insert(
+                    name.as_ref().to_owned(),
+                    value.take().unwrap_or(Value::Null),
+                );
+            }
+            return map;
+        }
+        let found = self.list.iter().position(|t| {
+            t.names.len() == names.len() && t.names.iter().zip(names).all(|(a, b)| a == b.as_ref())
+        });
+        let template = match found {
+            Some(i) => &self.list[i],
+            None => self.add(names),
+        };
+        let mut map = template.map.clone();
+        for (slot, &i) in map.values_mut().zip(&template.order) {
+            *slot = values[i].take().unwrap_or(Value::Null);
+        }
+        map
+    }
+
+    #[inline(never)]
+    fn add<S: AsRef<str>>(&mut self, names: &[S]) -> &Template {
+        let mut map = Map::with_capacity(names.len());
+        for name in names {
+            map.insert(name.as_ref().to_owned(), Value::Null);
+        }
+        let order = map
+            .keys()
+            .map(|key| names.iter().position(|n| n.as_ref() == key).unwrap_or(0))
+            .collect();
+        let template = Template {
+            names: names.iter().map(|n| n.as_ref().to_owned()).collect(),
+            map,
+            order,
+        };
+        let i = if self.list.len() < Self::CAPACITY {
+            self.list.push(template);
+            self.list.len() - 1
+        } else {
+            let i = self.next;
+            self.next = (i + 1) % Self::CAPACITY;
+            self.list[i] = template;
+            i
+        };
+        &self.list[i]
+    }
+}

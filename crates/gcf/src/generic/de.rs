@@ -122,6 +122,10 @@ struct Parser<'de> {
     /// Field lists of finished tables, reused by the next (a `Cell`: table headers are read
     /// through `&self`).
     spare_fields: Shared<Vec<Fields<'de>>>,
+    /// The objects of plain rows, by their keys (the `Value` builder's).
+    templates: build::Templates,
+    /// A plain row's values, before they go into its object.
+    row_values: Vec<Option<Value>>,
 }
 
 /// The value the deserializer is about to read.
@@ -174,6 +178,8 @@ impl<'de> Parser<'de> {
             deferred: Vec::new(),
             spare_rows: Vec::new(),
             spare_fields: Shared::new(Vec::new()),
+            templates: build::Templates::default(),
+            row_values: Vec::new(),
         }
     }
 
@@ -931,14 +937,17 @@ impl<'de> Parser<'de> {
     #[inline(never)]
     fn build_inline_object(&mut self, line: Line<'de>, fields: &Fields<'de>) -> Result<Value> {
         self.enter(&line)?;
-        let mut values = InlineObjectAccess::new(line, Rc::clone(fields))?.values;
-        let mut members = Map::with_capacity(fields.len());
-        for field in fields.iter() {
-            let token = values.next().unwrap_or("");
+        let mut tokens = InlineObjectAccess::new(line, Rc::clone(fields))?.values;
+        let mut values = std::mem::take(&mut self.row_values);
+        values.clear();
+        for _ in fields.iter() {
+            let token = tokens.next().unwrap_or("");
             let value =
                 scalar_value(&line, token).map_err(|e| e.or_position(|| line_position(&line)))?;
-            members.insert(field.as_ref().to_owned(), value);
+            values.push(Some(value));
         }
+        let members = self.templates.object(fields, &mut values);
+        self.row_values = values;
         self.leave();
         Ok(Value::Object(members))
     }
@@ -2315,20 +2324,23 @@ impl<'de> RowSeq<'_, 'de> {
         {
             return Ok(None);
         }
-        let mut row = Map::with_capacity(fields.len());
+        let values = &mut self.p.row_values;
+        values.clear();
+        let mut missing = false;
         let mut cells = lex::plain_cells(text, b'|');
-        for field in fields.iter() {
+        for _ in 0..fields.len() {
             let Some(token) = cells.next() else {
                 return Ok(None);
             };
             if token == "~" {
+                missing = true;
+                values.push(None);
                 continue;
             }
-            let key = field.as_ref().to_owned();
             let Some(value) = plain_scalar(token) else {
                 return Ok(None);
             };
-            row.insert(key, value);
+            values.push(Some(value));
         }
         if cells.next().is_some() {
             return Ok(None);
@@ -2348,6 +2360,19 @@ impl<'de> RowSeq<'_, 'de> {
         }
         self.st.found += 1;
         self.st.row = *line;
+        let fields = &*self.st.fields;
+        let values = &mut self.p.row_values;
+        let row = if missing {
+            let mut row = Map::with_capacity(fields.len());
+            for (field, value) in fields.iter().zip(values.iter_mut()) {
+                if let Some(value) = value.take() {
+                    row.insert(field.as_ref().to_owned(), value);
+                }
+            }
+            row
+        } else {
+            self.p.templates.object(fields, values)
+        };
         Ok(Some(Value::Object(row)))
     }
 }
