@@ -228,3 +228,90 @@ impl Templates {
         &self.list[i]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What inserting `names` and `values` in order makes.
+    fn inserted(names: &[&str], values: &[Value]) -> Map<String, Value> {
+        names
+            .iter()
+            .zip(values)
+            .map(|(name, value)| ((*name).to_owned(), value.clone()))
+            .collect()
+    }
+
+    fn object(templates: &mut Templates, names: &[&str], values: &[Value]) -> Map<String, Value> {
+        let mut slots: Vec<Option<Value>> = values.iter().cloned().map(Some).collect();
+        let made = templates.object(names, &mut slots);
+        assert!(slots.iter().all(Option::is_none), "every value is taken");
+        made
+    }
+
+    #[test]
+    fn templated_objects_are_what_inserting_makes() {
+        let mut templates = Templates::default();
+        // Keys out of sorted order, so that a sorted map's order differs from the fields'.
+        let names = ["zeta", "alpha", "mid", "beta"];
+        for round in 0..3 {
+            let values = [
+                Value::from(round),
+                Value::from("a"),
+                Value::Null,
+                Value::from(vec![1, 2]),
+            ];
+            let made = object(&mut templates, &names, &values);
+            let want = inserted(&names, &values);
+            assert_eq!(made, want);
+            // Same order of members as well (matters with `preserve_order`).
+            assert!(made.keys().eq(want.keys()));
+        }
+        assert_eq!(templates.list.len(), 1, "one template, reused");
+    }
+
+    #[test]
+    fn templates_are_replaced_when_full() {
+        let mut templates = Templates::default();
+        for i in 0..Templates::CAPACITY + 3 {
+            let name = format!("k{i}");
+            let made = object(
+                &mut templates,
+                &[name.as_str(), "v"],
+                &[Value::from(i), Value::Null],
+            );
+            assert_eq!(
+                made,
+                inserted(&[&name, "v"], &[Value::from(i), Value::Null])
+            );
+        }
+        assert_eq!(templates.list.len(), Templates::CAPACITY);
+        // An evicted schema is made again correctly.
+        let made = object(
+            &mut templates,
+            &["k0", "v"],
+            &[Value::from(7), Value::from(8)],
+        );
+        assert_eq!(
+            made,
+            inserted(&["k0", "v"], &[Value::from(7), Value::from(8)])
+        );
+    }
+
+    #[test]
+    fn wide_rows_are_inserted_member_by_member() {
+        let mut templates = Templates::default();
+        let names: Vec<String> = (0..MAX_TEMPLATE_FIELDS + 1)
+            .map(|i| format!("f{i}"))
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let values: Vec<Value> = (0..names.len()).map(Value::from).collect();
+        assert_eq!(
+            object(&mut templates, &names, &values),
+            inserted(&names, &values)
+        );
+        assert!(templates.list.is_empty());
+        // No fields: an empty object.
+        assert!(object(&mut templates, &[], &[]).is_empty());
+    }
+}
