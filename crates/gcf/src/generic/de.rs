@@ -126,6 +126,8 @@ struct Parser<'de> {
     templates: build::Templates,
     /// A plain row's values, before they go into its object.
     row_values: Vec<Option<Value>>,
+    /// Value buffers of general rows (one per nesting level in use).
+    spare_values: Vec<Vec<Option<Value>>>,
 }
 
 /// The value the deserializer is about to read.
@@ -180,6 +182,7 @@ impl<'de> Parser<'de> {
             spare_fields: Shared::new(Vec::new()),
             templates: build::Templates::default(),
             row_values: Vec::new(),
+            spare_values: Vec::new(),
         }
     }
 
@@ -2285,24 +2288,41 @@ impl<'de> RowSeq<'_, 'de> {
         let row = self.st.row;
         self.p.enter(&row)?;
         let n = self.st.cells.len();
-        let present = self.st.cells.iter().filter(|c| c.kind != CellKind::Missing);
-        let mut members = Map::with_capacity(present.count());
+        // The values first (attachments may hold tables, whose rows use the parser's own
+        // buffer), then the object: from a template when every field is present.
+        let mut values = self.p.spare_values.pop().unwrap_or_default();
+        values.clear();
         let mut access = RowAccess {
             p: &mut *self.p,
             st: &mut self.st,
             col: n,
             value: None,
         };
+        let mut missing = false;
         for c in 0..n {
             if access.st.cells[c].kind == CellKind::Missing {
+                missing = true;
+                values.push(None);
                 continue;
             }
-            let key = access.st.fields[c].as_ref().to_owned();
             let value = access
                 .read_at(c, Direct)
                 .map_err(|e| e.or_position(|| line_position(&row)))?;
-            members.insert(key, value);
+            values.push(Some(value));
         }
+        let fields = &*self.st.fields;
+        let members = if missing {
+            let mut members = Map::with_capacity(n);
+            for (field, value) in fields.iter().zip(values.iter_mut()) {
+                if let Some(value) = value.take() {
+                    members.insert(field.as_ref().to_owned(), value);
+                }
+            }
+            members
+        } else {
+            self.p.templates.object(fields, &mut values)
+        };
+        self.p.spare_values.push(values);
         self.p.leave();
         Ok(Value::Object(members))
     }
