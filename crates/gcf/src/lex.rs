@@ -1089,20 +1089,24 @@ pub(crate) fn key<'a>(
     let n = bare_key_len(s);
     let next = s.as_bytes().get(n);
     if n == 0 || next.is_some_and(|c| !terminators.contains(c)) {
-        let word_end = s
-            .bytes()
-            .position(|c| terminators.contains(&c))
-            .unwrap_or(s.len());
-        let word = &s[..word_end];
-        return Err(line.error_at(
-            ErrorKind::InvalidKey,
-            s,
-            format!(
-                "{word:?} is not a bare key ([A-Za-z_][A-Za-z0-9_]*); quote it as a JSON string"
-            ),
-        ));
+        return Err(not_a_key(line, s, terminators));
     }
     Ok((Cow::Borrowed(&s[..n]), &s[n..]))
+}
+
+#[cold]
+#[inline(never)]
+fn not_a_key(line: &Line<'_>, s: &str, terminators: &[u8]) -> Error {
+    let word_end = s
+        .bytes()
+        .position(|c| terminators.contains(&c))
+        .unwrap_or(s.len());
+    let word = &s[..word_end];
+    line.error_at(
+        ErrorKind::InvalidKey,
+        s,
+        format!("{word:?} is not a bare key ([A-Za-z_][A-Za-z0-9_]*); quote it as a JSON string"),
+    )
 }
 
 /// Parses the field declaration at the start of `s` (which begins with `{`): comma-separated
@@ -1200,6 +1204,16 @@ pub(crate) fn field_decl_into<'a>(
     }
 }
 
+#[cold]
+#[inline(never)]
+fn invalid_count(line: &Line<'_>, s: &str, inner: &str) -> Error {
+    line.error_at(
+        ErrorKind::InvalidCount,
+        s,
+        format!("invalid count [{inner}] (expected 0, a decimal without leading zeros, or ?)"),
+    )
+}
+
 /// A declared count: `[N]` or the deferred `[?]` (spec §8.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Count {
@@ -1229,11 +1243,7 @@ pub(crate) fn count<'a>(line: &Line<'a>, s: &'a str) -> Result<(Count, &'a str)>
         _ => false,
     };
     if !valid {
-        return Err(line.error_at(
-            ErrorKind::InvalidCount,
-            s,
-            format!("invalid count [{inner}] (expected 0, a decimal without leading zeros, or ?)"),
-        ));
+        return Err(invalid_count(line, s, inner));
     }
     Ok((Count::Known(inner.parse().unwrap_or(u64::MAX)), rest))
 }

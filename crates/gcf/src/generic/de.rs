@@ -244,16 +244,18 @@ impl<'de> Parser<'de> {
     }
 
     fn check_count(&self, line: &Line<'_>, at: &str, count: Count) -> Result<()> {
+        #[cold]
+        #[inline(never)]
+        fn too_many(line: &Line<'_>, at: &str, n: u64, max: usize) -> Error {
+            line.error_at(
+                ErrorKind::LimitExceeded(Limit::Elements),
+                at,
+                format!("declared count {n} exceeds the limit of {max} elements"),
+            )
+        }
         if let Count::Known(n) = count {
             if n > self.limits.max_elements as u64 {
-                return Err(line.error_at(
-                    ErrorKind::LimitExceeded(Limit::Elements),
-                    at,
-                    format!(
-                        "declared count {n} exceeds the limit of {} elements",
-                        self.limits.max_elements
-                    ),
-                ));
+                return Err(too_many(line, at, n, self.limits.max_elements));
             }
         }
         Ok(())
@@ -281,12 +283,17 @@ impl<'de> Parser<'de> {
 
     /// Checks an array's item count against its declaration, or records a deferred one.
     fn settle_count(&mut self, line: &Line<'_>, at: &str, count: Count, found: u64) -> Result<()> {
-        match count {
-            Count::Known(n) if n != found => Err(line.error_at(
+        #[cold]
+        #[inline(never)]
+        fn mismatch(line: &Line<'_>, at: &str, n: u64, found: u64) -> Error {
+            line.error_at(
                 ErrorKind::CountMismatch,
                 at,
                 format!("declared [{n}] but found {found} items"),
-            )),
+            )
+        }
+        match count {
+            Count::Known(n) if n != found => Err(mismatch(line, at, n, found)),
             Count::Known(_) => Ok(()),
             Count::Deferred => {
                 self.deferred.push((line.position_of(at), found));
@@ -2048,13 +2055,7 @@ impl<'de> RowSeq<'_, 'de> {
             return Ok(None);
         }
         if level > self.st.level {
-            return Err(line.error(
-                ErrorKind::InvalidIndent,
-                format!(
-                    "unexpected indentation: expected {} spaces here",
-                    self.st.level * 2
-                ),
-            ));
+            return Err(unexpected_indent(&line, self.st.level));
         }
         if line.text.starts_with("##") {
             return Ok(None);
