@@ -190,21 +190,9 @@ impl<'de> Parser<'de> {
     fn enter(&mut self, line: &Line<'_>) -> Result<()> {
         self.depth += 1;
         if self.depth > self.limits.max_depth {
-            return Err(self.too_deep(line));
+            return Err(over_limit(line, Limit::Depth, self.limits.max_depth));
         }
         Ok(())
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn too_deep(&self, line: &Line<'_>) -> Error {
-        line.error(
-            ErrorKind::LimitExceeded(Limit::Depth),
-            format!(
-                "nesting exceeds the limit of {} levels",
-                self.limits.max_depth
-            ),
-        )
     }
 
     #[inline]
@@ -264,21 +252,9 @@ impl<'de> Parser<'de> {
     #[inline]
     fn check_elements(&self, line: &Line<'_>, n: u64) -> Result<()> {
         if n > self.limits.max_elements as u64 {
-            return Err(self.too_many(line));
+            return Err(over_limit(line, Limit::Elements, self.limits.max_elements));
         }
         Ok(())
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn too_many(&self, line: &Line<'_>) -> Error {
-        line.error(
-            ErrorKind::LimitExceeded(Limit::Elements),
-            format!(
-                "a container exceeds the limit of {} elements",
-                self.limits.max_elements
-            ),
-        )
     }
 
     /// Checks an array's item count against its declaration, or records a deferred one.
@@ -1208,6 +1184,18 @@ impl<'de> Parser<'de> {
         let pending = pending.ok_or_else(|| line.error(ErrorKind::Custom, "no value"))?;
         Ok((key, pending))
     }
+}
+
+/// Nesting past the depth limit, or a container past the element limit, at `line`.
+#[cold]
+#[inline(never)]
+fn over_limit(line: &Line<'_>, limit: Limit, max: usize) -> Error {
+    let message = if limit == Limit::Depth {
+        format!("nesting exceeds the limit of {max} levels")
+    } else {
+        format!("a container exceeds the limit of {max} elements")
+    };
+    line.error(ErrorKind::LimitExceeded(limit), message)
 }
 
 #[cold]
