@@ -786,28 +786,13 @@ fn short_word(b: &[u8]) -> u64 {
 /// Whether `byte` (not NUL) occurs in `b`.
 #[inline]
 pub(crate) fn has_byte(b: &[u8], byte: u8) -> bool {
-    let mut at = 0;
-    while at < b.len() {
-        if bytes_eq(word_at(b, at), byte) != 0 {
-            return true;
-        }
-        at += 8;
-    }
-    false
+    any_word(b, |word| bytes_eq(word, byte) != 0)
 }
 
 /// Whether `b` holds a `"` or a `^` (a quoted token or an attachment marker may start there).
 #[inline]
 pub(crate) fn has_quote_or_marker(b: &[u8]) -> bool {
-    let mut at = 0;
-    while at < b.len() {
-        let word = word_at(b, at);
-        if bytes_eq(word, b'"') | bytes_eq(word, b'^') != 0 {
-            return true;
-        }
-        at += 8;
-    }
-    false
+    any_word(b, |word| bytes_eq(word, b'"') | bytes_eq(word, b'^') != 0)
 }
 
 /// The positions of a delimiter byte (not NUL) in a line, word at a time.
@@ -1204,6 +1189,28 @@ pub(crate) fn field_decl_into<'a>(
     }
 }
 
+/// A `[N]` count at the start of `b` (a decimal without leading zeros that fits `u64`) and
+/// the offset of its `]`; `None` for anything else, `[?]` included, which [`count`] reads.
+#[inline]
+pub(crate) fn known_count(b: &[u8]) -> Option<(u64, usize)> {
+    if b.first() != Some(&b'[') {
+        return None;
+    }
+    let mut i = 2;
+    let mut n = match b.get(1)? {
+        b'0' => 0,
+        d @ b'1'..=b'9' => u64::from(d - b'0'),
+        _ => return None,
+    };
+    if n > 0 {
+        while let Some(d @ b'0'..=b'9') = b.get(i) {
+            n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+            i += 1;
+        }
+    }
+    (b.get(i) == Some(&b']')).then_some((n, i))
+}
+
 #[cold]
 #[inline(never)]
 fn invalid_count(line: &Line<'_>, s: &str, inner: &str) -> Error {
@@ -1228,6 +1235,9 @@ pub(crate) enum Count {
 /// `invalid_count`.
 pub(crate) fn count<'a>(line: &Line<'a>, s: &'a str) -> Result<(Count, &'a str)> {
     debug_assert!(s.starts_with('['));
+    if let Some((n, close)) = known_count(s.as_bytes()) {
+        return Ok((Count::Known(n), &s[close + 1..]));
+    }
     let Some(close) = memchr::memchr(b']', s.as_bytes()) else {
         return Err(line.error_at(ErrorKind::InvalidCount, s, "count bracket has no `]`"));
     };

@@ -170,20 +170,19 @@ impl Templates {
     const CAPACITY: usize = 8;
 
     /// The object with the keys `names` (distinct, in this order) and `values[i]` for key
-    /// `i` (taken), as inserting them in order makes it.
+    /// `i` (taken; a key whose value is `None` is absent), as inserting them in order makes it.
     pub(crate) fn object<S: AsRef<str>>(
         &mut self,
         names: &[S],
         values: &mut [Option<Value>],
     ) -> Map<String, Value> {
         debug_assert_eq!(names.len(), values.len());
-        if names.len() > MAX_TEMPLATE_FIELDS {
+        if names.len() > MAX_TEMPLATE_FIELDS || values.iter().any(Option::is_none) {
             let mut map = Map::with_capacity(names.len());
             for (name, value) in names.iter().zip(values) {
-                map.insert(
-                    name.as_ref().to_owned(),
-                    value.take().unwrap_or(Value::Null),
-                );
+                if let Some(value) = value.take() {
+                    map.insert(name.as_ref().to_owned(), value);
+                }
             }
             return map;
         }
@@ -296,6 +295,15 @@ mod tests {
             made,
             inserted(&["k0", "v"], &[Value::from(7), Value::from(8)])
         );
+    }
+
+    #[test]
+    fn absent_values_leave_their_keys_out() {
+        let mut templates = Templates::default();
+        let mut slots = vec![Some(Value::from(1)), None, Some(Value::Null)];
+        let made = templates.object(&["a", "b", "c"], &mut slots);
+        assert_eq!(made, inserted(&["a", "c"], &[Value::from(1), Value::Null]));
+        assert!(templates.list.is_empty());
     }
 
     #[test]

@@ -972,12 +972,7 @@ impl<'de> Parser<'de> {
                         found += 1;
                         self.check_elements(&line, found)?;
                         let slot = vacant_slot(members, &text[..bare], &line)?;
-                        let token = lex::trim(&text[bare + 1..]);
-                        let value = match plain_scalar(token) {
-                            Some(value) => value,
-                            None => visit_scalar(&line, token, Build)?,
-                        };
-                        slot.insert(value);
+                        slot.insert(scalar_value(&line, lex::trim(&text[bare + 1..]))?);
                         continue;
                     }
                     Some(b'[') => {
@@ -1029,7 +1024,7 @@ impl<'de> Parser<'de> {
     #[inline(never)]
     fn plain_table_header(&self, s: &'de str) -> Option<(Count, Fields<'de>)> {
         let b = s.as_bytes();
-        let (count, close) = plain_count(b)?;
+        let (count, close) = lex::known_count(b)?;
         if count > self.limits.max_elements as u64
             || b.get(close + 1) != Some(&b'{')
             || b.last() != Some(&b'}')
@@ -1062,7 +1057,7 @@ impl<'de> Parser<'de> {
     #[inline]
     fn plain_inline_array(&self, s: &'de str) -> Option<Vec<Value>> {
         let b = s.as_bytes();
-        let (n, i) = plain_count(b)?;
+        let (n, i) = lex::known_count(b)?;
         if b.get(i + 1) != Some(&b':') {
             return None;
         }
@@ -1090,28 +1085,6 @@ impl<'de> Parser<'de> {
     }
 }
 
-/// A `[N]` count at the start of `b`, a decimal without leading zeros, and the offset of its
-/// `]`; `None` for anything else (`[?]` too).
-#[inline]
-fn plain_count(b: &[u8]) -> Option<(u64, usize)> {
-    if b.first() != Some(&b'[') {
-        return None;
-    }
-    let mut i = 2;
-    let mut n = match b.get(1)? {
-        b'0' => 0,
-        d @ b'1'..=b'9' => u64::from(d - b'0'),
-        _ => return None,
-    };
-    if n > 0 {
-        while let Some(d @ b'0'..=b'9') = b.get(i) {
-            n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-            i += 1;
-        }
-    }
-    (b.get(i) == Some(&b']')).then_some((n, i))
-}
-
 /// A scalar token (trimmed) as a `Value`, for the tokens seen most: bare strings, numbers
 /// `f64` holds exactly, booleans, `-`. `None` for the others (quoted strings, `~`, `^`,
 /// numbers beyond 64 bits), which [`visit_scalar`] reads: what both make of a token is the same.
@@ -1133,7 +1106,7 @@ fn plain_scalar(token: &str) -> Option<Value> {
 
 /// A value-position scalar token as `Build` makes it from [`ScalarDe`]: [`plain_scalar`]
 /// first, [`visit_scalar`] for the rest.
-#[inline]
+#[inline(always)]
 fn scalar_value(line: &Line<'_>, token: &str) -> Result<Value> {
     match plain_scalar(token) {
         Some(value) => Ok(value),
@@ -1144,6 +1117,8 @@ fn scalar_value(line: &Line<'_>, token: &str) -> Result<Value> {
 /// [`plain_scalar`] of a token that starts like a number but is not a small integer.
 #[inline(never)]
 fn plain_number(token: &str) -> Option<Value> {
+    // Short decimals, the most common numbers past the small integers, before the grammar
+    // check (which `parse` does not need for them).
     if let Some(v) = number::short_decimal(token) {
         return Some(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number));
     }
@@ -2278,7 +2253,7 @@ impl<'de> RowSeq<'_, 'de> {
         self.p.enter(&row)?;
         let n = self.st.cells.len();
         // The values first (attachments may hold tables, whose rows use the parser's own
-        // buffer), then the object: from a template when every field is present.
+        // buffer), then the object.
         let mut values = self.p.spare_values.pop().unwrap_or_default();
         values.clear();
         let mut access = RowAccess {
@@ -2287,10 +2262,8 @@ impl<'de> RowSeq<'_, 'de> {
             col: n,
             value: None,
         };
-        let mut missing = false;
         for c in 0..n {
             if access.st.cells[c].kind == CellKind::Missing {
-                missing = true;
                 values.push(None);
                 continue;
             }
@@ -2299,18 +2272,7 @@ impl<'de> RowSeq<'_, 'de> {
                 .map_err(|e| e.or_position(|| line_position(&row)))?;
             values.push(Some(value));
         }
-        let fields = &*self.st.fields;
-        let members = if missing {
-            let mut members = Map::with_capacity(n);
-            for (field, value) in fields.iter().zip(values.iter_mut()) {
-                if let Some(value) = value.take() {
-                    members.insert(field.as_ref().to_owned(), value);
-                }
-            }
-            members
-        } else {
-            self.p.templates.object(fields, &mut values)
-        };
+        let members = self.p.templates.object(&self.st.fields, &mut values);
         self.p.spare_values.push(values);
         self.p.leave();
         Ok(Value::Object(members))
@@ -2335,14 +2297,12 @@ impl<'de> RowSeq<'_, 'de> {
         }
         let values = &mut self.p.row_values;
         values.clear();
-        let mut missing = false;
         let mut cells = lex::plain_cells(text, b'|');
         for _ in 0..fields.len() {
             let Some(token) = cells.next() else {
                 return Ok(None);
             };
             if token == "~" {
-                missing = true;
                 values.push(None);
                 continue;
             }
@@ -2369,19 +2329,10 @@ impl<'de> RowSeq<'_, 'de> {
         }
         self.st.found += 1;
         self.st.row = *line;
-        let fields = &*self.st.fields;
-        let values = &mut self.p.row_values;
-        let row = if missing {
-            let mut row = Map::with_capacity(fields.len());
-            for (field, value) in fields.iter().zip(values.iter_mut()) {
-                if let Some(value) = value.take() {
-                    row.insert(field.as_ref().to_owned(), value);
-                }
-            }
-            row
-        } else {
-            self.p.templates.object(fields, values)
-        };
+        let row = self
+            .p
+            .templates
+            .object(&self.st.fields, &mut self.p.row_values);
         Ok(Some(Value::Object(row)))
     }
 }
