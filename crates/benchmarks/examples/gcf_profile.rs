@@ -10,6 +10,12 @@
 //! (decode into `IgnoredAny`: the parser alone), and the same with a `json-` prefix for
 //! serde_json. Data sets: `rows`, `orders`, `deep`. Callgrind counts instructions, which the
 //! noise of a shared machine does not change.
+//!
+//! Equal instruction counts can still take unequal times. Adding `--cache-sim=yes
+//! --I1=32768,8,64 --D1=32768,8,64 --LL=33554432,16,64` simulates the benchmark machine's
+//! caches (a 32 KiB, 8-way instruction cache); `--I1=32768,512,64` makes that cache fully
+//! associative, which separates misses for lack of room from misses of code that happens to
+//! share cache sets (the latter change with every build's layout).
 
 use std::hint::black_box;
 
