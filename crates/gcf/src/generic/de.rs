@@ -968,19 +968,14 @@ impl<'de> Parser<'de> {
             if bare > 0 {
                 match text.as_bytes().get(bare) {
                     Some(b'=') => {
-                        self.lines.advance();
-                        found += 1;
-                        self.check_elements(&line, found)?;
-                        let slot = vacant_slot(members, &text[..bare], &line)?;
+                        let slot = self.take_member(&line, &mut found, members, &text[..bare])?;
                         slot.insert(scalar_value(&line, lex::trim(&text[bare + 1..]))?);
                         continue;
                     }
                     Some(b'[') => {
                         if let Some(items) = self.plain_inline_array(&text[bare..]) {
-                            self.lines.advance();
-                            found += 1;
-                            self.check_elements(&line, found)?;
-                            vacant_slot(members, &text[..bare], &line)?.insert(Value::Array(items));
+                            self.take_member(&line, &mut found, members, &text[..bare])?
+                                .insert(Value::Array(items));
                             continue;
                         }
                     }
@@ -989,32 +984,39 @@ impl<'de> Parser<'de> {
             } else if let Some(rest) = text.strip_prefix("## ") {
                 let bare = lex::bare_key_len(rest);
                 if bare > 0 && bare == rest.len() {
-                    self.lines.advance();
-                    found += 1;
-                    self.check_elements(&line, found)?;
-                    let slot = vacant_slot(members, rest, &line)?;
+                    let slot = self.take_member(&line, &mut found, members, rest)?;
                     slot.insert(self.build_object(line, level + 1)?);
                     continue;
                 }
                 if bare > 0 && rest.as_bytes().get(bare) == Some(&b' ') {
                     let at = &rest[bare + 1..];
                     if let Some((count, fields)) = self.plain_table_header(at) {
-                        self.lines.advance();
-                        found += 1;
-                        self.check_elements(&line, found)?;
-                        let slot = vacant_slot(members, &rest[..bare], &line)?;
+                        let slot = self.take_member(&line, &mut found, members, &rest[..bare])?;
                         slot.insert(self.build_table(line, at, count, fields, level)?);
                         continue;
                     }
                 }
             }
             let (key, pending) = self.other_member(line, level)?;
-            self.lines.advance();
-            found += 1;
-            self.check_elements(&line, found)?;
-            let slot = vacant_slot(members, key, &line)?;
+            let slot = self.take_member(&line, &mut found, members, key)?;
             slot.insert(self.build(pending)?);
         }
+    }
+
+    /// Consumes member `line`, counts it in `found` (the object's element limit), and gives
+    /// the slot for its `key` (`duplicate_key` if taken), before its value is read.
+    #[inline(always)]
+    fn take_member<'m>(
+        &mut self,
+        line: &Line<'_>,
+        found: &mut u64,
+        members: &'m mut Map<String, Value>,
+        key: impl Into<String>,
+    ) -> Result<serde_json::map::VacantEntry<'m>> {
+        self.lines.advance();
+        *found += 1;
+        self.check_elements(line, *found)?;
+        vacant_slot(members, key, line)
     }
 
     /// The count and fields of a `[N]{a,b}` table header (`s` starts at its `[`) when it is
