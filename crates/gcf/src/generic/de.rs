@@ -877,11 +877,9 @@ impl<'de> Parser<'de> {
             p: &mut *self,
             st: Table::new(fields, level, count, line, at, buffers),
         };
-        // At least four, as `Vec::push` allocates (and serde_json's visitor with it): a table
-        // of one or two rows gets a block of the size such arrays usually have, which glibc's
-        // allocator hands out again fast after the previous document was dropped (measured:
-        // exact two-row blocks made every allocation of a table-heavy decode a third dearer).
-        let mut items = Vec::with_capacity(build::reserve(remaining(count, 0, room)).max(4));
+        // (Exact two-row blocks made every allocation of a table-heavy decode a third dearer.)
+        let capacity = build::array_capacity(build::reserve(remaining(count, 0, room)));
+        let mut items = Vec::with_capacity(capacity);
         seq.build(&mut items)
             .map_err(|e| e.or_position(|| line.position_of(at)))?;
         seq.end()?;
@@ -902,7 +900,11 @@ impl<'de> Parser<'de> {
     ) -> Result<Value> {
         self.enter(&line)?;
         let mut seq = InlineSeq::new(self, line, at, count, values);
-        let mut items = Vec::with_capacity(build::reserve(remaining(count, 0, values.len())));
+        let mut items = Vec::with_capacity(build::array_capacity(build::reserve(remaining(
+            count,
+            0,
+            values.len(),
+        ))));
         while let Some(token) = seq.values.as_mut().and_then(Iterator::next) {
             seq.found += 1;
             seq.p.check_elements(&seq.line, seq.found)?;
@@ -1076,14 +1078,15 @@ impl<'de> Parser<'de> {
             return None;
         }
         // `n` is at most the element limit, and the line holds more than one byte per element.
-        let mut items = Vec::with_capacity(usize::try_from(n).ok()?.min(values.len() / 2 + 1));
+        let n = usize::try_from(n).ok()?;
+        let mut items = Vec::with_capacity(build::array_capacity(n.min(values.len() / 2 + 1)));
         for token in lex::plain_cells(values, b',') {
-            if items.len() as u64 == n {
+            if items.len() == n {
                 return None;
             }
             items.push(plain_scalar(token)?);
         }
-        (items.len() as u64 == n).then_some(items)
+        (items.len() == n).then_some(items)
     }
 }
 
