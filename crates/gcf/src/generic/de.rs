@@ -1079,8 +1079,12 @@ impl<'de> Parser<'de> {
         }
         // `n` is at most the element limit, and the line holds more than one byte per element.
         let n = usize::try_from(n).ok()?;
+        let mut cells = lex::plain_cells(values, b',');
+        // The first element before the array, in the order serde_json allocates them.
+        let first = plain_scalar(cells.next()?)?;
         let mut items = Vec::with_capacity(build::array_capacity(n.min(values.len() / 2 + 1)));
-        for token in lex::plain_cells(values, b',') {
+        items.push(first);
+        for token in cells {
             if items.len() == n {
                 return None;
             }
