@@ -877,9 +877,7 @@ impl<'de> Parser<'de> {
             p: &mut *self,
             st: Table::new(fields, level, count, line, at, buffers),
         };
-        // (Exact two-row blocks made every allocation of a table-heavy decode a third dearer.)
-        let capacity = build::array_capacity(build::reserve(remaining(count, 0, room)));
-        let mut items = Vec::with_capacity(capacity);
+        let mut items = Vec::with_capacity(build::array_capacity(remaining(count, 0, room)));
         seq.build(&mut items)
             .map_err(|e| e.or_position(|| line.position_of(at)))?;
         seq.end()?;
@@ -900,11 +898,8 @@ impl<'de> Parser<'de> {
     ) -> Result<Value> {
         self.enter(&line)?;
         let mut seq = InlineSeq::new(self, line, at, count, values);
-        let mut items = Vec::with_capacity(build::array_capacity(build::reserve(remaining(
-            count,
-            0,
-            values.len(),
-        ))));
+        let capacity = build::array_capacity(remaining(count, 0, values.len()));
+        let mut items = Vec::with_capacity(capacity);
         while let Some(token) = seq.values.as_mut().and_then(Iterator::next) {
             seq.found += 1;
             seq.p.check_elements(&seq.line, seq.found)?;
@@ -1082,7 +1077,8 @@ impl<'de> Parser<'de> {
         let mut cells = lex::plain_cells(values, b',');
         // The first element before the array, in the order serde_json allocates them.
         let first = plain_scalar(cells.next()?)?;
-        let mut items = Vec::with_capacity(build::array_capacity(n.min(values.len() / 2 + 1)));
+        let mut items =
+            Vec::with_capacity(build::array_capacity(Some(n.min(values.len() / 2 + 1))));
         items.push(first);
         for token in cells {
             if items.len() == n {
