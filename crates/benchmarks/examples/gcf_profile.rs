@@ -36,34 +36,51 @@ fn main() {
     let n = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
     let gcf = agentwire_gcf::to_string(&value).expect("GCF");
     let json = serde_json::to_string(&value).expect("JSON");
-    println!("{}", work(op, &value, &gcf, &json, n));
+    let outputs = work(op, &value, &gcf, &json, n);
+    println!("{}", checksum(&outputs));
 }
 
-/// The measured loop (callgrind's `--toggle-collect` target); returns a checksum.
+/// One operation's output, kept until the measured loop has returned.
+enum Output {
+    Text(String),
+    Value(Value),
+    Nothing,
+}
+
+/// The measured loop (callgrind's `--toggle-collect` target). Like divan, it keeps every
+/// output and leaves dropping them to the caller, so that freeing the outputs is not counted.
 #[inline(never)]
-fn work(op: &str, value: &Value, gcf: &str, json: &str, n: usize) -> usize {
-    let mut total = 0;
+fn work(op: &str, value: &Value, gcf: &str, json: &str, n: usize) -> Vec<Output> {
+    let mut outputs = Vec::with_capacity(n);
     for _ in 0..n {
-        total += match op {
-            "encode" => black_box(agentwire_gcf::to_string(value).expect("GCF")).len(),
-            "encode-tape" => black_box(agentwire_gcf::to_string_value(value).expect("GCF")).len(),
-            "decode" => usize::from(
-                black_box(agentwire_gcf::from_str::<Value>(gcf).expect("GCF")).is_object(),
-            ),
+        outputs.push(match op {
+            "encode" => Output::Text(agentwire_gcf::to_string(value).expect("GCF")),
+            "encode-tape" => Output::Text(agentwire_gcf::to_string_value(value).expect("GCF")),
+            "decode" => Output::Value(agentwire_gcf::from_str::<Value>(gcf).expect("GCF")),
             "ignore" => {
-                black_box(agentwire_gcf::from_str::<IgnoredAny>(gcf).expect("GCF"));
-                1
+                agentwire_gcf::from_str::<IgnoredAny>(gcf).expect("GCF");
+                Output::Nothing
             }
-            "json-encode" => black_box(serde_json::to_string(value).expect("JSON")).len(),
-            "json-decode" => usize::from(
-                black_box(serde_json::from_str::<Value>(json).expect("JSON")).is_object(),
-            ),
+            "json-encode" => Output::Text(serde_json::to_string(value).expect("JSON")),
+            "json-decode" => Output::Value(serde_json::from_str::<Value>(json).expect("JSON")),
             "json-ignore" => {
-                black_box(serde_json::from_str::<IgnoredAny>(json).expect("JSON"));
-                1
+                serde_json::from_str::<IgnoredAny>(json).expect("JSON");
+                Output::Nothing
             }
             other => panic!("unknown operation {other}"),
-        };
+        });
     }
-    total
+    black_box(outputs)
+}
+
+/// A checksum of the outputs, so that none of them is optimized away.
+fn checksum(outputs: &[Output]) -> usize {
+    outputs
+        .iter()
+        .map(|output| match output {
+            Output::Text(text) => text.len(),
+            Output::Value(value) => usize::from(value.is_object()),
+            Output::Nothing => 1,
+        })
+        .sum()
 }

@@ -208,16 +208,20 @@ impl<'a> Lines<'a> {
             Some(rest) if !rest.is_empty() => rest,
             _ => return Ok(None),
         };
-        let (raw, consumed) = match find_newline(rest.as_bytes()) {
-            Some(i) => (&rest[..i], i + 1),
-            None => (rest, rest.len()),
+        let b = rest.as_bytes();
+        // The indentation first, then the newline from past it: the spaces are read once.
+        let indent = leading_spaces(b);
+        let (mut end, consumed) = match find_newline(&b[indent..]) {
+            Some(i) => (indent + i, indent + i + 1),
+            None => (b.len(), b.len()),
         };
-        let raw = raw.strip_suffix('\r').unwrap_or(raw);
-        if raw.len() > self.max_line_length {
-            return Err(self.too_long(at, raw.len()));
+        if end > indent && b[end - 1] == b'\r' {
+            end -= 1;
         }
-        let indent = leading_spaces(raw.as_bytes());
-        let text = &raw[indent..];
+        if end > self.max_line_length {
+            return Err(self.too_long(at, end));
+        }
+        let text = &rest[indent..end];
         let next = Cursor {
             offset: at.offset + consumed,
             number: at.number + 1,

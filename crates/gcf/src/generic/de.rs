@@ -1125,7 +1125,7 @@ fn plain_number(token: &str) -> Option<Value> {
     // Short decimals, the most common numbers past the small integers, before the grammar
     // check (which `parse` does not need for them).
     if let Some(v) = number::short_decimal(token) {
-        return Some(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number));
+        return Some(build::float(v));
     }
     if token == "-" {
         return Some(Value::Null);
@@ -1137,7 +1137,7 @@ fn plain_number(token: &str) -> Option<Value> {
     match number::parse(token) {
         Number::U64(v) => Some(Value::Number(v.into())),
         Number::I64(v) => Some(Value::Number(v.into())),
-        Number::F64(v) => Some(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)),
+        Number::F64(v) => Some(build::float(v)),
         _ => None,
     }
 }
