@@ -2,13 +2,13 @@
 //!
 //! ```sh
 //! cargo build --release -p agentwire-benchmarks --example gcf_profile
-//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='gcf_profile::work' \
+//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='gcf_profile::measured' \
 //!     target/release/examples/gcf_profile encode deep 20
 //! ```
 //!
 //! Operations: `encode`, `encode-tape` (`to_string_value`), `decode` (into `Value`), `ignore`
 //! (decode into `IgnoredAny`: the parser alone), and the same with a `json-` prefix for
-//! serde_json. Data sets: `rows`, `orders`, `deep`. Callgrind counts instructions, which the
+//! serde_json; `show` prints the data set's GCF. Data sets: `rows`, `orders`, `deep`. Callgrind counts instructions, which the
 //! noise of a shared machine does not change.
 //!
 //! Equal instruction counts can still take unequal times. Adding `--cache-sim=yes
@@ -36,51 +36,53 @@ fn main() {
     let n = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
     let gcf = agentwire_gcf::to_string(&value).expect("GCF");
     let json = serde_json::to_string(&value).expect("JSON");
-    let outputs = work(op, &value, &gcf, &json, n);
-    println!("{}", checksum(&outputs));
+    if op == "show" {
+        print!("{gcf}");
+        return;
+    }
+    println!("{}", work(op, &value, &gcf, &json, n));
 }
 
-/// One operation's output, kept until the measured loop has returned.
+/// One operation's output.
 enum Output {
     Text(String),
     Value(Value),
     Nothing,
 }
 
-/// The measured loop (callgrind's `--toggle-collect` target). Like divan, it keeps every
-/// output and leaves dropping them to the caller, so that freeing the outputs is not counted.
-#[inline(never)]
-fn work(op: &str, value: &Value, gcf: &str, json: &str, n: usize) -> Vec<Output> {
-    let mut outputs = Vec::with_capacity(n);
-    for _ in 0..n {
-        outputs.push(match op {
-            "encode" => Output::Text(agentwire_gcf::to_string(value).expect("GCF")),
-            "encode-tape" => Output::Text(agentwire_gcf::to_string_value(value).expect("GCF")),
-            "decode" => Output::Value(agentwire_gcf::from_str::<Value>(gcf).expect("GCF")),
-            "ignore" => {
-                agentwire_gcf::from_str::<IgnoredAny>(gcf).expect("GCF");
-                Output::Nothing
-            }
-            "json-encode" => Output::Text(serde_json::to_string(value).expect("JSON")),
-            "json-decode" => Output::Value(serde_json::from_str::<Value>(json).expect("JSON")),
-            "json-ignore" => {
-                serde_json::from_str::<IgnoredAny>(json).expect("JSON");
-                Output::Nothing
-            }
-            other => panic!("unknown operation {other}"),
-        });
-    }
-    black_box(outputs)
+/// The loop: each output is dropped after its measured call, outside the count, as divan
+/// drops a sample's outputs after timing it; returns a checksum.
+fn work(op: &str, value: &Value, gcf: &str, json: &str, n: usize) -> usize {
+    (0..n).map(|_| checksum(&measured(op, value, gcf, json))).sum()
 }
 
-/// A checksum of the outputs, so that none of them is optimized away.
-fn checksum(outputs: &[Output]) -> usize {
-    outputs
-        .iter()
-        .map(|output| match output {
-            Output::Text(text) => text.len(),
-            Output::Value(value) => usize::from(value.is_object()),
-            Output::Nothing => 1,
-        })
-        .sum()
+/// One operation: callgrind's `--toggle-collect` target, so that freeing the output (and
+/// the previous one) is not counted.
+#[inline(never)]
+fn measured(op: &str, value: &Value, gcf: &str, json: &str) -> Output {
+    black_box(match op {
+        "encode" => Output::Text(agentwire_gcf::to_string(value).expect("GCF")),
+        "encode-tape" => Output::Text(agentwire_gcf::to_string_value(value).expect("GCF")),
+        "decode" => Output::Value(agentwire_gcf::from_str::<Value>(gcf).expect("GCF")),
+        "ignore" => {
+            agentwire_gcf::from_str::<IgnoredAny>(gcf).expect("GCF");
+            Output::Nothing
+        }
+        "json-encode" => Output::Text(serde_json::to_string(value).expect("JSON")),
+        "json-decode" => Output::Value(serde_json::from_str::<Value>(json).expect("JSON")),
+        "json-ignore" => {
+            serde_json::from_str::<IgnoredAny>(json).expect("JSON");
+            Output::Nothing
+        }
+        other => panic!("unknown operation {other}"),
+    })
+}
+
+/// A checksum of an output, so that none is optimized away.
+fn checksum(output: &Output) -> usize {
+    match output {
+        Output::Text(text) => text.len(),
+        Output::Value(value) => usize::from(value.is_object()),
+        Output::Nothing => 1,
+    }
 }

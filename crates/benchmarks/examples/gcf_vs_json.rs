@@ -8,7 +8,8 @@
 //! For each data set (`rows_10k`, `orders_2k`, `deep_config`, or those containing `SET`) and
 //! operation (`encode`, `decode` into `Value`, `ignore`: decode into `IgnoredAny`, the parser
 //! alone; or those containing `OP`), it prints the fastest time of each side and the ratio
-//! GCF / serde_json of the fastest times and the median ratio of the pairs.
+//! GCF / serde_json of the fastest times and the median ratio of the pairs. Outputs are
+//! dropped after the clock stops, as divan drops them.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -17,7 +18,15 @@ use serde::de::IgnoredAny;
 use serde_json::Value;
 
 /// An operation's name, its GCF side and its serde_json side.
-type Pair<'a> = (&'a str, &'a dyn Fn(), &'a dyn Fn());
+type Pair<'a> = (&'a str, &'a dyn Fn() -> Output, &'a dyn Fn() -> Output);
+
+/// One operation's output, kept until its timing ends (held only to be dropped then).
+#[allow(dead_code)]
+enum Output {
+    Text(String),
+    Value(Value),
+    Nothing,
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -37,32 +46,22 @@ fn main() {
         let gcf = agentwire_gcf::to_string(value).expect("GCF");
         let json = serde_json::to_string(value).expect("JSON");
         // Short runs are repeated, so that each timing spans some tens of microseconds.
-        let reps = if json.len() < 100_000 { 20 } else { 1 };
-        let encode_gcf = || {
-            drop(black_box(
-                agentwire_gcf::to_string(black_box(value)).expect("GCF"),
-            ));
-        };
-        let encode_json = || {
-            drop(black_box(
-                serde_json::to_string(black_box(value)).expect("JSON"),
-            ));
-        };
+        let reps: usize = if json.len() < 100_000 { 20 } else { 1 };
+        let encode_gcf = || Output::Text(agentwire_gcf::to_string(black_box(value)).expect("GCF"));
+        let encode_json = || Output::Text(serde_json::to_string(black_box(value)).expect("JSON"));
         let decode_gcf = || {
-            drop(black_box(
-                agentwire_gcf::from_str::<Value>(black_box(&gcf)).expect("GCF"),
-            ));
+            Output::Value(agentwire_gcf::from_str::<Value>(black_box(&gcf)).expect("GCF"))
         };
         let decode_json = || {
-            drop(black_box(
-                serde_json::from_str::<Value>(black_box(&json)).expect("JSON"),
-            ));
+            Output::Value(serde_json::from_str::<Value>(black_box(&json)).expect("JSON"))
         };
         let ignore_gcf = || {
-            black_box(agentwire_gcf::from_str::<IgnoredAny>(black_box(&gcf)).expect("GCF"));
+            agentwire_gcf::from_str::<IgnoredAny>(black_box(&gcf)).expect("GCF");
+            Output::Nothing
         };
         let ignore_json = || {
-            black_box(serde_json::from_str::<IgnoredAny>(black_box(&json)).expect("JSON"));
+            serde_json::from_str::<IgnoredAny>(black_box(&json)).expect("JSON");
+            Output::Nothing
         };
         let pairs: [Pair<'_>; 3] = [
             ("encode", &encode_gcf, &encode_json),
@@ -73,12 +72,16 @@ fn main() {
             .into_iter()
             .filter(|(op, ..)| op.contains(ops.as_str()))
         {
-            let time = |f: &dyn Fn()| {
+            // The outputs are dropped after the clock stops, as divan drops them.
+            let time = |f: &dyn Fn() -> Output| {
+                let mut outputs = Vec::with_capacity(reps);
                 let start = Instant::now();
                 for _ in 0..reps {
-                    f();
+                    outputs.push(f());
                 }
-                start.elapsed().as_secs_f64() / f64::from(reps)
+                let elapsed = start.elapsed().as_secs_f64();
+                drop(black_box(outputs));
+                elapsed / reps as f64
             };
             let (mut gcf_times, mut json_times, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
             for round in 0..rounds {
