@@ -279,11 +279,39 @@ impl<'a> Lines<'a> {
         let Some((line, next)) = self.read_at(self.cursor)? else {
             return Ok(false);
         };
-        if line.text.is_empty() || line.text.starts_with('\t') || line.text.starts_with("# ") {
+        if !is_significant(line.text) {
             return Ok(self.peek_past(self.cursor)?.is_some());
         }
         self.peeked = Some((line, next));
         Ok(true)
+    }
+
+    /// The next line, consumed, when it is indented by exactly `indent` spaces (blank and
+    /// comment lines included: the caller recognizes what it reads here and otherwise moves
+    /// back with [`Lines::seek`]). `None`, consuming nothing, for any other line, for the end
+    /// of input and for a line [`Lines::has_next`] reports an error on.
+    ///
+    /// The decoders' loops read their common lines through this: the line comes back in
+    /// registers, where [`Lines::has_next`] and [`Lines::peeked`] pass it (and the position of
+    /// the line after it, on which every later line depends) through memory.
+    #[inline(always)]
+    pub(crate) fn next_at(&mut self, indent: usize) -> Option<Line<'a>> {
+        let (line, next) = match self.peeked {
+            Some(peeked) => peeked,
+            None => match self.read_at(self.cursor) {
+                Ok(Some(read)) => read,
+                _ => return None,
+            },
+        };
+        if line.indent != indent {
+            if is_significant(line.text) {
+                self.peeked = Some((line, next));
+            }
+            return None;
+        }
+        self.peeked = None;
+        self.cursor = next;
+        Some(line)
     }
 
     /// The line found by the last successful [`Lines::has_next`] or [`Lines::peek`].
@@ -345,6 +373,13 @@ impl<'a> Lines<'a> {
             self.cursor = next;
         }
     }
+}
+
+/// Whether a line's text (after its indentation) is a line decoders read: not blank, not a
+/// comment, and not indented with a tab (which [`Lines::peek_past`] reports or skips).
+#[inline(always)]
+fn is_significant(text: &str) -> bool {
+    !(text.is_empty() || text.starts_with('\t') || text.starts_with("# "))
 }
 
 /// The first `\n` in `b`: eight bytes at a time over the first 64 (lines are short, and

@@ -940,6 +940,13 @@ impl<'de> Parser<'de> {
     fn build_members(&mut self, level: usize, members: &mut Map<String, Value>) -> Result<()> {
         let mut found = 0;
         loop {
+            let before = self.lines.cursor();
+            if let Some(line) = self.lines.next_at(2 * level) {
+                if self.plain_member(line, level, &mut found, members)? {
+                    continue;
+                }
+                self.lines.seek(before);
+            }
             if !self.lines.has_next()? {
                 return Ok(());
             }
@@ -957,47 +964,59 @@ impl<'de> Parser<'de> {
                 }
                 return Err(trailer_not_at_top(&line));
             }
-            // The most common member lines are read here: `key=value`, `key[N]: values` and
-            // `## key` with a bare key and plain values; the others through `member` (which
-            // reads these the same way, and reports their errors).
-            let text = line.text;
-            let bare = lex::bare_key_len(text);
-            if bare > 0 {
-                match text.as_bytes().get(bare) {
-                    Some(b'=') => {
-                        let slot = self.take_member(&line, &mut found, members, &text[..bare])?;
-                        slot.insert(scalar_value(&line, lex::trim(&text[bare + 1..]))?);
-                        continue;
-                    }
-                    Some(b'[') => {
-                        if let Some(items) = self.plain_inline_array(&text[bare..]) {
-                            self.take_member(&line, &mut found, members, &text[..bare])?
-                                .insert(Value::Array(items));
-                            continue;
-                        }
-                    }
-                    _ => {}
-                }
-            } else if let Some(rest) = text.strip_prefix("## ") {
-                let bare = lex::bare_key_len(rest);
-                if bare > 0 && bare == rest.len() {
-                    let slot = self.take_member(&line, &mut found, members, rest)?;
-                    slot.insert(self.build_object(line, level + 1)?);
-                    continue;
-                }
-                if bare > 0 && rest.as_bytes().get(bare) == Some(&b' ') {
-                    let at = &rest[bare + 1..];
-                    if let Some((count, fields)) = self.plain_table_header(at) {
-                        let slot = self.take_member(&line, &mut found, members, &rest[..bare])?;
-                        slot.insert(self.build_table(line, at, count, fields, level)?);
-                        continue;
-                    }
-                }
-            }
             let (key, pending) = self.other_member(line, level)?;
             let slot = self.take_member(&line, &mut found, members, key)?;
             slot.insert(self.build(pending)?);
         }
+    }
+
+    /// Reads member `line` (at `level`, consumed) when it is one of the most common forms:
+    /// `key=value`, `key[N]: values` and `## key` with a bare key and plain values, and
+    /// `## key [N]{a,b}` with plain fields. `false` for any other line, which
+    /// [`Parser::member`] reads (the same way for these forms, and reporting their errors).
+    #[inline(always)]
+    fn plain_member(
+        &mut self,
+        line: Line<'de>,
+        level: usize,
+        found: &mut u64,
+        members: &mut Map<String, Value>,
+    ) -> Result<bool> {
+        let text = line.text;
+        let bare = lex::bare_key_len(text);
+        if bare > 0 {
+            match text.as_bytes().get(bare) {
+                Some(b'=') => {
+                    let slot = self.take_member(&line, found, members, &text[..bare])?;
+                    slot.insert(scalar_value(&line, lex::trim(&text[bare + 1..]))?);
+                    return Ok(true);
+                }
+                Some(b'[') => {
+                    if let Some(items) = self.plain_inline_array(&text[bare..]) {
+                        self.take_member(&line, found, members, &text[..bare])?
+                            .insert(Value::Array(items));
+                        return Ok(true);
+                    }
+                }
+                _ => {}
+            }
+        } else if let Some(rest) = text.strip_prefix("## ") {
+            let bare = lex::bare_key_len(rest);
+            if bare > 0 && bare == rest.len() {
+                let slot = self.take_member(&line, found, members, rest)?;
+                slot.insert(self.build_object(line, level + 1)?);
+                return Ok(true);
+            }
+            if bare > 0 && rest.as_bytes().get(bare) == Some(&b' ') {
+                let at = &rest[bare + 1..];
+                if let Some((count, fields)) = self.plain_table_header(at) {
+                    let slot = self.take_member(&line, found, members, &rest[..bare])?;
+                    slot.insert(self.build_table(line, at, count, fields, level)?);
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// Consumes member `line`, counts it in `found` (the object's element limit), and gives
