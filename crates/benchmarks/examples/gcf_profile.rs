@@ -53,7 +53,9 @@ enum Output {
 /// The loop: each output is dropped after its measured call, outside the count, as divan
 /// drops a sample's outputs after timing it; returns a checksum.
 fn work(op: &str, value: &Value, gcf: &str, json: &str, n: usize) -> usize {
-    (0..n).map(|_| checksum(&measured(op, value, gcf, json))).sum()
+    (0..n)
+        .map(|_| checksum(&measured(op, value, gcf, json)))
+        .sum()
 }
 
 /// One operation: callgrind's `--toggle-collect` target, so that freeing the output (and

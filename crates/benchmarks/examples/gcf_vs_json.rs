@@ -49,12 +49,10 @@ fn main() {
         let reps: usize = if json.len() < 100_000 { 20 } else { 1 };
         let encode_gcf = || Output::Text(agentwire_gcf::to_string(black_box(value)).expect("GCF"));
         let encode_json = || Output::Text(serde_json::to_string(black_box(value)).expect("JSON"));
-        let decode_gcf = || {
-            Output::Value(agentwire_gcf::from_str::<Value>(black_box(&gcf)).expect("GCF"))
-        };
-        let decode_json = || {
-            Output::Value(serde_json::from_str::<Value>(black_box(&json)).expect("JSON"))
-        };
+        let decode_gcf =
+            || Output::Value(agentwire_gcf::from_str::<Value>(black_box(&gcf)).expect("GCF"));
+        let decode_json =
+            || Output::Value(serde_json::from_str::<Value>(black_box(&json)).expect("JSON"));
         let ignore_gcf = || {
             agentwire_gcf::from_str::<IgnoredAny>(black_box(&gcf)).expect("GCF");
             Output::Nothing
