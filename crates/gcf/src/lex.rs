@@ -182,6 +182,15 @@ impl<'a> Lines<'a> {
         self.peeked = None;
     }
 
+    /// Gives back `line`, the line [`Lines::next_at`] just returned, taken when the reader
+    /// stood at `before`: the reader is as [`Lines::has_next`] would leave it at `before`
+    /// (the line peeked when it is significant), without reading the line again.
+    #[inline]
+    pub(crate) fn unread(&mut self, before: Cursor, line: Line<'a>) {
+        self.peeked = is_significant(line.text).then_some((line, self.cursor));
+        self.cursor = before;
+    }
+
     /// The number of the line after the last one: where "end of input" errors point.
     pub(crate) fn end_line(&self) -> usize {
         let newlines = memchr::memchr_iter(b'\n', self.src.as_bytes()).count();
@@ -287,8 +296,8 @@ impl<'a> Lines<'a> {
     }
 
     /// The next line, consumed, when it is indented by exactly `indent` spaces (blank and
-    /// comment lines included: the caller recognizes what it reads here and otherwise moves
-    /// back with [`Lines::seek`]). `None`, consuming nothing, for any other line, for the end
+    /// comment lines included: the caller recognizes what it reads here and otherwise gives
+    /// it back with [`Lines::unread`]). `None`, consuming nothing, for any other line, for the end
     /// of input and for a line [`Lines::has_next`] reports an error on.
     ///
     /// The decoders' loops read their common lines through this: the line comes back in

@@ -945,7 +945,7 @@ impl<'de> Parser<'de> {
                 if self.plain_member(line, level, &mut found, members)? {
                     continue;
                 }
-                self.lines.seek(before);
+                self.lines.unread(before, line);
             }
             if !self.lines.has_next()? {
                 return Ok(());
