@@ -26,24 +26,23 @@ use crate::options::EncoderOptions;
 pub(crate) fn write(value: &Value, opts: &EncoderOptions, out: &mut String) -> Result<()> {
     let mut walker = Walker {
         opts,
-        out,
+        out: std::mem::take(out),
         spare: Vec::new(),
         slots: Vec::new(),
         guesses: Vec::new(),
     };
-    match value {
-        Value::Object(members) => {
-            walker.enter(0)?;
-            walker.members(members, 0, 0)
-        }
+    let written = match value {
+        Value::Object(members) => walker.enter(0).and_then(|()| walker.members(members, 0, 0)),
         Value::Array(items) => walker.array(0, Head::Root, items, 0, 0),
         _ => {
             walker.out.push('=');
-            scalar(walker.out, value)?;
+            let written = scalar(&mut walker.out, value);
             walker.out.push('\n');
-            Ok(())
+            written
         }
-    }
+    };
+    *out = walker.out;
+    written
 }
 
 /// The walk stops (the caller encodes through the tape, which says why).
@@ -111,16 +110,41 @@ enum Schema<'v> {
 
 /// What a column of a guessed table takes, by row 0.
 #[derive(Debug, Clone, Copy)]
-enum Guess<'v> {
+enum Guess {
     /// Scalars, and attachments of any kind.
     Plain,
-    /// An inline object schema: row 0's object.
-    Inline(&'v Map<String, Value>),
-    /// A shared array schema: the first row of row 0's array.
-    Shared(&'v Map<String, Value>),
+    /// An inline object schema: the keys of row 0's object.
+    Inline(Keys),
+    /// A shared array schema: the keys of the first row of row 0's array.
+    Shared(Keys),
 }
 
-impl Guess<'_> {
+/// Where a schema's keys are in a guessed table's list of names: a slice of a `Vec`, which
+/// each row reads in step with its members, where walking the schema's map again cost a
+/// tree walk per row.
+#[derive(Debug, Clone, Copy)]
+struct Keys {
+    start: usize,
+    end: usize,
+}
+
+impl Keys {
+    /// Appends `object`'s keys to `names` and says where they are.
+    fn push<'v>(names: &mut Vec<&'v str>, object: &'v Map<String, Value>) -> Keys {
+        let start = names.len();
+        names.extend(object.keys().map(String::as_str));
+        Keys {
+            start,
+            end: names.len(),
+        }
+    }
+
+    fn of<'n, 'v>(self, names: &'n [&'v str]) -> &'n [&'v str] {
+        &names[self.start..self.end]
+    }
+}
+
+impl Guess {
     /// Whether a later row's `value` may keep the column's schema: the kind and size that
     /// the schema needs. The keys and scalars of each object are checked as it is written
     /// ([`Walker::keyed_row`]), which reads a map once where a separate check read it twice
@@ -129,7 +153,7 @@ impl Guess<'_> {
     fn admits(&self, value: &Value) -> bool {
         match (self, value) {
             (Guess::Plain, _) | (_, Value::Null) => true,
-            (Guess::Inline(schema), Value::Object(object)) => object.len() == schema.len(),
+            (Guess::Inline(keys), Value::Object(object)) => object.len() == keys.end - keys.start,
             (Guess::Shared(_), Value::Array(rows)) => !rows.is_empty(),
             _ => false,
         }
@@ -167,13 +191,13 @@ fn shared_candidate(rows: &[Value]) -> Option<Option<&Map<String, Value>>> {
 
 struct Walker<'v, 'o> {
     opts: &'o EncoderOptions,
-    out: &'o mut String,
+    out: String,
     /// Column sets no longer in use, kept for their allocations.
     spare: Vec<Columns<'v>>,
     /// Slot buffers no longer in use.
     slots: Vec<Vec<Option<&'v Value>>>,
-    /// Guess buffers no longer in use.
-    guesses: Vec<Vec<Guess<'v>>>,
+    /// Guess buffers no longer in use, with their lists of names.
+    guesses: Vec<(Vec<Guess>, Vec<&'v str>)>,
 }
 
 impl<'v> Walker<'v, '_> {
@@ -219,9 +243,9 @@ impl<'v> Walker<'v, '_> {
             match value {
                 Value::Object(inner) => {
                     self.enter(level + 1)?;
-                    indent(self.out, depth);
+                    indent(&mut self.out, depth);
                     self.out.push_str("## ");
-                    write_key(self.out, key);
+                    write_key(&mut self.out, key);
                     self.out.push('\n');
                     self.members(inner, depth + 1, level + 1)?;
                 }
@@ -229,10 +253,10 @@ impl<'v> Walker<'v, '_> {
                     self.array(depth, Head::Member(key), items, depth, level + 1)?;
                 }
                 _ => {
-                    indent(self.out, depth);
-                    write_key(self.out, key);
+                    indent(&mut self.out, depth);
+                    write_key(&mut self.out, key);
                     self.out.push('=');
-                    scalar(self.out, value)?;
+                    scalar(&mut self.out, value)?;
                     self.out.push('\n');
                 }
             }
@@ -374,7 +398,7 @@ impl<'v> Walker<'v, '_> {
             if !is_scalar(value) {
                 return Ok(false);
             }
-            scalar(self.out, value)?;
+            scalar(&mut self.out, value)?;
         }
         self.out.push('\n');
         Ok(true)
@@ -382,7 +406,7 @@ impl<'v> Walker<'v, '_> {
 
     /// Writes an array's header up to its `]` (the form decides the spelling of a member's).
     fn header(&mut self, depth: usize, head: Head<'_>, form: &Form<'_>, len: usize) {
-        head.write(self.out, depth, matches!(form, Form::Primitive), len);
+        head.write(&mut self.out, depth, matches!(form, Form::Primitive), len);
     }
 
     /// Writes a table (an array at nesting `level` whose first element is an object) in one
@@ -406,24 +430,28 @@ impl<'v> Walker<'v, '_> {
         }
         // The rows are one level down, their containers two.
         self.enter(level + 1)?;
-        let mut guesses = self.guesses.pop().unwrap_or_default();
+        let (mut guesses, mut names) = self.guesses.pop().unwrap_or_default();
         guesses.clear();
+        names.clear();
+        // Row 0's keys first, then each schema's.
+        names.extend(first.keys().map(String::as_str));
+        let mut broken = false;
         for value in first.values() {
             let guess = match value {
                 Value::Object(object) => {
                     if self.opts.inline_schemas && object.len() >= 3 && all_scalar_members(object) {
-                        Guess::Inline(object)
+                        Guess::Inline(Keys::push(&mut names, object))
                     } else {
                         Guess::Plain
                     }
                 }
                 Value::Array(rows) => match shared_candidate(rows) {
                     Some(_) if !self.opts.shared_schemas => Guess::Plain,
-                    Some(Some(schema)) => Guess::Shared(schema),
+                    Some(Some(schema)) => Guess::Shared(Keys::push(&mut names, schema)),
                     Some(None) => {
                         // A table whose field union is not its row 0's keys.
-                        self.guesses.push(guesses);
-                        return Ok(false);
+                        broken = true;
+                        break;
                     }
                     None => Guess::Plain,
                 },
@@ -431,10 +459,14 @@ impl<'v> Walker<'v, '_> {
             };
             guesses.push(guess);
         }
-        let flat = first.values().all(is_scalar);
-        let done = self.guessed_rows(depth, head, items, first, &guesses, flat, body, level);
+        let done = if broken {
+            Ok(false)
+        } else {
+            let flat = first.values().all(is_scalar);
+            self.guessed_rows(depth, head, items, &names, &guesses, flat, body, level)
+        };
         if self.guesses.len() < 16 {
-            self.guesses.push(guesses);
+            self.guesses.push((guesses, names));
         }
         done
     }
@@ -446,16 +478,17 @@ impl<'v> Walker<'v, '_> {
         depth: usize,
         head: Head<'_>,
         items: &'v [Value],
-        first: &'v Map<String, Value>,
-        guesses: &[Guess<'v>],
+        names: &[&'v str],
+        guesses: &[Guess],
         flat: bool,
         body: usize,
         level: usize,
     ) -> Result<bool> {
+        let columns = &names[..guesses.len()];
         self.header(depth, head, &Form::Empty, items.len());
-        self.field_decl(first.keys().map(String::as_str));
+        self.field_decl(columns.iter().copied());
         self.out.push('\n');
-        let ncols = first.len();
+        let ncols = columns.len();
         for (r, item) in items.iter().enumerate() {
             let Value::Object(row) = item else {
                 return Ok(false);
@@ -465,21 +498,21 @@ impl<'v> Walker<'v, '_> {
             }
             if flat {
                 // Row 0's keys are the schema: checked as the cells are written.
-                if !self.keyed_row(body, row, first)? {
+                if !self.keyed_row(body, row, columns)? {
                     return Ok(false);
                 }
                 continue;
             }
-            indent(self.out, body);
+            indent(&mut self.out, body);
             let nested = row.values().any(|value| !is_scalar(value));
             if nested {
                 self.enter(level + 2)?;
                 self.out.push('@');
-                number::write_u64(self.out, r as u64);
+                number::write_u64(&mut self.out, r as u64);
                 self.out.push(' ');
             }
             for (c, ((key, value), (column, guess))) in
-                row.iter().zip(first.keys().zip(guesses)).enumerate()
+                row.iter().zip(columns.iter().zip(guesses)).enumerate()
             {
                 if c > 0 {
                     self.out.push('|');
@@ -488,11 +521,11 @@ impl<'v> Walker<'v, '_> {
                     return Ok(false);
                 }
                 if is_scalar(value) {
-                    scalar(self.out, value)?;
+                    scalar(&mut self.out, value)?;
                 } else {
                     self.out.push('^');
-                    if let (0, Guess::Inline(schema)) = (r, guess) {
-                        self.field_decl(schema.keys().map(String::as_str));
+                    if let (0, Guess::Inline(keys)) = (r, guess) {
+                        self.field_decl(keys.of(names).iter().copied());
                     }
                 }
             }
@@ -502,9 +535,9 @@ impl<'v> Walker<'v, '_> {
             }
             for ((key, value), guess) in row.iter().zip(guesses) {
                 match (value, guess) {
-                    (Value::Object(members), Guess::Inline(schema)) => {
+                    (Value::Object(members), Guess::Inline(keys)) => {
                         // The positional body, in the schema's keys.
-                        let written = self.keyed_row(body, members, schema)?;
+                        let written = self.keyed_row(body, members, keys.of(names))?;
                         if !written {
                             return Ok(false);
                         }
@@ -512,7 +545,7 @@ impl<'v> Walker<'v, '_> {
                     (Value::Object(members), _) => {
                         self.object_attachment(body, key, members, false, level + 2)?;
                     }
-                    (Value::Array(rows), Guess::Shared(schema)) if r > 0 => {
+                    (Value::Array(rows), Guess::Shared(keys)) if r > 0 => {
                         // Headerless rows in the shared schema.
                         self.enter(level + 3)?;
                         self.attachment_head(body, key, rows.len());
@@ -520,7 +553,7 @@ impl<'v> Walker<'v, '_> {
                             let Value::Object(cells) = shared else {
                                 return Ok(false);
                             };
-                            if !self.keyed_row(body + 2, cells, schema)? {
+                            if !self.keyed_row(body + 2, cells, keys.of(names))? {
                                 return Ok(false);
                             }
                         }
@@ -541,20 +574,20 @@ impl<'v> Walker<'v, '_> {
         &mut self,
         depth: usize,
         cells: &'v Map<String, Value>,
-        schema: &Map<String, Value>,
+        schema: &[&str],
     ) -> Result<bool> {
         if cells.len() != schema.len() {
             return Ok(false);
         }
-        indent(self.out, depth);
-        for (j, ((key, value), column)) in cells.iter().zip(schema.keys()).enumerate() {
+        indent(&mut self.out, depth);
+        for (j, ((key, value), column)) in cells.iter().zip(schema).enumerate() {
             if j > 0 {
                 self.out.push('|');
             }
             if !(is_scalar(value) && super::encode::key_eq(key, column)) {
                 return Ok(false);
             }
-            scalar(self.out, value)?;
+            scalar(&mut self.out, value)?;
         }
         self.out.push('\n');
         Ok(true)
@@ -566,7 +599,7 @@ impl<'v> Walker<'v, '_> {
             if j > 0 {
                 self.out.push(',');
             }
-            write_key(self.out, name);
+            write_key(&mut self.out, name);
         }
         self.out.push('}');
     }
@@ -576,19 +609,19 @@ impl<'v> Walker<'v, '_> {
         match item {
             Value::Object(members) => {
                 self.enter(level)?;
-                indent(self.out, depth);
+                indent(&mut self.out, depth);
                 self.out.push('@');
-                number::write_u64(self.out, idx as u64);
+                number::write_u64(&mut self.out, idx as u64);
                 self.out.push_str(" {}\n");
                 self.members(members, depth + 1, level)
             }
             Value::Array(items) => self.array(depth, Head::Item(idx), items, depth + 1, level),
             _ => {
-                indent(self.out, depth);
+                indent(&mut self.out, depth);
                 self.out.push('@');
-                number::write_u64(self.out, idx as u64);
+                number::write_u64(&mut self.out, idx as u64);
                 self.out.push_str(" =");
-                scalar(self.out, item)?;
+                scalar(&mut self.out, item)?;
                 self.out.push('\n');
                 Ok(())
             }
@@ -695,11 +728,11 @@ impl<'v> Walker<'v, '_> {
         level: usize,
     ) -> Result<()> {
         let nested = slots.iter().any(|v| v.is_some_and(|v| !is_scalar(v)));
-        indent(self.out, depth);
+        indent(&mut self.out, depth);
         if nested {
             self.enter(level + 1)?;
             self.out.push('@');
-            number::write_u64(self.out, r as u64);
+            number::write_u64(&mut self.out, r as u64);
             self.out.push(' ');
         }
         for (c, &v) in slots.iter().enumerate() {
@@ -708,7 +741,7 @@ impl<'v> Walker<'v, '_> {
             }
             match v {
                 None => self.out.push('~'),
-                Some(value) if is_scalar(value) => scalar(self.out, value)?,
+                Some(value) if is_scalar(value) => scalar(&mut self.out, value)?,
                 Some(value) => {
                     self.out.push('^');
                     if let (0, Schema::Inline(keys), Value::Object(_)) = (r, &schemas[c], value) {
@@ -770,13 +803,13 @@ impl<'v> Walker<'v, '_> {
             {
                 self.scalar_row(depth + 2, row.values())?;
             } else {
-                indent(self.out, depth + 2);
+                indent(&mut self.out, depth + 2);
                 for (c, name) in schema.names.iter().enumerate() {
                     if c > 0 {
                         self.out.push('|');
                     }
                     match row.get(*name) {
-                        Some(value) => scalar(self.out, value)?,
+                        Some(value) => scalar(&mut self.out, value)?,
                         None => self.out.push('~'),
                     }
                 }
@@ -788,7 +821,7 @@ impl<'v> Walker<'v, '_> {
 
     /// A line of scalar cells at `depth`.
     fn scalar_row(&mut self, depth: usize, cells: impl Iterator<Item = &'v Value>) -> Result<()> {
-        indent(self.out, depth);
+        indent(&mut self.out, depth);
         if self.scalars(cells, '|')? {
             Ok(())
         } else {
@@ -815,9 +848,9 @@ impl<'v> Walker<'v, '_> {
         if inline {
             return self.scalar_row(depth, members.values());
         }
-        indent(self.out, depth);
+        indent(&mut self.out, depth);
         self.out.push('.');
-        write_key(self.out, key);
+        write_key(&mut self.out, key);
         self.out.push_str(" {}\n");
         self.members(members, depth + 2, level)
     }
