@@ -226,7 +226,15 @@ pub(crate) fn write_f64(out: &mut String, value: f64) -> Result<()> {
         return Err(non_finite(value));
     }
     let mut buf = zmij::Buffer::new();
-    write_float_text(out, buf.format_finite(value));
+    let text = buf.format_finite(value);
+    if (1e-4..1e15).contains(&value.abs()) {
+        // The formatter writes these as plain digits (it does up to 1e16 and from 1e-5,
+        // and the tests check this range), with at most a redundant `.0`: no need to look
+        // for an exponent in the text, which waits for the formatter's last store.
+        out.push_str(text.strip_suffix(".0").unwrap_or(text));
+    } else {
+        write_float_text(out, text);
+    }
     Ok(())
 }
 
@@ -610,6 +618,11 @@ mod tests {
         assert_eq!(float(f64::MAX), "1.7976931348623157e+308");
         assert_eq!(float(9007199254740993.0), "9007199254740992");
         assert_eq!(float(0.1 + 0.2), "0.30000000000000004");
+        // The edges of the range `write_f64` writes without looking for an exponent.
+        assert_eq!(float(1e-4), "0.0001");
+        assert_eq!(float(9.999999999999999e-5), "0.00009999999999999999");
+        assert_eq!(float(1e15), "1000000000000000");
+        assert_eq!(float(999999999999999.9), "999999999999999.9");
         let mut out = String::new();
         write_f32(&mut out, 0.1).unwrap();
         assert_eq!(out, "0.1");
