@@ -1324,11 +1324,68 @@ const QUOTE_BYTE: [bool; 128] = {
     table
 };
 
+/// First bytes after which only the last byte and the bytes that force quoting anywhere
+/// decide ([`needs_quote`]'s quick answer): letters other than `t` and `f` (which may start
+/// `true` and `false`).
+const PLAIN_FIRST: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 26 {
+        table[b'A' as usize + c] = true;
+        table[b'a' as usize + c] = true;
+        c += 1;
+    }
+    table[b't' as usize] = false;
+    table[b'f' as usize] = false;
+    table
+};
+
 /// Whether a string value must be quoted: the rule of the v3.1 reference encoder, applied in
 /// every context (spec §2.4; `|` and `,` are quoted everywhere, as the reference does), plus
 /// the spec's `^{...}` rule, which the reference omits but without which such a string would
 /// not decode back (see docs/gcf.md).
+///
+/// Small enough to inline: a string that starts with a letter other than `t` and `f`, does
+/// not end with a space and is plain ASCII without `"`, `\`, `|`, `,` and controls (most
+/// strings) is answered here, in a few word operations; anything else takes the whole rule.
+#[inline(always)]
 pub(crate) fn needs_quote(s: &str) -> bool {
+    let b = s.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(&first), Some(&last))
+            if PLAIN_FIRST[usize::from(first)] && last != b' ' && !any_word(b, special) =>
+        {
+            false
+        }
+        _ => needs_quote_slow(s),
+    }
+}
+
+/// Whether some byte of `x` is not plain ASCII: >= 0x80, < 0x20, or one of `"`, `\`, `|`,
+/// `,`. One test of the high bits at the end, so that the common answer takes no branch
+/// per byte class; `\` (0x5c) and `|` (0x7c) differ only in bit 5, so one comparison of
+/// `x | 0x20` finds both.
+#[inline(always)]
+fn special(x: u64) -> bool {
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    /// The high bit of each byte of `y` that is zero (and possibly of bytes above a zero
+    /// byte, which does not change whether there is one).
+    #[inline(always)]
+    fn zeros(y: u64) -> u64 {
+        y.wrapping_sub(ONES) & !y
+    }
+    let bar = (x | ONES * 0x20) ^ (ONES * u64::from(b'|'));
+    (x | x.wrapping_sub(ONES * 0x20) & !x
+        | zeros(x ^ (ONES * u64::from(b'"')))
+        | zeros(x ^ (ONES * u64::from(b',')))
+        | zeros(bar))
+        & HIGHS
+        != 0
+}
+
+/// [`needs_quote`] in full.
+#[inline(never)]
+fn needs_quote_slow(s: &str) -> bool {
     let b = s.as_bytes();
     let Some(&first) = b.first() else {
         return true;
@@ -1370,23 +1427,6 @@ pub(crate) fn needs_quote(s: &str) -> bool {
 }
 
 fn contains_quote_char(s: &str) -> bool {
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    /// Whether some byte of `x` is zero.
-    #[inline]
-    fn has_zero(x: u64) -> bool {
-        x.wrapping_sub(ONES) & !x & HIGHS != 0
-    }
-    /// Whether some byte of `x` is not plain ASCII: >= 0x80, < 0x20, or one of `"`, `\`,
-    /// `|`, `,`.
-    #[inline(always)]
-    fn special(x: u64) -> bool {
-        x & HIGHS != 0
-            || x.wrapping_sub(ONES * 0x20) & !x & HIGHS != 0
-            || has_zero(x ^ (ONES * u64::from(b'"')))
-            || has_zero(x ^ (ONES * u64::from(b'\\')))
-            || has_zero(x ^ (ONES * u64::from(b'|')))
-            || has_zero(x ^ (ONES * u64::from(b',')))
-    }
     let b = s.as_bytes();
     if !any_word(b, special) {
         // Plain ASCII throughout (the common case, without a loop for short strings).
@@ -1604,6 +1644,27 @@ mod tests {
             let plain = "k".repeat(n);
             assert_eq!(is_bare_key(&plain), n > 0, "{plain:?}");
             assert_eq!(needs_quote(&plain), n == 0, "{plain:?}");
+        }
+    }
+
+    #[test]
+    fn the_quick_quoting_answer_agrees_with_the_whole_rule() {
+        // Every ASCII byte, and a two-byte character, at every position of strings up to 24
+        // bytes, after first bytes the quick answer takes and some it leaves.
+        for first in ["k", "Z", "t", "f", "-", "0", "^", " ", "é"] {
+            for n in 0..24 {
+                for at in 0..=n {
+                    for c in (0..0x80u8).map(char::from).chain(['\u{85}', 'é', '\u{a0}']) {
+                        let mut text = String::from(first);
+                        text.extend(std::iter::repeat_n('k', n));
+                        text.insert(first.len() + at, c);
+                        assert_eq!(needs_quote(&text), needs_quote_slow(&text), "{text:?}");
+                    }
+                }
+            }
+        }
+        for text in ["", "k", "t", "true", "false", "k ", "k,", "k|x", "ok\\"] {
+            assert_eq!(needs_quote(text), needs_quote_slow(text), "{text:?}");
         }
     }
 
