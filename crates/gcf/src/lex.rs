@@ -1374,8 +1374,8 @@ fn special(x: u64) -> bool {
     fn zeros(y: u64) -> u64 {
         y.wrapping_sub(ONES) & !y
     }
-    let bar = (x | ONES * 0x20) ^ (ONES * u64::from(b'|'));
-    (x | x.wrapping_sub(ONES * 0x20) & !x
+    let bar = (x | (ONES * 0x20)) ^ (ONES * u64::from(b'|'));
+    (x | (x.wrapping_sub(ONES * 0x20) & !x)
         | zeros(x ^ (ONES * u64::from(b'"')))
         | zeros(x ^ (ONES * u64::from(b',')))
         | zeros(bar))
