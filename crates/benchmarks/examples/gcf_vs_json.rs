@@ -2,7 +2,7 @@
 //! alternation, so that a shared machine's slow phases hit both alike:
 //!
 //! ```sh
-//! cargo run --release -p agentwire-benchmarks --example gcf_vs_json -- [ROUNDS] [SET] [OP]
+//! cargo run --release -p agentwire-benchmarks --example gcf_vs_json -- [ROUNDS] [SET] [OP] [HELD]
 //! ```
 //!
 //! For each data set (`rows_10k`, `orders_2k`, `deep_config`, or those containing `SET`) and
@@ -10,6 +10,12 @@
 //! alone; or those containing `OP`), it prints the fastest time of each side and the ratio
 //! GCF / serde_json of the fastest times and the median ratio of the pairs. Outputs are
 //! dropped after the clock stops, as divan drops them.
+//!
+//! `HELD` is how many calls each timing spans, their outputs all held until it ends (by
+//! default 20 for data sets under 100 kB of JSON, else 1). Holding outputs is what divan's
+//! samples do; with glibc's allocator it makes each timing's later outputs land in fresh
+//! pages (the heap is trimmed when the held outputs are freed), so it measures page faults
+//! as well as the encoder. `HELD` = 1 measures one call at a time.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -37,6 +43,7 @@ fn main() {
         .max(1);
     let sets = args.get(2).cloned().unwrap_or_default();
     let ops = args.get(3).cloned().unwrap_or_default();
+    let held: Option<usize> = args.get(4).and_then(|s| s.parse().ok());
     let data = [
         ("rows_10k", agentwire_benchmarks::rows(10_000)),
         ("orders_2k", agentwire_benchmarks::orders(2_000)),
@@ -46,7 +53,9 @@ fn main() {
         let gcf = agentwire_gcf::to_string(value).expect("GCF");
         let json = serde_json::to_string(value).expect("JSON");
         // Short runs are repeated, so that each timing spans some tens of microseconds.
-        let reps: usize = if json.len() < 100_000 { 20 } else { 1 };
+        let reps: usize = held
+            .unwrap_or(if json.len() < 100_000 { 20 } else { 1 })
+            .max(1);
         let encode_gcf = || Output::Text(agentwire_gcf::to_string(black_box(value)).expect("GCF"));
         let encode_json = || Output::Text(serde_json::to_string(black_box(value)).expect("JSON"));
         let decode_gcf =
