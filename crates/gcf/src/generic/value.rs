@@ -55,7 +55,7 @@ fn stop() -> Error {
 }
 
 /// Writes a scalar.
-#[inline]
+#[inline(always)]
 fn scalar(out: &mut String, value: &Value) -> Result<()> {
     match value {
         Value::String(s) => lex::write_str(out, s),
