@@ -249,6 +249,21 @@ impl<'v> Walker<'v, '_> {
                     self.out.push('\n');
                     self.members(inner, depth + 1, level + 1)?;
                 }
+                Value::Array(items) if items.first().is_some_and(is_scalar) => {
+                    // Most often an inline primitive array, `key[N]: a,b`: written here, as
+                    // `array` would, without its dispatch on the header's kind.
+                    self.enter(level + 1)?;
+                    let mark = self.out.len();
+                    indent(&mut self.out, depth);
+                    write_key(&mut self.out, key);
+                    self.out.push('[');
+                    number::write_u64(&mut self.out, items.len() as u64);
+                    self.out.push_str("]: ");
+                    if !self.primitive_items(items)? {
+                        self.out.truncate(mark);
+                        self.classified(depth, Head::Member(key), items, depth, level + 1)?;
+                    }
+                }
                 Value::Array(items) => {
                     self.array(depth, Head::Member(key), items, depth, level + 1)?;
                 }
@@ -350,6 +365,19 @@ impl<'v> Walker<'v, '_> {
                 self.out.truncate(mark);
             }
         }
+        self.classified(depth, head, items, body, level)
+    }
+
+    /// Writes an array as [`Walker::array`] does, in the form [`Walker::classify`] selects
+    /// (what `array` falls back on when its guess fails).
+    fn classified(
+        &mut self,
+        depth: usize,
+        head: Head<'_>,
+        items: &'v [Value],
+        body: usize,
+        level: usize,
+    ) -> Result<()> {
         let form = self.classify(items);
         self.header(depth, head, &form, items.len());
         match form {
