@@ -225,6 +225,14 @@ pub(crate) fn write_f64(out: &mut String, value: f64) -> Result<()> {
     if !value.is_finite() {
         return Err(non_finite(value));
     }
+    if !write_hundredths(out, value) {
+        write_shortest(out, value);
+    }
+    Ok(())
+}
+
+/// Writes a finite `f64` through the shortest-digits formatter, in the v3.1 layout.
+fn write_shortest(out: &mut String, value: f64) {
     let mut buf = zmij::Buffer::new();
     let text = buf.format_finite(value);
     if (1e-4..1e15).contains(&value.abs()) {
@@ -235,7 +243,44 @@ pub(crate) fn write_f64(out: &mut String, value: f64) -> Result<()> {
     } else {
         write_float_text(out, text);
     }
-    Ok(())
+}
+
+/// Writes `value` if it is the double nearest a whole number of hundredths between 0.01
+/// and 1e9 in magnitude (prices, percentages, most measured data): `true` if written.
+///
+/// Such a value's shortest round-trip digits are those hundredths, without trailing zeros:
+/// the decimal `k/100` parses back to `value` (the check below: IEEE division rounds
+/// `k / 100` exactly as parsing the decimal does), and below 1e9 a double's rounding
+/// interval (under 2^-22 wide) holds no other number of hundredths, so no shorter decimal,
+/// which would be one, reads back as `value` either. Integer arithmetic then writes them,
+/// where the shortest-digits search costs a long chain of wide multiplications; the tests
+/// compare the two on every such value they try.
+#[inline]
+fn write_hundredths(out: &mut String, value: f64) -> bool {
+    let magnitude = value.abs();
+    if !(0.01..1e9).contains(&magnitude) {
+        return false;
+    }
+    // Truncating `x + 0.5` rounds to nearest (a wrong `k` fails the check, never passes it:
+    // only one number of hundredths reads back as `value`).
+    let hundredths = (magnitude * 100.0 + 0.5) as u64;
+    if hundredths as f64 / 100.0 != magnitude {
+        return false;
+    }
+    if value < 0.0 {
+        out.push('-');
+    }
+    write_u64(out, hundredths / 100);
+    let fraction = hundredths % 100;
+    if fraction != 0 {
+        let (tenths, last) = (fraction / 10, fraction % 10);
+        out.push('.');
+        out.push(char::from(b'0' + tenths as u8));
+        if last != 0 {
+            out.push(char::from(b'0' + last as u8));
+        }
+    }
+    true
 }
 
 /// Writes an `f32` in canonical form (its own shortest digits, not those of the `f64`).
@@ -656,6 +701,70 @@ mod tests {
             };
             assert_eq!(float(v), expected, "{v:e}");
             assert_eq!(v, float(v).parse::<f64>().unwrap());
+        }
+    }
+
+    #[test]
+    fn hundredths_are_written_as_the_formatter_writes_them() {
+        let check = |v: f64| {
+            let mut fast = String::new();
+            let taken = write_hundredths(&mut fast, v);
+            let mut general = String::new();
+            write_shortest(&mut general, v);
+            if taken {
+                assert_eq!(fast, general, "{v:e}");
+            }
+            taken
+        };
+        // Every number of hundredths up to 3000, and their neighbours (which it leaves).
+        for k in 0..=300_000u64 {
+            let v = k as f64 / 100.0;
+            assert_eq!(check(v), k > 0, "{k}");
+            assert!(!check(-v) || k > 0);
+            if k > 0 {
+                assert!(!check(v.next_up()) && !check(v.next_down()), "{k}");
+            }
+        }
+        // Spread over the range, up to the bound.
+        let mut state = 0x2545_F491_4F6C_DD1D_u64;
+        let mut taken = 0;
+        for _ in 0..300_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let k = state % 100_000_000_000;
+            let v = k as f64 / 100.0;
+            taken += usize::from(check(v) || check(-v));
+            // Nearby values with more digits, and ones of other scales.
+            check(v + 0.001);
+            check(v * 0.37);
+            check(f64::from_bits(state >> 2));
+        }
+        assert!(taken > 290_000, "{taken}");
+        for v in [
+            0.01,
+            0.1,
+            0.3,
+            0.5,
+            0.07,
+            1e9 - 0.01,
+            999_999_999.99,
+            123_456.78,
+            0.3 + 0.2,
+        ] {
+            assert!(check(v), "{v}");
+        }
+        for v in [
+            0.0,
+            -0.0,
+            0.005,
+            1e9,
+            1e9 + 0.5,
+            0.1 + 0.2,
+            1.0 / 3.0,
+            5e-324,
+        ] {
+            assert!(!check(v), "{v}");
         }
     }
 
