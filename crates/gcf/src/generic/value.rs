@@ -191,6 +191,8 @@ fn shared_candidate(rows: &[Value]) -> Option<Option<&Map<String, Value>>> {
 
 struct Walker<'v, 'o> {
     opts: &'o EncoderOptions,
+    /// The output, owned for the walk (taken from the caller's and handed back), so that
+    /// each write reaches it through one reference less.
     out: String,
     /// Column sets no longer in use, kept for their allocations.
     spare: Vec<Columns<'v>>,
