@@ -6,10 +6,11 @@
 //!     target/release/examples/gcf_profile encode deep 20
 //! ```
 //!
-//! Operations: `encode`, `encode-tape` (`to_string_value`), `decode` (into `Value`), `ignore`
+//! Operations: `encode`, `encode-tape` (`to_string_value`), `encode-typed` (the rows as
+//! `Vec<Person>`, through serde; data set `rows` only), `decode` (into `Value`), `ignore`
 //! (decode into `IgnoredAny`: the parser alone), and the same with a `json-` prefix for
-//! serde_json; `show` prints the data set's GCF. Data sets: `rows`, `orders`, `deep`. Callgrind counts instructions, which the
-//! noise of a shared machine does not change.
+//! serde_json; `show` prints the data set's GCF. Data sets: `rows`, `orders`, `deep`.
+//! Callgrind counts instructions, which the noise of a shared machine does not change.
 //!
 //! Equal instruction counts can still take unequal times. Adding `--cache-sim=yes
 //! --I1=32768,8,64 --D1=32768,8,64 --LL=33554432,16,64` simulates the benchmark machine's
@@ -19,6 +20,7 @@
 
 use std::hint::black_box;
 
+use agentwire_benchmarks::Person;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
@@ -40,7 +42,26 @@ fn main() {
         print!("{gcf}");
         return;
     }
-    println!("{}", work(op, &value, &gcf, &json, n));
+    let people: Vec<Person> = if op.ends_with("-typed") {
+        serde_json::from_value(value.clone()).expect("the rows data set")
+    } else {
+        Vec::new()
+    };
+    let input = Input {
+        value: &value,
+        people: &people,
+        gcf: &gcf,
+        json: &json,
+    };
+    println!("{}", work(op, &input, n));
+}
+
+/// What the operations read.
+struct Input<'a> {
+    value: &'a Value,
+    people: &'a [Person],
+    gcf: &'a str,
+    json: &'a str,
 }
 
 /// One operation's output.
@@ -52,25 +73,31 @@ enum Output {
 
 /// The loop: each output is dropped after its measured call, outside the count, as divan
 /// drops a sample's outputs after timing it; returns a checksum.
-fn work(op: &str, value: &Value, gcf: &str, json: &str, n: usize) -> usize {
-    (0..n)
-        .map(|_| checksum(&measured(op, value, gcf, json)))
-        .sum()
+fn work(op: &str, input: &Input<'_>, n: usize) -> usize {
+    (0..n).map(|_| checksum(&measured(op, input))).sum()
 }
 
 /// One operation: callgrind's `--toggle-collect` target, so that freeing the output (and
 /// the previous one) is not counted.
 #[inline(never)]
-fn measured(op: &str, value: &Value, gcf: &str, json: &str) -> Output {
+fn measured(op: &str, input: &Input<'_>) -> Output {
+    let Input {
+        value,
+        people,
+        gcf,
+        json,
+    } = *input;
     black_box(match op {
         "encode" => Output::Text(agentwire_gcf::to_string(value).expect("GCF")),
         "encode-tape" => Output::Text(agentwire_gcf::to_string_value(value).expect("GCF")),
+        "encode-typed" => Output::Text(agentwire_gcf::to_string(people).expect("GCF")),
         "decode" => Output::Value(agentwire_gcf::from_str::<Value>(gcf).expect("GCF")),
         "ignore" => {
             agentwire_gcf::from_str::<IgnoredAny>(gcf).expect("GCF");
             Output::Nothing
         }
         "json-encode" => Output::Text(serde_json::to_string(value).expect("JSON")),
+        "json-encode-typed" => Output::Text(serde_json::to_string(people).expect("JSON")),
         "json-decode" => Output::Value(serde_json::from_str::<Value>(json).expect("JSON")),
         "json-ignore" => {
             serde_json::from_str::<IgnoredAny>(json).expect("JSON");
