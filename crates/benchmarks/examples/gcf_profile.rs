@@ -7,7 +7,8 @@
 //! ```
 //!
 //! Operations: `encode`, `encode-tape` (`to_string_value`), `encode-typed` (the rows as
-//! `Vec<Person>`, through serde; data set `rows` only), `decode` (into `Value`), `ignore`
+//! `Vec<Person>`, through serde; data set `rows` only), `decode` (into `Value`),
+//! `decode-typed` (into `Vec<Person>`; `rows` only), `ignore`
 //! (decode into `IgnoredAny`: the parser alone), and the same with a `json-` prefix for
 //! serde_json; `show` prints the data set's GCF. Data sets: `rows`, `orders`, `deep`.
 //! Callgrind counts instructions, which the noise of a shared machine does not change.
@@ -68,6 +69,7 @@ struct Input<'a> {
 enum Output {
     Text(String),
     Value(Value),
+    People(Vec<Person>),
     Nothing,
 }
 
@@ -92,6 +94,7 @@ fn measured(op: &str, input: &Input<'_>) -> Output {
         "encode-tape" => Output::Text(agentwire_gcf::to_string_value(value).expect("GCF")),
         "encode-typed" => Output::Text(agentwire_gcf::to_string(people).expect("GCF")),
         "decode" => Output::Value(agentwire_gcf::from_str::<Value>(gcf).expect("GCF")),
+        "decode-typed" => Output::People(agentwire_gcf::from_str(gcf).expect("GCF")),
         "ignore" => {
             agentwire_gcf::from_str::<IgnoredAny>(gcf).expect("GCF");
             Output::Nothing
@@ -99,6 +102,7 @@ fn measured(op: &str, input: &Input<'_>) -> Output {
         "json-encode" => Output::Text(serde_json::to_string(value).expect("JSON")),
         "json-encode-typed" => Output::Text(serde_json::to_string(people).expect("JSON")),
         "json-decode" => Output::Value(serde_json::from_str::<Value>(json).expect("JSON")),
+        "json-decode-typed" => Output::People(serde_json::from_str(json).expect("JSON")),
         "json-ignore" => {
             serde_json::from_str::<IgnoredAny>(json).expect("JSON");
             Output::Nothing
@@ -112,6 +116,7 @@ fn checksum(output: &Output) -> usize {
     match output {
         Output::Text(text) => text.len(),
         Output::Value(value) => usize::from(value.is_object()),
+        Output::People(people) => people.len(),
         Output::Nothing => 1,
     }
 }
