@@ -395,15 +395,12 @@ fn is_significant(text: &str) -> bool {
 /// `memchr`'s setup costs more than such a line), `memchr` past them.
 #[inline(always)]
 fn find_newline(b: &[u8]) -> Option<usize> {
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
     const NEWLINES: u64 = ONES * b'\n' as u64;
     let mut at = 0;
     while let Some(chunk) = b.get(at..at + 8) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word) ^ NEWLINES;
-        // The lowest set bit marks the first zero byte exactly.
-        let zero = x.wrapping_sub(ONES) & !x & HIGHS;
+        let zero = zero_bytes(u64::from_le_bytes(word) ^ NEWLINES);
         if zero != 0 {
             return Some(at + (zero.trailing_zeros() / 8) as usize);
         }
@@ -789,6 +786,21 @@ pub(crate) fn count_cells(text: &str, delim: u8) -> usize {
 
 const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
 const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `x` below `n` (at most 0x80), and possibly of bytes above
+/// such a byte (a borrow): nonzero exactly when some byte is below `n`, and its lowest set
+/// bit marks the first such byte.
+#[inline(always)]
+fn bytes_below(x: u64, n: u8) -> u64 {
+    x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS
+}
+
+/// [`bytes_below`] 1: the zero bytes of `x`.
+#[inline(always)]
+fn zero_bytes(x: u64) -> u64 {
+    bytes_below(x, 1)
+}
 
 /// The high bit of each byte of `word` equal to `byte`, exactly (no false positives from
 /// borrows, unlike the classic has-zero test).
@@ -1095,7 +1107,6 @@ pub(crate) fn bare_key_len(s: &str) -> usize {
 /// cannot borrow across bytes, since every minuend byte has its high bit set).
 #[inline]
 fn non_key_bytes(x: u64) -> u64 {
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
     let low = x & !HIGHS;
     // The high bit of each byte of `low` that is >= `c`.
     let at_least = |v: u64, c: u8| (v | HIGHS).wrapping_sub(ONES * u64::from(c)) & HIGHS;
@@ -1362,24 +1373,17 @@ pub(crate) fn needs_quote(s: &str) -> bool {
 }
 
 /// Whether some byte of `x` is not plain ASCII: >= 0x80, < 0x20, or one of `"`, `\`, `|`,
-/// `,`. One test of the high bits at the end, so that the common answer takes no branch
-/// per byte class; `\` (0x5c) and `|` (0x7c) differ only in bit 5, so one comparison of
+/// `,`. The byte classes are combined and tested once, so that the common answer takes no
+/// branch per class; `\` (0x5c) and `|` (0x7c) differ only in bit 5, so one comparison of
 /// `x | 0x20` finds both.
 #[inline(always)]
 fn special(x: u64) -> bool {
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    /// The high bit of each byte of `y` that is zero (and possibly of bytes above a zero
-    /// byte, which does not change whether there is one).
-    #[inline(always)]
-    fn zeros(y: u64) -> u64 {
-        y.wrapping_sub(ONES) & !y
-    }
     let bar = (x | (ONES * 0x20)) ^ (ONES * u64::from(b'|'));
-    (x | (x.wrapping_sub(ONES * 0x20) & !x)
-        | zeros(x ^ (ONES * u64::from(b'"')))
-        | zeros(x ^ (ONES * u64::from(b',')))
-        | zeros(bar))
-        & HIGHS
+    (x & HIGHS
+        | bytes_below(x, 0x20)
+        | zero_bytes(x ^ (ONES * u64::from(b'"')))
+        | zero_bytes(x ^ (ONES * u64::from(b',')))
+        | zero_bytes(bar))
         != 0
 }
 
@@ -1466,14 +1470,13 @@ fn contains_quote_char(s: &str) -> bool {
 /// escapes `\b \f \n \r \t`, `\u00xx` (lowercase hex) for other C0 controls, everything else
 /// literal (spec §2.2).
 pub(crate) fn write_quoted(out: &mut String, s: &str) {
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
     /// Whether some byte of `x` is `"`, `\` or a C0 control.
     #[inline(always)]
     fn escapable(x: u64) -> bool {
-        let zero = |y: u64| y.wrapping_sub(ONES) & !y & HIGHS != 0;
-        zero(x ^ (ONES * u64::from(b'"')))
-            || zero(x ^ (ONES * u64::from(b'\\')))
-            || x.wrapping_sub(ONES * 0x20) & !x & HIGHS != 0
+        zero_bytes(x ^ (ONES * u64::from(b'"')))
+            | zero_bytes(x ^ (ONES * u64::from(b'\\')))
+            | bytes_below(x, 0x20)
+            != 0
     }
     out.reserve(s.len() + 2);
     out.push('"');
