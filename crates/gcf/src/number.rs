@@ -540,6 +540,14 @@ mod tests {
         out
     }
 
+    /// The next of a xorshift sequence: varied test values, the same on every run.
+    fn xorshift(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
     fn float(v: f64) -> String {
         let mut out = String::new();
         write_f64(&mut out, v).unwrap();
@@ -677,15 +685,13 @@ mod tests {
     fn the_fast_path_agrees_with_the_general_layout() {
         let mut state = 0x9E37_79B9_7F4A_7C15_u64;
         for i in 0..200_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let bits = xorshift(&mut state);
             let v = if i % 2 == 0 {
-                f64::from_bits(state)
+                f64::from_bits(bits)
             } else {
                 // Values near the plain-range boundaries.
-                let mantissa = (state % 1_000_000) as f64 / 1000.0;
-                mantissa * 10f64.powi((state >> 40) as i32 % 50 - 25)
+                let mantissa = (bits % 1_000_000) as f64 / 1000.0;
+                mantissa * 10f64.powi((bits >> 40) as i32 % 50 - 25)
             };
             if !v.is_finite() {
                 continue;
@@ -729,16 +735,14 @@ mod tests {
         let mut state = 0x2545_F491_4F6C_DD1D_u64;
         let mut taken = 0;
         for _ in 0..300_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let k = state % 100_000_000_000;
+            let bits = xorshift(&mut state);
+            let k = bits % 100_000_000_000;
             let v = k as f64 / 100.0;
             taken += usize::from(check(v) || check(-v));
             // Nearby values with more digits, and ones of other scales.
             check(v + 0.001);
             check(v * 0.37);
-            check(f64::from_bits(state >> 2));
+            check(f64::from_bits(bits >> 2));
         }
         assert!(taken > 290_000, "{taken}");
         for v in [
