@@ -13,6 +13,19 @@
 //! so counting works offline. Loading a table costs tens of milliseconds; each is loaded at most
 //! once per process, on first use, and then shared by every thread.
 //!
+//! # Features
+//!
+//! Each table adds to the binary what it weighs, so each sits behind a feature of its own, both
+//! on by default. A variant of [`Tokenizer`] exists only with its feature; parsing the name of a
+//! tokenizer whose feature is off is an error (`tokenizer_disabled`) that names the feature.
+//!
+//! | feature | tokenizer | adds to a release binary |
+//! |---|---|---|
+//! | `cl100k` | [`Tokenizer::Cl100kBase`] | about 1.7 MB |
+//! | `o200k` | [`Tokenizer::O200kBase`] | about 3.6 MB |
+//!
+//! At least one of them must be enabled.
+//!
 //! Text is encoded as ordinary text: a string such as `<|endoftext|>` inside a tool response is
 //! counted as the characters it is made of, exactly as a model's tokenizer sees untrusted input.
 //!
@@ -26,10 +39,13 @@
 //!
 //! let tokenizer: Tokenizer = "o200k".parse()?;
 //! assert_eq!(tokenizer.name(), "o200k_base");
-//! # Ok::<(), agentwire_tokens::UnknownTokenizer>(())
+//! # Ok::<(), agentwire_tokens::Error>(())
 //! ```
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used)]
+
+#[cfg(not(any(feature = "cl100k", feature = "o200k")))]
+compile_error!("agentwire-tokens needs at least one of its features `cl100k` and `o200k`");
 
 use std::fmt;
 use std::str::FromStr;
@@ -40,29 +56,46 @@ use tiktoken_rs::CoreBPE;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum Tokenizer {
-    /// `cl100k_base`: GPT-4, GPT-3.5-turbo and the text-embedding-3 models.
+    /// `cl100k_base`: GPT-4, GPT-3.5-turbo and the text-embedding-3 models (feature `cl100k`).
+    #[cfg(feature = "cl100k")]
     Cl100kBase,
-    /// `o200k_base`: GPT-4o, GPT-4.1, the o-series and GPT-5.
+    /// `o200k_base`: GPT-4o, GPT-4.1, the o-series and GPT-5 (feature `o200k`).
+    #[cfg(feature = "o200k")]
     O200kBase,
 }
 
+/// Every tokenizer this crate knows: canonical name, short name and the feature that enables it,
+/// whether or not the feature is on, so that an unavailable one gets a precise error.
+const KNOWN: [(&str, &str, &str); 2] = [
+    ("cl100k_base", "cl100k", "cl100k"),
+    ("o200k_base", "o200k", "o200k"),
+];
+
 impl Tokenizer {
-    /// Every supported tokenizer, in a stable order.
-    pub const ALL: [Tokenizer; 2] = [Tokenizer::Cl100kBase, Tokenizer::O200kBase];
+    /// Every tokenizer enabled in this build, in a stable order (`cl100k_base` first).
+    pub const ALL: &'static [Tokenizer] = &[
+        #[cfg(feature = "cl100k")]
+        Tokenizer::Cl100kBase,
+        #[cfg(feature = "o200k")]
+        Tokenizer::O200kBase,
+    ];
 
     /// The encoding's canonical name, as OpenAI spells it (`cl100k_base`, `o200k_base`).
     pub fn name(self) -> &'static str {
-        match self {
-            Tokenizer::Cl100kBase => "cl100k_base",
-            Tokenizer::O200kBase => "o200k_base",
-        }
+        KNOWN[self.index()].0
     }
 
     /// The short name used on command lines (`cl100k`, `o200k`).
     pub fn short_name(self) -> &'static str {
+        KNOWN[self.index()].1
+    }
+
+    fn index(self) -> usize {
         match self {
-            Tokenizer::Cl100kBase => "cl100k",
-            Tokenizer::O200kBase => "o200k",
+            #[cfg(feature = "cl100k")]
+            Tokenizer::Cl100kBase => 0,
+            #[cfg(feature = "o200k")]
+            Tokenizer::O200kBase => 1,
         }
     }
 
@@ -89,16 +122,19 @@ impl Tokenizer {
 
     fn bpe(self) -> &'static CoreBPE {
         match self {
+            #[cfg(feature = "cl100k")]
             Tokenizer::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            #[cfg(feature = "o200k")]
             Tokenizer::O200kBase => tiktoken_rs::o200k_base_singleton(),
         }
     }
 }
 
 impl Default for Tokenizer {
-    /// `cl100k_base`, the encoding most token budgets in the wild are quoted in.
+    /// `cl100k_base`, the encoding most token budgets in the wild are quoted in; `o200k_base`
+    /// when the `cl100k` feature is off.
     fn default() -> Self {
-        Tokenizer::Cl100kBase
+        Tokenizer::ALL[0]
     }
 }
 
@@ -109,14 +145,21 @@ impl fmt::Display for Tokenizer {
 }
 
 impl FromStr for Tokenizer {
-    type Err = UnknownTokenizer;
+    type Err = Error;
 
     /// Accepts the canonical and the short names: `cl100k_base`, `cl100k`, `o200k_base`, `o200k`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Tokenizer::ALL
-            .into_iter()
+        if let Some(t) = Tokenizer::ALL
+            .iter()
             .find(|t| s == t.name() || s == t.short_name())
-            .ok_or_else(|| UnknownTokenizer(s.to_owned()))
+        {
+            return Ok(*t);
+        }
+        let kind = match KNOWN.iter().find(|k| s == k.0 || s == k.1) {
+            Some(&(name, _, feature)) => ErrorKind::TokenizerDisabled { name, feature },
+            None => ErrorKind::UnknownTokenizer(s.to_owned()),
+        };
+        Err(Error(Box::new(kind)))
     }
 }
 
@@ -125,23 +168,92 @@ pub fn count(tokenizer: Tokenizer, text: &str) -> usize {
     tokenizer.count(text)
 }
 
-/// The error returned when parsing a [`Tokenizer`] from an unknown name.
+/// The error of this crate: a tokenizer name that does not parse.
+///
+/// It has the shape of every agentwire error (see the workspace's `docs/errors.md`): a stable
+/// [`code`](Error::code), a [`kind`](Error::kind) to match on, and `line`/`column`, which are
+/// always `None` here since no input text is being read. It displays as `code: message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownTokenizer(String);
+pub struct Error(Box<ErrorKind>);
 
-impl fmt::Display for UnknownTokenizer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown tokenizer `{}` (expected one of: cl100k, cl100k_base, o200k, o200k_base)",
-            self.0
-        )
+/// The former name of [`Error`].
+#[deprecated(since = "0.2.0", note = "renamed to `Error`")]
+pub type UnknownTokenizer = Error;
+
+/// What went wrong, one variant per [`Error::code`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// `unknown_tokenizer`: the name is none of `cl100k`, `cl100k_base`, `o200k`, `o200k_base`.
+    UnknownTokenizer(String),
+    /// `tokenizer_disabled`: a known tokenizer whose cargo feature is off in this build.
+    TokenizerDisabled {
+        /// The tokenizer's canonical name.
+        name: &'static str,
+        /// The feature of this crate that enables it.
+        feature: &'static str,
+    },
+}
+
+impl ErrorKind {
+    /// The stable code of this kind.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ErrorKind::UnknownTokenizer(_) => "unknown_tokenizer",
+            ErrorKind::TokenizerDisabled { .. } => "tokenizer_disabled",
+        }
     }
 }
 
-impl std::error::Error for UnknownTokenizer {}
+impl Error {
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.0
+    }
 
-#[cfg(test)]
+    /// The stable error code: `unknown_tokenizer` or `tokenizer_disabled`.
+    pub fn code(&self) -> &'static str {
+        self.0.code()
+    }
+
+    /// Always `None`: no input text is read. Present for the workspace's one error shape.
+    pub fn line(&self) -> Option<u64> {
+        None
+    }
+
+    /// Always `None`, as [`Error::line`].
+    pub fn column(&self) -> Option<u64> {
+        None
+    }
+
+    /// The human text, without the code.
+    pub fn message(&self) -> String {
+        match &*self.0 {
+            ErrorKind::UnknownTokenizer(name) => format!(
+                "unknown tokenizer `{name}` (expected one of: cl100k, cl100k_base, o200k, o200k_base)"
+            ),
+            ErrorKind::TokenizerDisabled { name, feature } => format!(
+                "tokenizer `{name}` is not built in: enable the `{feature}` feature of agentwire-tokens"
+            ),
+        }
+    }
+
+    /// Always `false`: nothing is read or written.
+    pub fn is_io(&self) -> bool {
+        false
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code(), self.message())
+    }
+}
+
+impl std::error::Error for Error {}
+
+// The counts below need both tables.
+#[cfg(all(test, feature = "cl100k", feature = "o200k"))]
 mod tests {
     use super::*;
 
@@ -177,7 +289,7 @@ mod tests {
     #[test]
     fn encode_agrees_with_count() {
         for &(text, ..) in KNOWN {
-            for t in Tokenizer::ALL {
+            for &t in Tokenizer::ALL {
                 assert_eq!(t.encode(text).len(), t.count(text));
             }
         }
@@ -203,14 +315,41 @@ mod tests {
 
     #[test]
     fn names_parse_and_display() {
-        for t in Tokenizer::ALL {
+        for &t in Tokenizer::ALL {
             assert_eq!(t.name().parse::<Tokenizer>(), Ok(t));
             assert_eq!(t.short_name().parse::<Tokenizer>(), Ok(t));
             assert_eq!(t.to_string(), t.name());
         }
         let err = "gpt2".parse::<Tokenizer>().unwrap_err();
-        assert!(err.to_string().contains("unknown tokenizer `gpt2`"));
+        assert_eq!(err.code(), "unknown_tokenizer");
+        assert_eq!((err.line(), err.column()), (None, None));
+        assert_eq!(
+            err.to_string(),
+            "unknown_tokenizer: unknown tokenizer `gpt2` (expected one of: cl100k, cl100k_base, \
+             o200k, o200k_base)"
+        );
         assert_eq!(Tokenizer::default(), Tokenizer::Cl100kBase);
+    }
+}
+
+// A build with one table: the other's names are known but refused, naming the feature.
+#[cfg(all(test, not(all(feature = "cl100k", feature = "o200k"))))]
+mod one_table {
+    use super::*;
+
+    #[test]
+    fn the_missing_table_is_refused_by_name() {
+        let (missing, feature) = if cfg!(feature = "cl100k") {
+            ("o200k", "o200k")
+        } else {
+            ("cl100k_base", "cl100k")
+        };
+        let err = missing.parse::<Tokenizer>().unwrap_err();
+        assert_eq!(err.code(), "tokenizer_disabled");
+        assert!(err.message().contains(&format!("the `{feature}` feature")));
+        assert_eq!(Tokenizer::ALL.len(), 1);
+        assert_eq!(Tokenizer::default(), Tokenizer::ALL[0]);
+        assert_eq!(Tokenizer::default().count("hello world"), 2);
     }
 }
 

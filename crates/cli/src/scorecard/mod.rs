@@ -43,7 +43,7 @@ pub(crate) struct Args {
 
 fn parse_tokenizer(s: &str) -> Result<Tokenizer, String> {
     s.parse()
-        .map_err(|e: agentwire_tokens::UnknownTokenizer| e.to_string())
+        .map_err(|e: agentwire_tokens::Error| e.to_string())
 }
 
 pub(crate) fn run(args: &Args) -> Result<(), CliError> {
