@@ -9,6 +9,7 @@ mod bench;
 mod conformance;
 mod corpus;
 mod fuzz;
+mod release;
 mod scorecard;
 
 const USAGE: &str = "\
@@ -39,6 +40,13 @@ tasks:
   scorecard
       Regenerate docs/scorecard.{md,json,svg} with the release build of
       `agentwire scorecard`, and the README's headline numbers and chart.
+  release-check [--allow-dirty]
+      Before publishing: every published crate has its README, CHANGELOG,
+      licence files and keywords of its own; README examples show no
+      hidden doctest lines and compile as doctests; then
+      `cargo publish --workspace --dry-run` packages and builds every
+      published crate as crates.io will. (The quick metadata part also runs
+      in `ci`.)
   fuzz (--list | TARGET [--time SECONDS])
       Run a cargo-fuzz target (default 60 s); needs `cargo install cargo-fuzz`.
 ";
@@ -69,6 +77,7 @@ fn main() -> ExitCode {
         "corpus" => corpus::run(rest),
         "scorecard" => scorecard::run(rest),
         "fuzz" => fuzz::run(rest),
+        "release-check" => release::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -99,3 +99,7 @@ pub fn find_workspace_root(start: &Path) -> Option<PathBuf> {
             .then(|| dir.to_owned())
     })
 }
+
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
