@@ -415,18 +415,10 @@ pub(crate) fn decode_toon(text: &str, what: &str) -> Result<Value, CliError> {
     })
 }
 
-/// Reads JSON from `reader` without first reading it into a string.
+/// Reads JSON from `reader`: numbers exact, duplicate member names an error (see
+/// [`crate::json`]).
 pub(crate) fn read_json<R: Read>(reader: R, what: &str) -> Result<Value, CliError> {
-    serde_json::from_reader(reader).map_err(|source| match source.io_error_kind() {
-        Some(_) => CliError::ReadInput {
-            what: what.to_owned(),
-            source: source.into(),
-        },
-        None => CliError::InvalidJson {
-            what: what.to_owned(),
-            source,
-        },
-    })
+    crate::json::read(reader, what)
 }
 
 #[cfg(test)]

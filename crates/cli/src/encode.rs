@@ -2,13 +2,23 @@
 
 use std::path::PathBuf;
 
+use serde_json::Value;
+
 use crate::codec::{self, Format};
-use crate::{input, output, CliError};
+use crate::{input, json_cmp, output, CliError};
 
 /// Arguments of `agentwire encode`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-The input is JSON; the output is written to standard output. Key order is kept.
+The input is JSON, read exactly: numbers keep every digit, and an object that names a member
+twice is an error (with its line and column). The output is written to standard output.
+
+What is kept: every member, string, literal and number. Before anything is written the output
+is decoded again and compared with the input; a value the format cannot carry (an integer
+beyond 2^53 or `1e-400` in TOON, say) is an error, never a silent change. Member order is kept
+for objects; the rows of a table (GCF and GCX1 tables, TOON's tabular arrays) share the table's
+columns, the members of all its rows in order of first appearance, so a row whose members came
+in another order is written, and decodes, in column order.
 
 GCX1 layouts (--tool): search_symbols, get_symbol_source, batch_symbols, find_usages,
 get_file_summary, get_callers, get_call_chain, get_dependencies, get_dependents,
@@ -51,9 +61,14 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
     let value = codec::read_json(reader, &what)?;
     match args.to {
         Format::Json => output::print_json(&value, args.pretty),
-        Format::Gcx1 => output::print(&codec::encode_gcx1(args.tool.as_deref(), &value)?),
+        Format::Gcx1 => {
+            let text = codec::encode_gcx1(args.tool.as_deref(), &value)?;
+            check_lossless(Format::Gcx1, &text, &value)?;
+            output::print(&text)
+        }
         Format::Toon => {
             let mut text = codec::encode_toon(&value)?;
+            check_lossless(Format::Toon, &text, &value)?;
             // The reference encoder ends without a newline; a line of output should end in one.
             text.push('\n');
             output::print(&text)
@@ -69,6 +84,32 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
             }
             output::print(&text)
         }
-        Format::Gcf => output::print(&codec::encode_gcf(&value)?),
+        Format::Gcf => {
+            let text = codec::encode_gcf(&value)?;
+            check_lossless(Format::Gcf, &text, &value)?;
+            output::print(&text)
+        }
+    }
+}
+
+/// Fails unless `text`, the `format` encoding of `value`, decodes to `value` again: the same
+/// members (in any order), strings and literals, and numbers that keep their value (see
+/// [`json_cmp::numbers_equal`]). A value the format cannot carry (TOON rounds an integer
+/// beyond 2^53 and `1e-400` to a double, for example) is an error, never a silent change.
+fn check_lossless(format: Format, text: &str, value: &Value) -> Result<(), CliError> {
+    let what = format!("the {} output", format.name());
+    let first_line = text.split_inclusive('\n').next().unwrap_or("").as_bytes();
+    let decoded = match format {
+        Format::Gcf => codec::decode_gcf(first_line, text.as_bytes(), &what)?,
+        Format::Gcx1 => codec::decode_gcx1(first_line, text.as_bytes(), &what)?,
+        Format::Toon => codec::decode_toon(text, &what)?,
+        Format::Json => return Ok(()),
+    };
+    match json_cmp::first_difference(value, &decoded, json_cmp::Numbers::Value) {
+        None => Ok(()),
+        Some(difference) => Err(CliError::Encode {
+            format: format.name(),
+            message: format!("it cannot carry this input losslessly: {difference}"),
+        }),
     }
 }

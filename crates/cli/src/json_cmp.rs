@@ -100,18 +100,69 @@ fn diff(
     }
 }
 
-/// Whether two numbers have the same value, whatever their spelling or type.
+/// Whether `b` carries the value of `a`, whatever its spelling or type: the same decimal value
+/// exactly (`1`, `1.0` and `1e0`; `12345678901234567890123` and `1.2345678901234567890123e+22`),
+/// or, for a fraction or exponent literal `a`, the same double (`0.10000000000000001` and
+/// `0.1`). An integer literal must keep every digit, a literal no double can hold (`1e-400`,
+/// `1e400`) must keep its exact value, and the sign of zero counts (`-0` is not `0`).
 pub(crate) fn numbers_equal(a: &serde_json::Number, b: &serde_json::Number) -> bool {
     if a == b {
         return true;
     }
     let (ta, tb) = (a.to_string(), b.to_string());
-    if let (Ok(x), Ok(y)) = (ta.parse::<i128>(), tb.parse::<i128>()) {
-        return x == y;
+    let (Some(da), Some(db)) = (Decimal::parse(&ta), Decimal::parse(&tb)) else {
+        return false;
+    };
+    if da == db {
+        return true;
+    }
+    let integer_literal = !ta.contains(['.', 'e', 'E']);
+    if integer_literal {
+        return false;
     }
     match (ta.parse::<f64>(), tb.parse::<f64>()) {
-        (Ok(x), Ok(y)) => x == y,
+        // Only a literal a double holds: not one that overflows or underflows to zero.
+        (Ok(x), Ok(y)) => x.is_finite() && (x != 0.0 || da.is_zero()) && x.to_bits() == y.to_bits(),
         _ => false,
+    }
+}
+
+/// A JSON number's exact value: sign, significant digits without leading or trailing zeros,
+/// and the power of ten of the last digit. Zero has no digits (its sign is kept).
+#[derive(Debug, PartialEq, Eq)]
+struct Decimal {
+    negative: bool,
+    digits: String,
+    exponent: i128,
+}
+
+impl Decimal {
+    fn parse(text: &str) -> Option<Decimal> {
+        let (negative, rest) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (mantissa, exponent) = match rest.find(['e', 'E']) {
+            Some(i) => (&rest[..i], rest[i + 1..].parse::<i128>().ok()?),
+            None => (rest, 0),
+        };
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        if int.is_empty() || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let all: String = int.chars().chain(frac.chars()).collect();
+        let digits = all.trim_start_matches('0');
+        let trimmed = digits.trim_end_matches('0');
+        let exponent = exponent - frac.len() as i128 + (digits.len() - trimmed.len()) as i128;
+        Some(Decimal {
+            negative,
+            digits: trimmed.to_owned(),
+            exponent: if trimmed.is_empty() { 0 } else { exponent },
+        })
+    }
+
+    fn is_zero(&self) -> bool {
+        self.digits.is_empty()
     }
 }
 
@@ -197,5 +248,19 @@ mod tests {
             &n("18446744073709551615"),
             &n("18446744073709551615")
         ));
+        // Every digit of an integer counts; its exact value may be spelled as a float.
+        let big = n("12345678901234567890123");
+        assert!(numbers_equal(&big, &n("1.2345678901234567890123e+22")));
+        assert!(!numbers_equal(&big, &n("1.2345678901234568e22")));
+        assert!(!numbers_equal(&big, &n("12345678901234568000000")));
+        // A fraction survives as the same double; one no double holds must stay exact.
+        assert!(numbers_equal(&n("0.10000000000000001"), &n("0.1")));
+        assert!(!numbers_equal(&n("1e-400"), &n("0")));
+        assert!(numbers_equal(&n("1e-400"), &n("10e-401")));
+        assert!(!numbers_equal(&n("1e400"), &n("1e308")));
+        // The sign of zero is kept.
+        assert!(!numbers_equal(&n("-0"), &n("0")));
+        assert!(numbers_equal(&n("-0"), &n("-0.0")));
+        assert!(numbers_equal(&n("0.0"), &n("0")));
     }
 }

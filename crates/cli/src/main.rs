@@ -14,6 +14,7 @@ mod encode;
 mod error;
 mod exec;
 mod input;
+mod json;
 mod json_cmp;
 mod output;
 mod scorecard;

@@ -437,3 +437,51 @@ fn a_closed_pipe_is_not_an_error() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert!(output.stderr.is_empty(), "{output:?}");
 }
+
+#[test]
+fn json_input_keeps_every_digit_and_refuses_repeated_names() {
+    let input = r#"{"big":12345678901234567890123,"tiny":1e-400,"z":-0,"f":1.50}"#;
+    // JSON and GCX1 carry these numbers exactly.
+    assert_eq!(encode(&["--to", "json"], input).trim_end(), input);
+    let gcx1 = encode(&["--to", "gcx1"], input);
+    let back = agentwire()
+        .arg("decode")
+        .write_stdin(gcx1)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let back: Value = serde_json::from_slice(&back).unwrap();
+    assert_eq!(back, serde_json::from_str::<Value>(input).unwrap());
+    assert_eq!(back["big"].to_string(), "12345678901234567890123");
+    // An object naming a member twice is ambiguous: an error at the second name.
+    agentwire()
+        .args(["encode", "--to", "gcf"])
+        .write_stdin("{\"a\": 1,\n \"a\": 2}")
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::contains("duplicate member name \"a\""))
+        .stderr(predicate::str::contains("line 2 column 4"));
+}
+
+#[test]
+fn a_number_a_format_cannot_carry_is_an_error_not_a_silent_change() {
+    // TOON's reference encoder rounds through a double.
+    one_line_error(
+        1,
+        "agentwire: cannot encode as TOON: it cannot carry this input losslessly",
+    )(
+        agentwire()
+            .args(["encode", "--to", "toon"])
+            .write_stdin(r#"{"big":12345678901234567890123}"#)
+            .assert(),
+    );
+    one_line_error(1, "agentwire: cannot encode as TOON")(
+        agentwire()
+            .args(["encode", "--to", "toon"])
+            .write_stdin(r#"[1e-400]"#)
+            .assert(),
+    );
+}
