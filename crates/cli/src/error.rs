@@ -64,8 +64,8 @@ pub(crate) enum CliError {
     #[error(transparent)]
     Exec(#[from] crate::exec::ExecError),
     /// A tool catalog, tool_id or browse request was rejected by `agentwire-toolcard`;
-    /// printed as `CODE: message` on one line.
-    #[error("{}: {}", .0.code(), one_line(&.0.to_string()))]
+    /// printed as `CODE: message` (or `CODE at line L, column C: message`) on one line.
+    #[error("{}", one_line(&.0.to_string()))]
     Toolcard(#[from] agentwire_toolcard::Error),
 }
 

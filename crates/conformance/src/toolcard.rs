@@ -9,21 +9,27 @@
 //! | `truncate` | `input` (text), `budget`, `expected` (text) | bytes equal |
 //! | `card` | `input` (an MCP tool), `server`?, `expected` `{text, tokens, json}` or `expectedError` | rendering, count and JSON form equal |
 //! | `parse-path` | `input` (text), `expected` `{segments, wildcard}` or `expectedError` | equal |
-//! | `catalog` | `tools`, `server`?, `expected` (ids, in order) or `expectedError` | equal |
-//! | `discovery` | `tools`, `encoding` (`canonical`/`percent`), `expected` (entries) | equal |
-//! | `browse` | `tools`, `arguments`, `expected` `{text, ids}` or `expectedError` | text and ids equal |
+//! | `catalog` | `tools`, `server`?, `expected` (ids, in order) or `expectedError`, `skipped`? | ids equal; the skipped tools match `skipped` (none when absent) |
+//! | `discovery` | `tools`, `encoding` (`mcp`/`canonical`/`percent`), `expected` (entries) | equal |
+//! | `mcp-name` | `input` (a tool_id), `expected` (its MCP name) | equal, and the name decodes back to `input` unless it was shortened |
+//! | `from-mcp-name` | `input` (a name), `expected` (a tool_id) or `expectedError` | equal |
+//! | `browse` | `tools`, `arguments`, `expected` `{text, ids, next_cursor, total}` or `expectedError` | the members given equal |
 //! | `session` | `tools`, `cache_stable`, `steps` | every step as expected, in order, in one session |
 //! | `validate-args` | `tools`, `tool_id`, `args`, `expected: "ok"` or `expectedError` | equal |
 //!
 //! Parts are `{namespace, name, version, hash8}` with `null` for an absent version or hash.
+//! A catalog's `skipped` is an array with one object per tool the catalog could not take, in
+//! the order the tools were added, each matched as a subset of the codec's report
+//! `{server, upstream_name, tool_id, pointer, error}` (`error` being the §3.4 object).
 //! An `expectedError` is a JSON object matched as a **subset** of the error object of spec
 //! §3.4 that the codec returns (`{"error", "message", "path", "details"}`): every member it
 //! names must be there with an equal value (recursively for objects), so a fixture pins the
 //! code and, where it matters, the offset, path or message. A session step is
 //! `{"browse": <arguments>, ...}` or `{"hydrate": "<tool_id>", ...}` with the step's own
-//! `expected` or `expectedError`. A browse result is `{ids, scores, text, tokens}` (`scores`
-//! holds each card's score or `null`) and is compared on the members the fixture names; a
-//! hydrate result is the hydration object `{tool_id, upstream_name, server?, input_schema}`.
+//! `expected` or `expectedError`. A browse result is `{ids, scores, text, tokens, next_cursor,
+//! total}` (`scores` holds each card's score or `null`) and is compared on the members the
+//! fixture names; a hydrate result is the hydration object
+//! `{tool_id, upstream_name, server?, input_schema}`.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -108,6 +114,26 @@ pub enum ToolcardCase {
         /// The upstream server name, if any.
         #[serde(default)]
         server: Option<String>,
+        /// The tools the catalog skips, each matched as a subset of the codec's report.
+        #[serde(default)]
+        skipped: Vec<Value>,
+        /// Expected outcome.
+        #[serde(flatten)]
+        outcome: Outcome,
+    },
+    /// The MCP-safe name of a tool_id.
+    #[serde(rename = "mcp-name")]
+    McpName {
+        /// The tool_id.
+        input: String,
+        /// Its MCP name.
+        expected: String,
+    },
+    /// The tool_id of an MCP-safe name.
+    #[serde(rename = "from-mcp-name")]
+    FromMcpName {
+        /// The name.
+        input: String,
         /// Expected outcome.
         #[serde(flatten)]
         outcome: Outcome,
@@ -205,6 +231,8 @@ impl Case for ToolcardCase {
             ToolcardCase::Card { .. } => "card",
             ToolcardCase::ParsePath { .. } => "parse-path",
             ToolcardCase::Catalog { .. } => "catalog",
+            ToolcardCase::McpName { .. } => "mcp-name",
+            ToolcardCase::FromMcpName { .. } => "from-mcp-name",
             ToolcardCase::Discovery { .. } => "discovery",
             ToolcardCase::Browse { .. } => "browse",
             ToolcardCase::Session { .. } => "session",
@@ -228,12 +256,18 @@ pub trait ToolcardCodec: Send + Sync {
     fn card(&self, tool: &Value, server: Option<&str>) -> Result<Value, ErrorObject>;
     /// Parses a browse path into `{segments, wildcard}`.
     fn parse_path(&self, path: &str) -> Result<Value, ErrorObject>;
-    /// Builds a catalog and lists its tool_ids in order.
-    fn catalog(&self, tools: &Value, server: Option<&str>) -> Result<Vec<String>, ErrorObject>;
-    /// The stripped tools/list of the transparent proxy.
-    fn discovery(&self, tools: &Value, percent_encoded: bool) -> Result<Value, ErrorObject>;
+    /// Builds a catalog: `{ids, skipped}`, its tool_ids in order and the report of each tool
+    /// it skipped, `{server, upstream_name, tool_id, pointer, error}`.
+    fn catalog(&self, tools: &Value, server: Option<&str>) -> Result<Value, ErrorObject>;
+    /// The stripped tools/list of the transparent proxy, names encoded as `encoding` says
+    /// (`mcp`, `canonical` or `percent`).
+    fn discovery(&self, tools: &Value, encoding: &str) -> Result<Value, ErrorObject>;
+    /// The MCP-safe name of a tool_id.
+    fn mcp_name(&self, id: &str) -> Result<String, ErrorObject>;
+    /// The tool_id of an MCP-safe name.
+    fn from_mcp_name(&self, name: &str) -> Result<String, ErrorObject>;
     /// Runs calls in one session over a catalog; the outer error is a catalog failure. A
-    /// browse result is `{ids, scores, text, tokens}`; a hydrate result is the hydration
+    /// browse result is `{ids, scores, text, tokens, next_cursor, total}`; a hydrate result is the hydration
     /// object.
     fn session(
         &self,
@@ -304,30 +338,64 @@ pub fn check(codec: &dyn ToolcardCodec, fixture: &Fixture<ToolcardCase>) -> Resu
         ToolcardCase::Catalog {
             tools,
             server,
+            skipped,
             outcome,
-        } => expect(
-            "catalog",
+        } => {
+            let result = codec.catalog(tools, server.as_deref());
+            if let Ok(built) = &result {
+                let empty = Vec::new();
+                let actual = built
+                    .get("skipped")
+                    .and_then(Value::as_array)
+                    .unwrap_or(&empty);
+                let matches = actual.len() == skipped.len()
+                    && skipped.iter().zip(actual).all(|(e, a)| json_subset(e, a));
+                if !matches {
+                    return Err(Failure::json_mismatch(
+                        "catalog skipped (each expected report must be a subset)",
+                        &Value::Array(skipped.clone()),
+                        &Value::Array(actual.clone()),
+                    ));
+                }
+            }
+            expect(
+                "catalog",
+                outcome,
+                result.map(|built| built.get("ids").cloned().unwrap_or(Value::Null)),
+            )
+        }
+        ToolcardCase::McpName { input, expected } => {
+            let name = codec
+                .mcp_name(input)
+                .map_err(|e| Failure::new(format!("mcp-name failed: {e}")))?;
+            same_text("mcp-name", expected, &name)?;
+            let shortened = name.len() == 128 && name.get(118..120) == Some(".z");
+            match codec.from_mcp_name(&name) {
+                Ok(back) if !shortened => same_text("from-mcp-name(mcp-name(input))", input, &back),
+                Err(_) if shortened => Ok(()),
+                Ok(back) => Err(Failure::new(format!(
+                    "the shortened name {name} decodes to {back}; it must not decode without its catalog"
+                ))),
+                Err(e) => Err(Failure::new(format!("the name {name} does not decode: {e}"))),
+            }
+        }
+        ToolcardCase::FromMcpName { input, outcome } => expect(
+            "from-mcp-name",
             outcome,
-            codec
-                .catalog(tools, server.as_deref())
-                .map(|ids| Value::Array(ids.into_iter().map(Value::String).collect())),
+            codec.from_mcp_name(input).map(Value::String),
         ),
         ToolcardCase::Discovery {
             tools,
             encoding,
             expected,
         } => {
-            let percent = match encoding.as_str() {
-                "canonical" => false,
-                "percent" => true,
-                other => {
-                    return Err(Failure::new(format!(
-                        "fixture: unknown encoding `{other}` (canonical or percent)"
-                    )))
-                }
-            };
+            if !matches!(encoding.as_str(), "mcp" | "canonical" | "percent") {
+                return Err(Failure::new(format!(
+                    "fixture: unknown encoding `{encoding}` (mcp, canonical or percent)"
+                )));
+            }
             let actual = codec
-                .discovery(tools, percent)
+                .discovery(tools, encoding)
                 .map_err(|e| Failure::new(format!("discovery failed: {e}")))?;
             same_json("discovery", expected, &actual)
         }

@@ -6,7 +6,7 @@ use agentwire_conformance::find_workspace_root;
 use agentwire_conformance::toolcard::{self, object, ErrorObject, SessionCall, ToolcardCodec};
 use agentwire_toolcard::{
     format_tool_id, parse_path, parse_tool_id, truncate_description, BrowseRequest, Catalog,
-    CatalogBuilder, Error, NameEncoding, Session, ToolDefinition, ToolIdParts,
+    CatalogBuilder, Error, NameEncoding, Session, ToolDefinition, ToolId, ToolIdParts,
 };
 use serde_json::Value;
 
@@ -16,6 +16,11 @@ struct AgentwireToolcard;
 fn err(e: &Error) -> ErrorObject {
     // Through the fixed-order text, so the object is the same in every serde_json build.
     serde_json::from_str(&e.to_json_string()).unwrap_or_else(|_| e.to_json())
+}
+
+/// A value built with the default serde_json map, as the runner's own (ordered) value.
+fn reparse(value: &Value) -> Value {
+    serde_json::from_str(&value.to_string()).unwrap_or(Value::Null)
 }
 
 fn parts_json(parts: &ToolIdParts) -> Value {
@@ -101,20 +106,47 @@ impl ToolcardCodec for AgentwireToolcard {
         ]))
     }
 
-    fn catalog(&self, tools: &Value, server: Option<&str>) -> Result<Vec<String>, ErrorObject> {
+    fn catalog(&self, tools: &Value, server: Option<&str>) -> Result<Value, ErrorObject> {
         let catalog = catalog(tools, server)?;
-        Ok(catalog.tools().map(|t| t.id().to_string()).collect())
+        Ok(object([
+            (
+                "ids",
+                catalog
+                    .tools()
+                    .map(|t| Value::String(t.id().to_string()))
+                    .collect(),
+            ),
+            (
+                "skipped",
+                catalog
+                    .skipped()
+                    .iter()
+                    .map(|s| reparse(&s.to_json()))
+                    .collect(),
+            ),
+        ]))
     }
 
-    fn discovery(&self, tools: &Value, percent_encoded: bool) -> Result<Value, ErrorObject> {
+    fn discovery(&self, tools: &Value, encoding: &str) -> Result<Value, ErrorObject> {
         let catalog = catalog(tools, None)?;
-        let encoding = if percent_encoded {
-            NameEncoding::PercentEncoded
-        } else {
-            NameEncoding::Canonical
+        let encoding = match encoding {
+            "percent" => NameEncoding::PercentEncoded,
+            "canonical" => NameEncoding::Canonical,
+            _ => NameEncoding::Mcp,
         };
         let text = serde_json::to_string(&catalog.discovery(encoding)).unwrap_or_default();
         Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    fn mcp_name(&self, id: &str) -> Result<String, ErrorObject> {
+        let id = ToolId::parse(id).map_err(|e| err(&e))?;
+        Ok(id.to_mcp_name())
+    }
+
+    fn from_mcp_name(&self, name: &str) -> Result<String, ErrorObject> {
+        ToolId::from_mcp_name(name)
+            .map(|id| id.to_string())
+            .map_err(|e| err(&e))
     }
 
     fn session(
@@ -156,6 +188,13 @@ impl ToolcardCodec for AgentwireToolcard {
                             ),
                             ("text", Value::String(response.text().to_owned())),
                             ("tokens", Value::from(response.tokens())),
+                            (
+                                "next_cursor",
+                                response
+                                    .next_cursor()
+                                    .map_or(Value::Null, |c| Value::String(c.into())),
+                            ),
+                            ("total", Value::from(response.total())),
                         ])
                     })
                     .map_err(|e| err(&e)),

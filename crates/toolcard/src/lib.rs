@@ -60,7 +60,7 @@
 //! let error = session
 //!     .validate_args("slack:slack_send_message#283a5dcf", &json!({"channel": "#general"}))
 //!     .unwrap_err();
-//! assert_eq!(error.code().as_str(), "ARGS_INVALID");
+//! assert_eq!(error.code(), "ARGS_INVALID");
 //! # Ok::<(), agentwire_toolcard::Error>(())
 //! ```
 #![deny(missing_docs)]
@@ -72,24 +72,29 @@ mod card;
 mod catalog;
 mod error;
 mod graph;
+mod mcp_name;
 mod path;
 mod rank;
+mod schema;
 mod tool;
 mod tool_id;
 mod truncate;
 
 pub use browse::{
-    BrowseRequest, BrowseResponse, Session, DEFAULT_TOP_K, MAX_QUERY_BYTES, MAX_TOP_K,
+    BrowseRequest, BrowseResponse, Session, DEFAULT_PAGE_SIZE, DEFAULT_TOP_K, MAX_QUERY_BYTES,
+    MAX_TOP_K,
 };
 pub use card::{
     CardKind, ChoiceCard, ChoiceCardBuilder, CACHE_BREAKPOINT_ID, CARD_HARD_CAP_TOKENS,
     CARD_TARGET_TOKENS, MAX_NAME_CHARS, MAX_TAGS, MAX_TAG_CHARS, RESPONSE_PREAMBLE_TOKENS,
 };
 pub use catalog::{
-    Catalog, CatalogBuilder, CatalogTool, DiscoveryEntry, Hydration, NameEncoding, MAX_VIOLATIONS,
+    Catalog, CatalogBuilder, CatalogTool, DiscoveryEntry, Hydration, NameEncoding, Skipped,
+    MAX_VIOLATIONS,
 };
 pub use error::{Error, ErrorCode, ErrorKind, IdProblem, Violation};
 pub use graph::{ChoiceGraph, GraphNode, NodeKind, CLUSTER_THRESHOLD};
+pub use mcp_name::{is_mcp_tool_name, MAX_MCP_NAME_LEN};
 pub use path::{parse_path, BrowsePath};
 pub use tool::{canonical_shape, hash8, Annotations, ToolDefinition, FALLBACK_NAMESPACE};
 pub use tool_id::{format_tool_id, parse_tool_id, ToolId, ToolIdParts, MAX_TOOL_ID_LEN};
