@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
 
 /// Every failure of this crate. The details are boxed, so `Result<T, Error>` stays small.
@@ -101,7 +102,7 @@ impl Error {
 
     /// The error object of spec §3.4 as compact JSON, members in the order `error`,
     /// `message`, `path`, `details` (and a fixed order inside `details`): the bytes a gateway
-    /// puts in the tool result.
+    /// puts in the tool result. `Serialize` writes the same object in the same order.
     ///
     /// ```
     /// use agentwire_toolcard::parse_path;
@@ -113,24 +114,7 @@ impl Error {
     /// );
     /// ```
     pub fn to_json_string(&self) -> String {
-        let (path, details) = self.path_and_details();
-        let mut out = String::from("{\"error\":");
-        out.push_str(&json!(self.code()).to_string());
-        out.push_str(",\"message\":");
-        out.push_str(&json!(self.message()).to_string());
-        out.push_str(",\"path\":");
-        out.push_str(&json!(path).to_string());
-        out.push_str(",\"details\":{");
-        for (i, (key, value)) in details.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(&json!(key).to_string());
-            out.push(':');
-            write_ordered(value, &mut out);
-        }
-        out.push_str("}}");
-        out
+        serde_json::to_string(self).unwrap_or_default()
     }
 
     fn path_and_details(&self) -> (String, Vec<(&'static str, Value)>) {
@@ -273,41 +257,57 @@ impl Error {
     }
 }
 
-/// Writes a detail value with object members in a fixed order: `instance_path`,
-/// `schema_path`, `message`, then any others sorted.
-fn write_ordered(value: &Value, out: &mut String) {
-    match value {
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_ordered(item, out);
-            }
-            out.push(']');
+impl Serialize for Error {
+    /// The error object of spec §3.4, in the order of [`Error::to_json_string`].
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (path, details) = self.path_and_details();
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("error", self.code())?;
+        map.serialize_entry("message", &self.message())?;
+        map.serialize_entry("path", &path)?;
+        map.serialize_entry("details", &Details(&details))?;
+        map.end()
+    }
+}
+
+/// The `details` object, members in the order given.
+struct Details<'a>(&'a [(&'static str, Value)]);
+
+impl Serialize for Details<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in self.0 {
+            map.serialize_entry(key, &Ordered(value))?;
         }
-        Value::Object(map) => {
-            let rank = |k: &str| match k {
-                "instance_path" => 0,
-                "schema_path" => 1,
-                "message" => 2,
-                _ => 3,
-            };
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
+        map.end()
+    }
+}
+
+/// A detail value with object members in a fixed order: `instance_path`, `schema_path`,
+/// `message`, then any others sorted (whatever serde_json's map order is).
+struct Ordered<'a>(&'a Value);
+
+impl Serialize for Ordered<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Array(items) => serializer.collect_seq(items.iter().map(Ordered)),
+            Value::Object(object) => {
+                let rank = |k: &str| match k {
+                    "instance_path" => 0,
+                    "schema_path" => 1,
+                    "message" => 2,
+                    _ => 3,
+                };
+                let mut keys: Vec<&String> = object.keys().collect();
+                keys.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
+                let mut map = serializer.serialize_map(Some(keys.len()))?;
+                for key in keys {
+                    map.serialize_entry(key, &Ordered(&object[key]))?;
                 }
-                out.push_str(&json!(key).to_string());
-                out.push(':');
-                write_ordered(&map[key], out);
+                map.end()
             }
-            out.push('}');
+            scalar => scalar.serialize(serializer),
         }
-        scalar => out.push_str(&scalar.to_string()),
     }
 }
 

@@ -66,11 +66,14 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used)]
 
+mod artifact;
 mod browse;
 mod canonical;
 mod card;
 mod catalog;
 mod error;
+mod firewall;
+mod gateway;
 mod graph;
 mod mcp_name;
 mod path;
@@ -80,6 +83,7 @@ mod tool;
 mod tool_id;
 mod truncate;
 
+pub use artifact::{Artifact, ArtifactContent, ArtifactStore, Selector, StoreLimits, ViewPage};
 pub use browse::{
     BrowseRequest, BrowseResponse, Session, DEFAULT_PAGE_SIZE, DEFAULT_TOP_K, MAX_QUERY_BYTES,
     MAX_TOP_K,
@@ -93,6 +97,14 @@ pub use catalog::{
     MAX_VIOLATIONS,
 };
 pub use error::{Error, ErrorCode, ErrorKind, IdProblem, Violation};
+pub use firewall::{
+    ArtifactRef, Cl100k, FirewallOptions, FirewallStats, Provenance, ResultEnvelope, TokenCounter,
+};
+pub use gateway::{
+    tool_browse_definition, tool_execute_definition, tool_hydrate_definition, tool_view_definition,
+    Dispatch, Gateway, GatewayOptions, Mode, Refresh, UpstreamCall, UpstreamFailure, TOOL_BROWSE,
+    TOOL_EXECUTE, TOOL_HYDRATE, TOOL_VIEW,
+};
 pub use graph::{ChoiceGraph, GraphNode, NodeKind, CLUSTER_THRESHOLD};
 pub use mcp_name::{is_mcp_tool_name, MAX_MCP_NAME_LEN};
 pub use path::{parse_path, BrowsePath};
