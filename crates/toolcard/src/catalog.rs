@@ -207,8 +207,11 @@ impl fmt::Display for Skipped {
 /// assert_eq!(schema.unwrap()["required"], json!(["path"]));
 ///
 /// let error = catalog.validate_args("github:create_issue@1.4.0", &json!({})).unwrap_err();
-/// assert_eq!(error.code(), "ARGS_INVALID");
-/// assert_eq!(error.to_string(), "ARGS_INVALID: arguments do not match the input schema of github:create_issue@1.4.0: \"title\" is a required property");
+/// if cfg!(feature = "schema") {
+///     assert_eq!(error.to_string(), "ARGS_INVALID: arguments do not match the input schema of github:create_issue@1.4.0: \"title\" is a required property");
+/// } else {
+///     assert_eq!(error.code(), "VALIDATION_UNAVAILABLE");
+/// }
 /// # Ok::<(), agentwire_toolcard::Error>(())
 /// ```
 #[derive(Debug)]

@@ -205,14 +205,18 @@ pub struct Refresh {
 ///     &json!({"tool_id": "fs:read_file#85b56782", "args": {}})) else { unreachable!() };
 /// assert_eq!(reply["isError"], true);
 ///
-/// // Good arguments: the runtime calls upstream and hands the result back.
-/// let Dispatch::Upstream(call) = gateway.call("tool_execute",
-///     &json!({"tool_id": "fs:read_file#85b56782", "args": {"path": "/etc/hostname"}})) else {
-///     unreachable!()
-/// };
-/// assert_eq!((call.server.as_deref(), call.upstream_name.as_str()), (Some("fs"), "read_file"));
-/// let reply = gateway.complete(&call, &json!({"content": [{"type": "text", "text": "box"}]}));
-/// assert!(reply["content"][0]["text"].as_str().unwrap().starts_with(r#"{"status":"ok","summary":"box""#));
+/// // Good arguments: the runtime calls upstream and hands the result back. (Without the
+/// // `schema` feature, arguments cannot be checked and nothing goes upstream.)
+/// if cfg!(feature = "schema") {
+///     let Dispatch::Upstream(call) = gateway.call("tool_execute",
+///         &json!({"tool_id": "fs:read_file#85b56782", "args": {"path": "/etc/hostname"}})) else {
+///         unreachable!()
+///     };
+///     assert_eq!((call.server.as_deref(), call.upstream_name.as_str()), (Some("fs"), "read_file"));
+///     let reply = gateway.complete(&call, &json!({"content": [{"type": "text", "text": "box"}]}));
+///     let text = reply["content"][0]["text"].as_str().unwrap();
+///     assert!(text.starts_with(r#"{"status":"ok","summary":"box""#));
+/// }
 /// # Ok::<(), agentwire_toolcard::Error>(())
 /// ```
 #[derive(Debug)]

@@ -1,5 +1,7 @@
 //! The proxy and gateway surfaces of spec §4, driven as an MCP runtime would drive them:
-//! tools/list, tools/call, upstream results and failures, tool_view, refreshes.
+//! tools/list, tools/call, upstream results and failures, tool_view, refreshes. (Executing a
+//! tool with a schema needs the `schema` feature; `no_schema.rs` covers the build without.)
+#![cfg(feature = "schema")]
 
 use std::sync::Arc;
 use std::time::Duration;
