@@ -774,8 +774,10 @@ pub(crate) fn invalid_json(text: &str, error: &serde_json::Error) -> Error {
             }
         });
     Error::new(ErrorKind::InvalidJson {
-        line: line as u64,
-        column: column as u64,
+        // serde_json reports line 0 / column 0 for some errors at the very start or at an
+        // end of input after a newline; positions are 1-based.
+        line: line.max(1) as u64,
+        column: column.max(1) as u64,
         message,
     })
 }
