@@ -16,6 +16,7 @@
 //! | `browse` | `tools`, `arguments`, `expected` `{text, ids, next_cursor, total}` or `expectedError` | the members given equal |
 //! | `session` | `tools`, `cache_stable`, `steps` | every step as expected, in order, in one session |
 //! | `validate-args` | `tools`, `tool_id`, `args`, `expected: "ok"` or `expectedError` | equal |
+//! | `gateway` | `mode` (`gateway`/`proxy`), `servers` (name → tools/list), `cache_stable`?, `firewall`?, `steps` | every step's outcome matches its `expected`, in order, in one gateway |
 //!
 //! Parts are `{namespace, name, version, hash8}` with `null` for an absent version or hash.
 //! A catalog's `skipped` is an array with one object per tool the catalog could not take, in
@@ -30,6 +31,18 @@
 //! total}` (`scores` holds each card's score or `null`) and is compared on the members the
 //! fixture names; a hydrate result is the hydration object
 //! `{tool_id, upstream_name, server?, input_schema}`.
+//!
+//! A `gateway` fixture drives the proxy or gateway surface of spec §4 as an MCP runtime
+//! would. `firewall` may set `budget`, `summary_budget` and `view_budget` (tokens). A step is
+//! one of `{"list": true}` (the `tools/list` result), `{"call": name, "arguments": {...}}` (a
+//! `tools/call`), `{"complete": <upstream CallToolResult>}` or `{"fail": {"error": {"code",
+//! "message"}} | {"timeout_ms": n} | {"unavailable": "message"}}` (the outcome of the last
+//! upstream call), `{"refresh": server, "tools": <tools/list>}` (an upstream's tools changed).
+//! A call's outcome is `{"reply": {"isError", "text", "json"}}` (`json` is the text parsed,
+//! when it is JSON) or `{"upstream": {"tool_id", "server", "name", "arguments"}}`; a refresh's
+//! is `{"list_changed", "skipped"}` (the number of tools skipped). `expected` is matched as a
+//! pattern: objects by the members it names, arrays element by element (same length),
+//! anything else exactly.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -169,6 +182,22 @@ pub enum ToolcardCase {
         /// The calls.
         steps: Vec<Step>,
     },
+    /// Drive a proxy or gateway through a sequence of MCP calls.
+    #[serde(rename = "gateway")]
+    Gateway {
+        /// `gateway` or `proxy`.
+        mode: String,
+        /// Upstream server name → its tools/list result.
+        servers: Map<String, Value>,
+        /// Whether browsing is cache-stable.
+        #[serde(default)]
+        cache_stable: bool,
+        /// Firewall budgets: `budget`, `summary_budget`, `view_budget`.
+        #[serde(default)]
+        firewall: Map<String, Value>,
+        /// The calls.
+        steps: Vec<GatewayStep>,
+    },
     /// Validate tool arguments.
     #[serde(rename = "validate-args")]
     ValidateArgs {
@@ -211,6 +240,66 @@ pub struct Step {
     pub outcome: Outcome,
 }
 
+/// One step of a `gateway` fixture.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayStep {
+    /// `true`: ask for `tools/list`.
+    #[serde(default)]
+    pub list: bool,
+    /// A `tools/call` of this name...
+    #[serde(default)]
+    pub call: Option<String>,
+    /// ...with these arguments.
+    #[serde(default)]
+    pub arguments: Option<Value>,
+    /// The upstream result of the last upstream call.
+    #[serde(default)]
+    pub complete: Option<Value>,
+    /// The failure of the last upstream call.
+    #[serde(default)]
+    pub fail: Option<Value>,
+    /// An upstream whose tools changed...
+    #[serde(default)]
+    pub refresh: Option<String>,
+    /// ...to these.
+    #[serde(default)]
+    pub tools: Option<Value>,
+    /// The expected outcome, matched as a pattern.
+    pub expected: Value,
+}
+
+/// One step of a gateway run, as the codec sees it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum GatewayCall {
+    /// `tools/list`.
+    List,
+    /// `tools/call` of a name with arguments.
+    Call(String, Value),
+    /// The upstream's `CallToolResult` for the last upstream call.
+    Complete(Value),
+    /// The last upstream call failed: `{"error": {"code", "message"}}`, `{"timeout_ms": n}`
+    /// or `{"unavailable": "message"}`.
+    Fail(Value),
+    /// An upstream's tools changed to this tools/list result.
+    Refresh(String, Value),
+}
+
+/// The settings of a gateway run.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct GatewaySetup {
+    /// `gateway` or `proxy`.
+    pub mode: String,
+    /// Upstream server name → its tools/list result, in the fixture's order.
+    pub servers: Vec<(String, Value)>,
+    /// Whether browsing is cache-stable.
+    pub cache_stable: bool,
+    /// Firewall budgets by name.
+    pub firewall: Map<String, Value>,
+}
+
 /// One call of a session, as the codec sees it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -237,6 +326,7 @@ impl Case for ToolcardCase {
             ToolcardCase::Browse { .. } => "browse",
             ToolcardCase::Session { .. } => "session",
             ToolcardCase::ValidateArgs { .. } => "validate-args",
+            ToolcardCase::Gateway { .. } => "gateway",
         }
     }
 }
@@ -265,7 +355,7 @@ pub trait ToolcardCodec: Send + Sync {
     /// The MCP-safe name of a tool_id.
     fn mcp_name(&self, id: &str) -> Result<String, ErrorObject>;
     /// The tool_id of an MCP-safe name.
-    fn from_mcp_name(&self, name: &str) -> Result<String, ErrorObject>;
+    fn decode_mcp_name(&self, name: &str) -> Result<String, ErrorObject>;
     /// Runs calls in one session over a catalog; the outer error is a catalog failure. A
     /// browse result is `{ids, scores, text, tokens, next_cursor, total}`; a hydrate result is the hydration
     /// object.
@@ -277,6 +367,13 @@ pub trait ToolcardCodec: Send + Sync {
     ) -> Result<Vec<Result<Value, ErrorObject>>, ErrorObject>;
     /// Validates arguments against a tool's input schema.
     fn validate_args(&self, tools: &Value, tool_id: &str, args: &Value) -> Result<(), ErrorObject>;
+    /// Runs a proxy or gateway through `calls`; one outcome per call (see the module docs).
+    /// The outer error is a setup failure.
+    fn gateway(
+        &self,
+        setup: &GatewaySetup,
+        calls: &[GatewayCall],
+    ) -> Result<Vec<Value>, ErrorObject>;
 }
 
 /// A harness that checks toolcard fixtures against `codec`.
@@ -370,7 +467,7 @@ pub fn check(codec: &dyn ToolcardCodec, fixture: &Fixture<ToolcardCase>) -> Resu
                 .map_err(|e| Failure::new(format!("mcp-name failed: {e}")))?;
             same_text("mcp-name", expected, &name)?;
             let shortened = name.len() == 128 && name.get(118..120) == Some(".z");
-            match codec.from_mcp_name(&name) {
+            match codec.decode_mcp_name(&name) {
                 Ok(back) if !shortened => same_text("from-mcp-name(mcp-name(input))", input, &back),
                 Err(_) if shortened => Ok(()),
                 Ok(back) => Err(Failure::new(format!(
@@ -382,7 +479,7 @@ pub fn check(codec: &dyn ToolcardCodec, fixture: &Fixture<ToolcardCase>) -> Resu
         ToolcardCase::FromMcpName { input, outcome } => expect(
             "from-mcp-name",
             outcome,
-            codec.from_mcp_name(input).map(Value::String),
+            codec.decode_mcp_name(input).map(Value::String),
         ),
         ToolcardCase::Discovery {
             tools,
@@ -446,6 +543,76 @@ pub fn check(codec: &dyn ToolcardCodec, fixture: &Fixture<ToolcardCase>) -> Resu
                     expect_browse(&what, &step.outcome, result)?;
                 } else {
                     expect(&what, &step.outcome, result)?;
+                }
+            }
+            Ok(())
+        }
+        ToolcardCase::Gateway {
+            mode,
+            servers,
+            cache_stable,
+            firewall,
+            steps,
+        } => {
+            let mut calls = Vec::with_capacity(steps.len());
+            for (i, step) in steps.iter().enumerate() {
+                let given = [
+                    step.list,
+                    step.call.is_some(),
+                    step.complete.is_some(),
+                    step.fail.is_some(),
+                    step.refresh.is_some(),
+                ];
+                if given.iter().filter(|g| **g).count() != 1 {
+                    return Err(Failure::new(format!(
+                        "fixture: step {} needs exactly one of `list`, `call`, `complete`, `fail`, `refresh`",
+                        i + 1
+                    )));
+                }
+                calls.push(if step.list {
+                    GatewayCall::List
+                } else if let Some(name) = &step.call {
+                    GatewayCall::Call(
+                        name.clone(),
+                        step.arguments.clone().unwrap_or(Value::Object(Map::new())),
+                    )
+                } else if let Some(result) = &step.complete {
+                    GatewayCall::Complete(result.clone())
+                } else if let Some(failure) = &step.fail {
+                    GatewayCall::Fail(failure.clone())
+                } else {
+                    GatewayCall::Refresh(
+                        step.refresh.clone().unwrap_or_default(),
+                        step.tools.clone().unwrap_or(Value::Array(Vec::new())),
+                    )
+                });
+            }
+            let setup = GatewaySetup {
+                mode: mode.clone(),
+                servers: servers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                cache_stable: *cache_stable,
+                firewall: firewall.clone(),
+            };
+            let outcomes = codec
+                .gateway(&setup, &calls)
+                .map_err(|e| Failure::new(format!("setting up the gateway failed: {e}")))?;
+            if outcomes.len() != steps.len() {
+                return Err(Failure::new(format!(
+                    "the gateway returned {} outcomes for {} steps",
+                    outcomes.len(),
+                    steps.len()
+                )));
+            }
+            for (i, (step, outcome)) in steps.iter().zip(&outcomes).enumerate() {
+                if !json_match(&step.expected, outcome) {
+                    return Err(Failure::json_mismatch(
+                        &format!("step {} (the expected pattern must match)", i + 1),
+                        &step.expected,
+                        outcome,
+                    ));
                 }
             }
             Ok(())
@@ -540,6 +707,20 @@ fn json_subset(expected: &Value, actual: &Value) -> bool {
         (Value::Object(e), Value::Object(a)) => e
             .iter()
             .all(|(k, v)| a.get(k).is_some_and(|av| json_subset(v, av))),
+        _ => json_eq(expected, actual),
+    }
+}
+
+/// Whether `actual` matches the pattern `expected`: objects by the members the pattern names
+/// (recursively), arrays element by element with the same length, anything else exactly.
+fn json_match(expected: &Value, actual: &Value) -> bool {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => e
+            .iter()
+            .all(|(k, v)| a.get(k).is_some_and(|av| json_match(v, av))),
+        (Value::Array(e), Value::Array(a)) => {
+            e.len() == a.len() && e.iter().zip(a).all(|(e, a)| json_match(e, a))
+        }
         _ => json_eq(expected, actual),
     }
 }
