@@ -11,9 +11,21 @@
 //! | §1.5 collisions | [`CatalogBuilder::build`] ([`ErrorKind::Collision`]) |
 //! | §2 ChoiceCard | [`ChoiceCard`] (rendering in [`ChoiceCard::text`]), [`truncate_description`] |
 //! | §3 tool_browse | [`BrowseRequest`], [`Catalog::browse`], [`parse_path`], [`ChoiceGraph`] |
+//! | §1.5 and §2.3 errors without losing the catalog | [`Catalog::skipped`], [`Skipped`] |
 //! | §3.4 errors | [`Error::code`], [`Error::to_json`] |
-//! | §4 schema exposure | [`Catalog::discovery`], [`Catalog::hydrate`], [`Catalog::validate_args`] |
-//! | §5 cache-stable order | [`Session::cache_stable`] |
+//! | §4 schema exposure | [`Catalog::discovery`], [`Catalog::hydrate`], [`Catalog::validate_args`] (feature `schema`) |
+//! | §4.1 names for strict MCP clients | [`ToolId::to_mcp_name`], [`ToolId::from_mcp_name`], [`Catalog::resolve`] |
+//! | §4.1 and §4.2 surfaces | [`Gateway`] ([`Mode::Proxy`], [`Mode::Gateway`]), [`tool_browse_definition`] and the other meta-tool definitions |
+//! | §4.2 firewall, ResultEnvelope, `tool_view` | [`ResultEnvelope`], [`FirewallOptions`], [`ArtifactStore`], [`Selector`] |
+//! | several upstreams, refreshed | [`CatalogBuilder::add_tools_list`], [`Catalog::with_server`], [`Gateway::refresh`] |
+//! | §5 cache-stable order | [`Session::cache_stable`], [`Session::set_catalog`] |
+//!
+//! # Features
+//!
+//! - `schema` (default): argument validation against input schemas with the `jsonschema`
+//!   crate. It turns on serde_json's `float_roundtrip` for the whole build; without the
+//!   feature there is no validator (and 36 crates in the tree instead of 80), and
+//!   [`Catalog::validate_args`] reports `VALIDATION_UNAVAILABLE` for a tool that has a schema.
 //!
 //! Token counts are exact cl100k_base counts (through `agentwire-tokens`, offline), of
 //! exactly the text an agent receives: the budget of §2.3 is measured on
