@@ -359,33 +359,21 @@ fn hydrate_and_validate() {
                 "\n"
             ));
     }
-    agentwire()
-        .args([
-            "tools",
-            "validate",
-            "fs:read_file#85b56782",
-            "--args",
-            r#"{"path": "/tmp"}"#,
-            "--server",
-            &fs_arg,
-        ])
-        .assert()
-        .success()
-        .stdout("ok\n");
-    agentwire()
-        .args([
-            "tools",
-            "--json",
-            "validate",
-            "fs:read_file#85b56782",
-            "--args",
-            r#"{"path": "/tmp"}"#,
-            "--server",
-            &fs_arg,
-        ])
-        .assert()
-        .success()
-        .stdout("{\"ok\":true}\n");
+    for (json, out) in [(None, "ok\n"), (Some("--json"), "{\"ok\":true}\n")] {
+        agentwire()
+            .args(["tools"])
+            .args(json)
+            .args([
+                "validate",
+                "fs:read_file#85b56782",
+                "--args",
+                r#"{"path": "/tmp"}"#,
+            ])
+            .args(["--server", &fs_arg])
+            .assert()
+            .success()
+            .stdout(out);
+    }
     agentwire()
         .args(["tools", "validate", "fs:read_file#85b56782", "--server", &fs_arg])
         .assert()

@@ -459,8 +459,7 @@ impl Target<'_> {
                 let mut page = Vec::new();
                 let mut used = 2; // `[` and `]`
                 for (i, item) in items.iter().enumerate().skip(offset).take(limit) {
-                    let text = item.to_string();
-                    let tokens = counted(&text, budget, counter);
+                    let tokens = tokens_of(item, budget, counter, |v| v.to_string());
                     if used + tokens > budget {
                         if page.is_empty() {
                             page.push(stub(&format!("{pointer}/{i}"), item));
@@ -477,8 +476,9 @@ impl Target<'_> {
                 let mut page = Map::new();
                 let mut used = 2;
                 for (key, value) in map.iter().skip(offset).take(limit) {
-                    let text = format!("{}:{value}", Value::String(key.clone()));
-                    let tokens = counted(&text, budget, counter);
+                    let tokens = tokens_of(value, budget, counter, |v| {
+                        format!("{}:{v}", Value::String(key.clone()))
+                    });
                     if used + tokens > budget {
                         if page.is_empty() {
                             let escaped = key.replace('~', "~0").replace('/', "~1");
@@ -513,14 +513,19 @@ impl Target<'_> {
     }
 }
 
-/// The token count of `text`, or `budget + 1` without counting when the text is too long to
-/// fit anyway (no tokenizer in use produces tokens longer than 128 bytes... but a custom
-/// counter might, so only texts longer than 1 MiB are judged by size).
-fn counted(text: &str, budget: usize, counter: &dyn TokenCounter) -> usize {
-    if text.len() > (1 << 20).max(budget.saturating_mul(128)) {
+/// The token count of a value's page text (`render`), or `budget + 1` without rendering it
+/// when its JSON is longer than `max(1 MiB, 128 × budget)` bytes: no cl100k_base token is
+/// longer than 128 bytes, and a part of more than a MiB is over any page budget in use.
+fn tokens_of(
+    value: &Value,
+    budget: usize,
+    counter: &dyn TokenCounter,
+    render: impl FnOnce(&Value) -> String,
+) -> usize {
+    if json_len(value) > (1usize << 20).max(budget.saturating_mul(128)) {
         budget + 1
     } else {
-        counter.count(text)
+        counter.count(&render(value))
     }
 }
 

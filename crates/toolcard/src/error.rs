@@ -201,10 +201,7 @@ impl Error {
                 upstream_code,
                 ..
             } => {
-                details.push(("tool_id", json!(tool_id)));
-                if let Some(server) = server {
-                    details.push(("server", json!(server)));
-                }
+                push_upstream(&mut details, tool_id, server.as_deref());
                 if let Some(code) = upstream_code {
                     details.push(("upstream_code", json!(code)));
                 }
@@ -214,10 +211,7 @@ impl Error {
                 server,
                 after_ms,
             } => {
-                details.push(("tool_id", json!(tool_id)));
-                if let Some(server) = server {
-                    details.push(("server", json!(server)));
-                }
+                push_upstream(&mut details, tool_id, server.as_deref());
                 if let Some(ms) = after_ms {
                     details.push(("after_ms", json!(ms)));
                 }
@@ -226,10 +220,7 @@ impl Error {
             ErrorKind::UpstreamUnavailable {
                 tool_id, server, ..
             } => {
-                details.push(("tool_id", json!(tool_id)));
-                if let Some(server) = server {
-                    details.push(("server", json!(server)));
-                }
+                push_upstream(&mut details, tool_id, server.as_deref());
                 details.push(("retryable", json!(true)));
             }
             ErrorKind::ViewFailed {
@@ -254,6 +245,14 @@ impl Error {
             }
         }
         (path, details)
+    }
+}
+
+/// The `tool_id` and `server` details of an upstream failure.
+fn push_upstream(details: &mut Vec<(&'static str, Value)>, tool_id: &str, server: Option<&str>) {
+    details.push(("tool_id", json!(tool_id)));
+    if let Some(server) = server {
+        details.push(("server", json!(server)));
     }
 }
 

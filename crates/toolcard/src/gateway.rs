@@ -391,7 +391,8 @@ impl Gateway {
     /// Replaces the tools of upstream `server` with those of `list` (its new `tools/list`
     /// result; an empty list removes them), keeping the cache-stable state of every card
     /// still present (see [`Session::set_catalog`]). Called when an upstream connects or
-    /// reports `notifications/tools/list_changed`.
+    /// reports `notifications/tools/list_changed`. `server` is the name as first given to
+    /// the catalog. A `list` that is not a tools list is an error and changes nothing.
     pub fn refresh(&mut self, server: &str, list: &Value) -> Result<Refresh, Error> {
         let before = self.tools_list();
         let catalog = Arc::new(self.catalog().with_server(server, list)?);
@@ -410,12 +411,11 @@ impl Gateway {
 
     fn execute(&mut self, arguments: &Value) -> Result<Dispatch, Error> {
         let map = object_arguments(TOOL_EXECUTE, arguments, &["tool_id", "args"])?;
-        let Some(Value::String(tool_id)) = map.get("tool_id") else {
-            return Err(args_invalid(
-                Some("tool_id"),
-                "tool_execute needs `tool_id`, a string: the id of a tool (or its name in tools/list)",
-            ));
-        };
+        let tool_id = required_string(
+            map,
+            "tool_id",
+            "tool_execute needs `tool_id`, a string: the id of a tool (or its name in tools/list)",
+        )?;
         let args = match map.get("args") {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(args @ Value::Object(_)) => args.clone(),
@@ -439,12 +439,7 @@ impl Gateway {
 
     fn hydrate(&mut self, arguments: &Value) -> Result<Dispatch, Error> {
         let map = object_arguments(TOOL_HYDRATE, arguments, &["tool_id"])?;
-        let Some(Value::String(tool_id)) = map.get("tool_id") else {
-            return Err(args_invalid(
-                Some("tool_id"),
-                "tool_hydrate needs `tool_id`, a string",
-            ));
-        };
+        let tool_id = required_string(map, "tool_id", "tool_hydrate needs `tool_id`, a string")?;
         let hydration = self.session.hydrate(tool_id)?;
         let text = serde_json::to_string(&hydration).unwrap_or_default();
         Ok(Dispatch::Reply(call_tool_result(text, false)))
@@ -452,12 +447,11 @@ impl Gateway {
 
     fn view(&mut self, arguments: &Value) -> Result<Dispatch, Error> {
         let map = object_arguments(TOOL_VIEW, arguments, &["handle", "selector"])?;
-        let Some(Value::String(handle)) = map.get("handle") else {
-            return Err(args_invalid(
-                Some("handle"),
-                "tool_view needs `handle`, a string: an artifact handle from tool_execute",
-            ));
-        };
+        let handle = required_string(
+            map,
+            "handle",
+            "tool_view needs `handle`, a string: an artifact handle from tool_execute",
+        )?;
         let selector = Selector::from_json(map.get("selector"))?;
         let firewall = &self.options.firewall;
         let page = self.store.view(
@@ -478,6 +472,18 @@ impl Gateway {
             Mode::Gateway => ResultEnvelope::failure(error, call.map(UpstreamCall::provenance))
                 .to_call_tool_result(),
         }
+    }
+}
+
+/// The string member `field`, or `ARGS_INVALID` with `message`.
+fn required_string<'a>(
+    map: &'a Map<String, Value>,
+    field: &str,
+    message: &str,
+) -> Result<&'a str, Error> {
+    match map.get(field) {
+        Some(Value::String(value)) => Ok(value),
+        _ => Err(args_invalid(Some(field), message)),
     }
 }
 
