@@ -329,11 +329,16 @@ fn preamble(mode: Mode, cache_stable: bool, n: usize, page: Option<Page>) -> Str
             let first = page.offset + 1;
             let last = page.offset + n;
             let total = page.total;
-            match page.next {
-                Some(next) => format!(
-                    "tool_browse: {plural} {first}-{last} of {total}, {order}; next page: cursor \"{next}\"\n"
-                ),
-                None => format!("tool_browse: {plural} {first}-{last} of {total}, {order}\n"),
+            let next = page
+                .next
+                .map(|next| format!("; next page: cursor \"{next}\""))
+                .unwrap_or_default();
+            let line = format!("tool_browse: {plural} {first}-{last} of {total}, {order}{next}\n");
+            // Long numbers could take the line past 32 tokens; then the order is left out.
+            if count(&line) <= RESPONSE_PREAMBLE_TOKENS {
+                line
+            } else {
+                format!("tool_browse: {plural} {first}-{last} of {total}{next}\n")
             }
         }
         _ => {
@@ -506,8 +511,8 @@ fn parse_cursor(cursor: &str, total: usize) -> Result<usize, Error> {
 /// 2. the internal card `__cache_breakpoint__`, only when both parts are non-empty;
 /// 3. the newly seen cards, by ascending id.
 ///
-/// The selection itself is the ordinary one (the `top_k` best for a query, the children for
-/// a path), so a response never has more tool cards than the ordinary response. The cards
+/// The selection itself is the ordinary one (the `top_k` best for a query, a page of the
+/// children for a path), so a response never has more tool cards than the ordinary response. The cards
 /// returned, and the tools successfully hydrated, enter the seen set; nothing else does
 /// (failed hydrations and argument checks leave it unchanged).
 ///
@@ -667,5 +672,35 @@ impl<C: Deref<Target = Catalog>> Session<C> {
     /// [`Catalog::validate_args`]. Does not change the session.
     pub fn validate_args(&self, tool_id: &str, args: &Value) -> Result<(), Error> {
         self.catalog.validate_args(tool_id, args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preambles_stay_within_32_tokens() {
+        for (offset, n, total) in [
+            (0, 20, 230),
+            (123_400, 50, 999_999),
+            (9_999_950, 50, 99_999_999),
+        ] {
+            for mode in [Mode::Query, Mode::Path] {
+                for cache_stable in [false, true] {
+                    let next = (offset + n < total).then_some(offset + n);
+                    let page = Page {
+                        offset,
+                        total,
+                        next,
+                    };
+                    let line = preamble(mode, cache_stable, n, Some(page));
+                    assert!(count(&line) <= RESPONSE_PREAMBLE_TOKENS, "{line}");
+                    if let Some(next) = next {
+                        assert!(line.contains(&format!("cursor \"{next}\"")), "{line}");
+                    }
+                }
+            }
+        }
     }
 }
