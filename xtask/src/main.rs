@@ -182,6 +182,15 @@ fn ci() -> Result<(), TaskError> {
         isolated.args(["-p", library]);
     }
     run_checked(&mut isolated)?;
+    // agentwire-toolcard without its default `schema` feature (no jsonschema in the tree).
+    run_checked(cargo().args([
+        "test",
+        "-p",
+        "agentwire-toolcard",
+        "--no-default-features",
+        "--lib",
+        "--tests",
+    ]))?;
     if !fuzz::targets()?.is_empty() {
         // The fuzz crate is its own workspace; checking it keeps every target compiling.
         run_checked(cargo().args(["check", "--manifest-path", "fuzz/Cargo.toml", "--bins"]))?;

@@ -64,9 +64,20 @@ pub(crate) enum CliError {
     #[error(transparent)]
     Exec(#[from] crate::exec::ExecError),
     /// A tool catalog, tool_id or browse request was rejected by `agentwire-toolcard`;
-    /// printed as `CODE: message` on one line.
-    #[error("{}: {}", .0.code(), one_line(&.0.to_string()))]
+    /// printed as `CODE: message` (or `CODE at line L, column C: message`) on one line.
+    #[error("{}", one_line(&.0.to_string()))]
     Toolcard(#[from] agentwire_toolcard::Error),
+    /// A `tools/list` input of `agentwire tools` is not one; printed as
+    /// `<input>: CODE at line L, column C: message`.
+    #[error("{what}: {}", one_line(&.error.to_string()))]
+    ToolsInput {
+        what: String,
+        error: agentwire_toolcard::Error,
+    },
+    /// The subcommand already reported the error on standard error (as JSON); exit with
+    /// this status without printing more.
+    #[error("")]
+    Reported(u8),
 }
 
 /// Error text on a single line: line breaks become spaces.
@@ -80,6 +91,7 @@ impl CliError {
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
             CliError::Usage(_) => 2,
+            CliError::Reported(code) => *code,
             _ => 1,
         }
     }

@@ -45,7 +45,8 @@ enum Command {
     Scorecard(scorecard::Args),
     /// Send one turn to a model with JSON-Schema tools; print its events as JSONL.
     Exec(Box<exec::Args>),
-    /// Tool ids, ChoiceCards and tool_browse over an MCP tools/list result.
+    /// Tool ids, ChoiceCards, tool_browse, hydration and argument checks over MCP tools/list
+    /// results.
     Tools(tools::Args),
 }
 
@@ -90,7 +91,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("agentwire: {e}");
+            if !matches!(e, CliError::Reported(_)) {
+                eprintln!("agentwire: {e}");
+            }
             ExitCode::from(e.exit_code())
         }
     }

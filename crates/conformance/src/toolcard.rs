@@ -9,21 +9,40 @@
 //! | `truncate` | `input` (text), `budget`, `expected` (text) | bytes equal |
 //! | `card` | `input` (an MCP tool), `server`?, `expected` `{text, tokens, json}` or `expectedError` | rendering, count and JSON form equal |
 //! | `parse-path` | `input` (text), `expected` `{segments, wildcard}` or `expectedError` | equal |
-//! | `catalog` | `tools`, `server`?, `expected` (ids, in order) or `expectedError` | equal |
-//! | `discovery` | `tools`, `encoding` (`canonical`/`percent`), `expected` (entries) | equal |
-//! | `browse` | `tools`, `arguments`, `expected` `{text, ids}` or `expectedError` | text and ids equal |
+//! | `catalog` | `tools`, `server`?, `expected` (ids, in order) or `expectedError`, `skipped`? | ids equal; the skipped tools match `skipped` (none when absent) |
+//! | `discovery` | `tools`, `encoding` (`mcp`/`canonical`/`percent`), `expected` (entries) | equal |
+//! | `mcp-name` | `input` (a tool_id), `expected` (its MCP name) | equal, and the name decodes back to `input` unless it was shortened |
+//! | `from-mcp-name` | `input` (a name), `expected` (a tool_id) or `expectedError` | equal |
+//! | `browse` | `tools`, `arguments`, `expected` `{text, ids, next_cursor, total}` or `expectedError` | the members given equal |
 //! | `session` | `tools`, `cache_stable`, `steps` | every step as expected, in order, in one session |
 //! | `validate-args` | `tools`, `tool_id`, `args`, `expected: "ok"` or `expectedError` | equal |
+//! | `gateway` | `mode` (`gateway`/`proxy`), `servers` (name → tools/list), `cache_stable`?, `firewall`?, `steps` | every step's outcome matches its `expected`, in order, in one gateway |
 //!
 //! Parts are `{namespace, name, version, hash8}` with `null` for an absent version or hash.
+//! A catalog's `skipped` is an array with one object per tool the catalog could not take, in
+//! the order the tools were added, each matched as a subset of the codec's report
+//! `{server, upstream_name, tool_id, pointer, error}` (`error` being the §3.4 object).
 //! An `expectedError` is a JSON object matched as a **subset** of the error object of spec
 //! §3.4 that the codec returns (`{"error", "message", "path", "details"}`): every member it
 //! names must be there with an equal value (recursively for objects), so a fixture pins the
 //! code and, where it matters, the offset, path or message. A session step is
 //! `{"browse": <arguments>, ...}` or `{"hydrate": "<tool_id>", ...}` with the step's own
-//! `expected` or `expectedError`. A browse result is `{ids, scores, text, tokens}` (`scores`
-//! holds each card's score or `null`) and is compared on the members the fixture names; a
-//! hydrate result is the hydration object `{tool_id, upstream_name, server?, input_schema}`.
+//! `expected` or `expectedError`. A browse result is `{ids, scores, text, tokens, next_cursor,
+//! total}` (`scores` holds each card's score or `null`) and is compared on the members the
+//! fixture names; a hydrate result is the hydration object
+//! `{tool_id, upstream_name, server?, input_schema}`.
+//!
+//! A `gateway` fixture drives the proxy or gateway surface of spec §4 as an MCP runtime
+//! would. `firewall` may set `budget`, `summary_budget` and `view_budget` (tokens). A step is
+//! one of `{"list": true}` (the `tools/list` result), `{"call": name, "arguments": {...}}` (a
+//! `tools/call`), `{"complete": <upstream CallToolResult>}` or `{"fail": {"error": {"code",
+//! "message"}} | {"timeout_ms": n} | {"unavailable": "message"}}` (the outcome of the last
+//! upstream call), `{"refresh": server, "tools": <tools/list>}` (an upstream's tools changed).
+//! A call's outcome is `{"reply": {"isError", "text", "json"}}` (`json` is the text parsed,
+//! when it is JSON) or `{"upstream": {"tool_id", "server", "name", "arguments"}}`; a refresh's
+//! is `{"list_changed", "skipped"}` (the number of tools skipped). `expected` is matched as a
+//! pattern: objects by the members it names, arrays element by element (same length),
+//! anything else exactly.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -108,6 +127,26 @@ pub enum ToolcardCase {
         /// The upstream server name, if any.
         #[serde(default)]
         server: Option<String>,
+        /// The tools the catalog skips, each matched as a subset of the codec's report.
+        #[serde(default)]
+        skipped: Vec<Value>,
+        /// Expected outcome.
+        #[serde(flatten)]
+        outcome: Outcome,
+    },
+    /// The MCP-safe name of a tool_id.
+    #[serde(rename = "mcp-name")]
+    McpName {
+        /// The tool_id.
+        input: String,
+        /// Its MCP name.
+        expected: String,
+    },
+    /// The tool_id of an MCP-safe name.
+    #[serde(rename = "from-mcp-name")]
+    FromMcpName {
+        /// The name.
+        input: String,
         /// Expected outcome.
         #[serde(flatten)]
         outcome: Outcome,
@@ -142,6 +181,22 @@ pub enum ToolcardCase {
         cache_stable: bool,
         /// The calls.
         steps: Vec<Step>,
+    },
+    /// Drive a proxy or gateway through a sequence of MCP calls.
+    #[serde(rename = "gateway")]
+    Gateway {
+        /// `gateway` or `proxy`.
+        mode: String,
+        /// Upstream server name → its tools/list result.
+        servers: Map<String, Value>,
+        /// Whether browsing is cache-stable.
+        #[serde(default)]
+        cache_stable: bool,
+        /// Firewall budgets: `budget`, `summary_budget`, `view_budget`.
+        #[serde(default)]
+        firewall: Map<String, Value>,
+        /// The calls.
+        steps: Vec<GatewayStep>,
     },
     /// Validate tool arguments.
     #[serde(rename = "validate-args")]
@@ -185,6 +240,66 @@ pub struct Step {
     pub outcome: Outcome,
 }
 
+/// One step of a `gateway` fixture.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayStep {
+    /// `true`: ask for `tools/list`.
+    #[serde(default)]
+    pub list: bool,
+    /// A `tools/call` of this name...
+    #[serde(default)]
+    pub call: Option<String>,
+    /// ...with these arguments.
+    #[serde(default)]
+    pub arguments: Option<Value>,
+    /// The upstream result of the last upstream call.
+    #[serde(default)]
+    pub complete: Option<Value>,
+    /// The failure of the last upstream call.
+    #[serde(default)]
+    pub fail: Option<Value>,
+    /// An upstream whose tools changed...
+    #[serde(default)]
+    pub refresh: Option<String>,
+    /// ...to these.
+    #[serde(default)]
+    pub tools: Option<Value>,
+    /// The expected outcome, matched as a pattern.
+    pub expected: Value,
+}
+
+/// One step of a gateway run, as the codec sees it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum GatewayCall {
+    /// `tools/list`.
+    List,
+    /// `tools/call` of a name with arguments.
+    Call(String, Value),
+    /// The upstream's `CallToolResult` for the last upstream call.
+    Complete(Value),
+    /// The last upstream call failed: `{"error": {"code", "message"}}`, `{"timeout_ms": n}`
+    /// or `{"unavailable": "message"}`.
+    Fail(Value),
+    /// An upstream's tools changed to this tools/list result.
+    Refresh(String, Value),
+}
+
+/// The settings of a gateway run.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct GatewaySetup {
+    /// `gateway` or `proxy`.
+    pub mode: String,
+    /// Upstream server name → its tools/list result, in the fixture's order.
+    pub servers: Vec<(String, Value)>,
+    /// Whether browsing is cache-stable.
+    pub cache_stable: bool,
+    /// Firewall budgets by name.
+    pub firewall: Map<String, Value>,
+}
+
 /// One call of a session, as the codec sees it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -205,10 +320,13 @@ impl Case for ToolcardCase {
             ToolcardCase::Card { .. } => "card",
             ToolcardCase::ParsePath { .. } => "parse-path",
             ToolcardCase::Catalog { .. } => "catalog",
+            ToolcardCase::McpName { .. } => "mcp-name",
+            ToolcardCase::FromMcpName { .. } => "from-mcp-name",
             ToolcardCase::Discovery { .. } => "discovery",
             ToolcardCase::Browse { .. } => "browse",
             ToolcardCase::Session { .. } => "session",
             ToolcardCase::ValidateArgs { .. } => "validate-args",
+            ToolcardCase::Gateway { .. } => "gateway",
         }
     }
 }
@@ -228,12 +346,18 @@ pub trait ToolcardCodec: Send + Sync {
     fn card(&self, tool: &Value, server: Option<&str>) -> Result<Value, ErrorObject>;
     /// Parses a browse path into `{segments, wildcard}`.
     fn parse_path(&self, path: &str) -> Result<Value, ErrorObject>;
-    /// Builds a catalog and lists its tool_ids in order.
-    fn catalog(&self, tools: &Value, server: Option<&str>) -> Result<Vec<String>, ErrorObject>;
-    /// The stripped tools/list of the transparent proxy.
-    fn discovery(&self, tools: &Value, percent_encoded: bool) -> Result<Value, ErrorObject>;
+    /// Builds a catalog: `{ids, skipped}`, its tool_ids in order and the report of each tool
+    /// it skipped, `{server, upstream_name, tool_id, pointer, error}`.
+    fn catalog(&self, tools: &Value, server: Option<&str>) -> Result<Value, ErrorObject>;
+    /// The stripped tools/list of the transparent proxy, names encoded as `encoding` says
+    /// (`mcp`, `canonical` or `percent`).
+    fn discovery(&self, tools: &Value, encoding: &str) -> Result<Value, ErrorObject>;
+    /// The MCP-safe name of a tool_id.
+    fn mcp_name(&self, id: &str) -> Result<String, ErrorObject>;
+    /// The tool_id of an MCP-safe name.
+    fn decode_mcp_name(&self, name: &str) -> Result<String, ErrorObject>;
     /// Runs calls in one session over a catalog; the outer error is a catalog failure. A
-    /// browse result is `{ids, scores, text, tokens}`; a hydrate result is the hydration
+    /// browse result is `{ids, scores, text, tokens, next_cursor, total}`; a hydrate result is the hydration
     /// object.
     fn session(
         &self,
@@ -243,6 +367,13 @@ pub trait ToolcardCodec: Send + Sync {
     ) -> Result<Vec<Result<Value, ErrorObject>>, ErrorObject>;
     /// Validates arguments against a tool's input schema.
     fn validate_args(&self, tools: &Value, tool_id: &str, args: &Value) -> Result<(), ErrorObject>;
+    /// Runs a proxy or gateway through `calls`; one outcome per call (see the module docs).
+    /// The outer error is a setup failure.
+    fn gateway(
+        &self,
+        setup: &GatewaySetup,
+        calls: &[GatewayCall],
+    ) -> Result<Vec<Value>, ErrorObject>;
 }
 
 /// A harness that checks toolcard fixtures against `codec`.
@@ -304,30 +435,64 @@ pub fn check(codec: &dyn ToolcardCodec, fixture: &Fixture<ToolcardCase>) -> Resu
         ToolcardCase::Catalog {
             tools,
             server,
+            skipped,
             outcome,
-        } => expect(
-            "catalog",
+        } => {
+            let result = codec.catalog(tools, server.as_deref());
+            if let Ok(built) = &result {
+                let empty = Vec::new();
+                let actual = built
+                    .get("skipped")
+                    .and_then(Value::as_array)
+                    .unwrap_or(&empty);
+                let matches = actual.len() == skipped.len()
+                    && skipped.iter().zip(actual).all(|(e, a)| json_subset(e, a));
+                if !matches {
+                    return Err(Failure::json_mismatch(
+                        "catalog skipped (each expected report must be a subset)",
+                        &Value::Array(skipped.clone()),
+                        &Value::Array(actual.clone()),
+                    ));
+                }
+            }
+            expect(
+                "catalog",
+                outcome,
+                result.map(|built| built.get("ids").cloned().unwrap_or(Value::Null)),
+            )
+        }
+        ToolcardCase::McpName { input, expected } => {
+            let name = codec
+                .mcp_name(input)
+                .map_err(|e| Failure::new(format!("mcp-name failed: {e}")))?;
+            same_text("mcp-name", expected, &name)?;
+            let shortened = name.len() == 128 && name.get(118..120) == Some(".z");
+            match codec.decode_mcp_name(&name) {
+                Ok(back) if !shortened => same_text("from-mcp-name(mcp-name(input))", input, &back),
+                Err(_) if shortened => Ok(()),
+                Ok(back) => Err(Failure::new(format!(
+                    "the shortened name {name} decodes to {back}; it must not decode without its catalog"
+                ))),
+                Err(e) => Err(Failure::new(format!("the name {name} does not decode: {e}"))),
+            }
+        }
+        ToolcardCase::FromMcpName { input, outcome } => expect(
+            "from-mcp-name",
             outcome,
-            codec
-                .catalog(tools, server.as_deref())
-                .map(|ids| Value::Array(ids.into_iter().map(Value::String).collect())),
+            codec.decode_mcp_name(input).map(Value::String),
         ),
         ToolcardCase::Discovery {
             tools,
             encoding,
             expected,
         } => {
-            let percent = match encoding.as_str() {
-                "canonical" => false,
-                "percent" => true,
-                other => {
-                    return Err(Failure::new(format!(
-                        "fixture: unknown encoding `{other}` (canonical or percent)"
-                    )))
-                }
-            };
+            if !matches!(encoding.as_str(), "mcp" | "canonical" | "percent") {
+                return Err(Failure::new(format!(
+                    "fixture: unknown encoding `{encoding}` (mcp, canonical or percent)"
+                )));
+            }
             let actual = codec
-                .discovery(tools, percent)
+                .discovery(tools, encoding)
                 .map_err(|e| Failure::new(format!("discovery failed: {e}")))?;
             same_json("discovery", expected, &actual)
         }
@@ -378,6 +543,76 @@ pub fn check(codec: &dyn ToolcardCodec, fixture: &Fixture<ToolcardCase>) -> Resu
                     expect_browse(&what, &step.outcome, result)?;
                 } else {
                     expect(&what, &step.outcome, result)?;
+                }
+            }
+            Ok(())
+        }
+        ToolcardCase::Gateway {
+            mode,
+            servers,
+            cache_stable,
+            firewall,
+            steps,
+        } => {
+            let mut calls = Vec::with_capacity(steps.len());
+            for (i, step) in steps.iter().enumerate() {
+                let given = [
+                    step.list,
+                    step.call.is_some(),
+                    step.complete.is_some(),
+                    step.fail.is_some(),
+                    step.refresh.is_some(),
+                ];
+                if given.iter().filter(|g| **g).count() != 1 {
+                    return Err(Failure::new(format!(
+                        "fixture: step {} needs exactly one of `list`, `call`, `complete`, `fail`, `refresh`",
+                        i + 1
+                    )));
+                }
+                calls.push(if step.list {
+                    GatewayCall::List
+                } else if let Some(name) = &step.call {
+                    GatewayCall::Call(
+                        name.clone(),
+                        step.arguments.clone().unwrap_or(Value::Object(Map::new())),
+                    )
+                } else if let Some(result) = &step.complete {
+                    GatewayCall::Complete(result.clone())
+                } else if let Some(failure) = &step.fail {
+                    GatewayCall::Fail(failure.clone())
+                } else {
+                    GatewayCall::Refresh(
+                        step.refresh.clone().unwrap_or_default(),
+                        step.tools.clone().unwrap_or(Value::Array(Vec::new())),
+                    )
+                });
+            }
+            let setup = GatewaySetup {
+                mode: mode.clone(),
+                servers: servers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                cache_stable: *cache_stable,
+                firewall: firewall.clone(),
+            };
+            let outcomes = codec
+                .gateway(&setup, &calls)
+                .map_err(|e| Failure::new(format!("setting up the gateway failed: {e}")))?;
+            if outcomes.len() != steps.len() {
+                return Err(Failure::new(format!(
+                    "the gateway returned {} outcomes for {} steps",
+                    outcomes.len(),
+                    steps.len()
+                )));
+            }
+            for (i, (step, outcome)) in steps.iter().zip(&outcomes).enumerate() {
+                if !json_match(&step.expected, outcome) {
+                    return Err(Failure::json_mismatch(
+                        &format!("step {} (the expected pattern must match)", i + 1),
+                        &step.expected,
+                        outcome,
+                    ));
                 }
             }
             Ok(())
@@ -472,6 +707,20 @@ fn json_subset(expected: &Value, actual: &Value) -> bool {
         (Value::Object(e), Value::Object(a)) => e
             .iter()
             .all(|(k, v)| a.get(k).is_some_and(|av| json_subset(v, av))),
+        _ => json_eq(expected, actual),
+    }
+}
+
+/// Whether `actual` matches the pattern `expected`: objects by the members the pattern names
+/// (recursively), arrays element by element with the same length, anything else exactly.
+fn json_match(expected: &Value, actual: &Value) -> bool {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => e
+            .iter()
+            .all(|(k, v)| a.get(k).is_some_and(|av| json_match(v, av))),
+        (Value::Array(e), Value::Array(a)) => {
+            e.len() == a.len() && e.iter().zip(a).all(|(e, a)| json_match(e, a))
+        }
         _ => json_eq(expected, actual),
     }
 }

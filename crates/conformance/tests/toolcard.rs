@@ -3,10 +3,16 @@
 //! Run one area with `cargo test -p agentwire-conformance --test toolcard -- browse/`.
 
 use agentwire_conformance::find_workspace_root;
-use agentwire_conformance::toolcard::{self, object, ErrorObject, SessionCall, ToolcardCodec};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentwire_conformance::toolcard::{
+    self, object, ErrorObject, GatewayCall, GatewaySetup, SessionCall, ToolcardCodec,
+};
 use agentwire_toolcard::{
     format_tool_id, parse_path, parse_tool_id, truncate_description, BrowseRequest, Catalog,
-    CatalogBuilder, Error, NameEncoding, Session, ToolDefinition, ToolIdParts,
+    CatalogBuilder, Dispatch, Error, FirewallOptions, Gateway, GatewayOptions, Mode, NameEncoding,
+    Session, ToolDefinition, ToolId, ToolIdParts, UpstreamCall, UpstreamFailure,
 };
 use serde_json::Value;
 
@@ -16,6 +22,11 @@ struct AgentwireToolcard;
 fn err(e: &Error) -> ErrorObject {
     // Through the fixed-order text, so the object is the same in every serde_json build.
     serde_json::from_str(&e.to_json_string()).unwrap_or_else(|_| e.to_json())
+}
+
+/// A value built with the default serde_json map, as the runner's own (ordered) value.
+fn reparse(value: &Value) -> Value {
+    serde_json::from_str(&value.to_string()).unwrap_or(Value::Null)
 }
 
 fn parts_json(parts: &ToolIdParts) -> Value {
@@ -101,20 +112,47 @@ impl ToolcardCodec for AgentwireToolcard {
         ]))
     }
 
-    fn catalog(&self, tools: &Value, server: Option<&str>) -> Result<Vec<String>, ErrorObject> {
+    fn catalog(&self, tools: &Value, server: Option<&str>) -> Result<Value, ErrorObject> {
         let catalog = catalog(tools, server)?;
-        Ok(catalog.tools().map(|t| t.id().to_string()).collect())
+        Ok(object([
+            (
+                "ids",
+                catalog
+                    .tools()
+                    .map(|t| Value::String(t.id().to_string()))
+                    .collect(),
+            ),
+            (
+                "skipped",
+                catalog
+                    .skipped()
+                    .iter()
+                    .map(|s| reparse(&s.to_json()))
+                    .collect(),
+            ),
+        ]))
     }
 
-    fn discovery(&self, tools: &Value, percent_encoded: bool) -> Result<Value, ErrorObject> {
+    fn discovery(&self, tools: &Value, encoding: &str) -> Result<Value, ErrorObject> {
         let catalog = catalog(tools, None)?;
-        let encoding = if percent_encoded {
-            NameEncoding::PercentEncoded
-        } else {
-            NameEncoding::Canonical
+        let encoding = match encoding {
+            "percent" => NameEncoding::PercentEncoded,
+            "canonical" => NameEncoding::Canonical,
+            _ => NameEncoding::Mcp,
         };
         let text = serde_json::to_string(&catalog.discovery(encoding)).unwrap_or_default();
         Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    fn mcp_name(&self, id: &str) -> Result<String, ErrorObject> {
+        let id = ToolId::parse(id).map_err(|e| err(&e))?;
+        Ok(id.to_mcp_name())
+    }
+
+    fn decode_mcp_name(&self, name: &str) -> Result<String, ErrorObject> {
+        ToolId::from_mcp_name(name)
+            .map(|id| id.to_string())
+            .map_err(|e| err(&e))
     }
 
     fn session(
@@ -156,6 +194,13 @@ impl ToolcardCodec for AgentwireToolcard {
                             ),
                             ("text", Value::String(response.text().to_owned())),
                             ("tokens", Value::from(response.tokens())),
+                            (
+                                "next_cursor",
+                                response
+                                    .next_cursor()
+                                    .map_or(Value::Null, |c| Value::String(c.into())),
+                            ),
+                            ("total", Value::from(response.total())),
                         ])
                     })
                     .map_err(|e| err(&e)),
@@ -172,10 +217,128 @@ impl ToolcardCodec for AgentwireToolcard {
         Ok(results)
     }
 
+    fn gateway(
+        &self,
+        setup: &GatewaySetup,
+        calls: &[GatewayCall],
+    ) -> Result<Vec<Value>, ErrorObject> {
+        run_gateway(setup, calls)
+    }
+
     fn validate_args(&self, tools: &Value, tool_id: &str, args: &Value) -> Result<(), ErrorObject> {
         let catalog = catalog(tools, None)?;
         catalog.validate_args(tool_id, args).map_err(|e| err(&e))
     }
+}
+
+/// A `CallToolResult` as the fixtures see it: `{"reply": {"isError", "text", "json"}}`.
+fn reply_outcome(result: &Value) -> Value {
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    let json = serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
+    object([(
+        "reply",
+        object([
+            ("isError", result["isError"].clone()),
+            ("text", Value::String(text.to_owned())),
+            ("json", json),
+        ]),
+    )])
+}
+
+fn run_gateway(setup: &GatewaySetup, calls: &[GatewayCall]) -> Result<Vec<Value>, ErrorObject> {
+    let mut builder = CatalogBuilder::new();
+    for (server, list) in &setup.servers {
+        builder
+            .add_tools_list(Some(server), list)
+            .map_err(|e| err(&e))?;
+    }
+    let catalog = Arc::new(builder.build().map_err(|e| err(&e))?);
+    let mode = match setup.mode.as_str() {
+        "proxy" => Mode::Proxy,
+        "gateway" => Mode::Gateway,
+        other => return Err(Value::String(format!("unknown mode {other}"))),
+    };
+    let budget = |name: &str, default: usize| {
+        setup
+            .firewall
+            .get(name)
+            .and_then(Value::as_u64)
+            .map_or(default, |n| n as usize)
+    };
+    let defaults = FirewallOptions::default();
+    let firewall = FirewallOptions::default()
+        .budget(budget("budget", defaults.budget))
+        .summary_budget(budget("summary_budget", defaults.summary_budget))
+        .view_budget(budget("view_budget", defaults.view_budget));
+    let options = GatewayOptions::new(mode)
+        .cache_stable(setup.cache_stable)
+        .firewall(firewall);
+    let mut gateway = Gateway::new(catalog, options);
+    let mut last: Option<UpstreamCall> = None;
+    let mut outcomes = Vec::new();
+    for call in calls {
+        let outcome = match call {
+            GatewayCall::List => gateway.tools_list(),
+            GatewayCall::Call(name, arguments) => match gateway.call(name, arguments) {
+                Dispatch::Reply(result) => reply_outcome(&result),
+                Dispatch::Upstream(call) => {
+                    let outcome = object([(
+                        "upstream",
+                        object([
+                            ("tool_id", Value::String(call.tool_id.to_string())),
+                            (
+                                "server",
+                                call.server.clone().map_or(Value::Null, Value::String),
+                            ),
+                            ("name", Value::String(call.upstream_name.clone())),
+                            ("arguments", call.arguments.clone()),
+                        ]),
+                    )]);
+                    last = Some(call);
+                    outcome
+                }
+                _ => Value::String("unknown dispatch".into()),
+            },
+            GatewayCall::Complete(result) => match &last {
+                Some(call) => reply_outcome(&gateway.complete(call, result)),
+                None => Value::String("no upstream call to complete".into()),
+            },
+            GatewayCall::Fail(failure) => match &last {
+                Some(call) => {
+                    let failure = if let Some(ms) =
+                        failure.get("timeout_ms").and_then(Value::as_u64)
+                    {
+                        UpstreamFailure::Timeout {
+                            after: Some(Duration::from_millis(ms)),
+                        }
+                    } else if let Some(message) = failure.get("unavailable").and_then(Value::as_str)
+                    {
+                        UpstreamFailure::Unavailable {
+                            message: message.to_owned(),
+                        }
+                    } else {
+                        let error = &failure["error"];
+                        UpstreamFailure::Error {
+                            code: error["code"].as_i64(),
+                            message: error["message"].as_str().unwrap_or_default().to_owned(),
+                        }
+                    };
+                    reply_outcome(&gateway.fail(call, failure))
+                }
+                None => Value::String("no upstream call to fail".into()),
+            },
+            GatewayCall::Refresh(server, tools) => match gateway.refresh(server, tools) {
+                Ok(refresh) => object([
+                    ("list_changed", Value::Bool(refresh.list_changed)),
+                    ("skipped", Value::from(refresh.skipped.len())),
+                ]),
+                Err(e) => err(&e),
+            },
+            _ => Value::String("unsupported gateway call".into()),
+        };
+        outcomes.push(outcome);
+    }
+    Ok(outcomes)
 }
 
 fn main() {

@@ -20,6 +20,9 @@ pub const DEFAULT_TOP_K: usize = 8;
 pub const MAX_TOP_K: usize = 50;
 /// The longest query accepted, in bytes.
 pub const MAX_QUERY_BYTES: usize = 4096;
+/// The number of entries a path returns when the request does not say: every child of a
+/// namespace of up to 20 tools, and of a cluster of up to 20 tools.
+pub const DEFAULT_PAGE_SIZE: usize = 20;
 
 /// The arguments of one `tool_browse` call: a query or a path (§3.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,10 +36,15 @@ pub enum BrowseRequest {
         top_k: Option<usize>,
     },
     /// A path through the [`ChoiceGraph`](crate::ChoiceGraph), answered with the children of
-    /// the node it addresses (all of them), or with the leaf's own card.
+    /// the node it addresses, a page at a time, or with the leaf's own card.
     Path {
         /// The path, such as `/github`.
         path: String,
+        /// How many entries a page holds at most; [`DEFAULT_PAGE_SIZE`] when `None`.
+        top_k: Option<usize>,
+        /// Where the page starts: the `next_cursor` of the previous page
+        /// ([`BrowseResponse::next_cursor`]); the first page when `None`.
+        cursor: Option<String>,
     },
 }
 
@@ -49,18 +57,40 @@ impl BrowseRequest {
         }
     }
 
-    /// A path.
+    /// The first page of a path, with the default page size.
     pub fn path(path: impl Into<String>) -> Self {
-        BrowseRequest::Path { path: path.into() }
+        BrowseRequest::Path {
+            path: path.into(),
+            top_k: None,
+            cursor: None,
+        }
     }
 
-    /// The same query with another `top_k` (no effect on a path request).
+    /// The same request with another `top_k`: the number of cards of a query, the page size
+    /// of a path.
     #[must_use]
     pub fn with_top_k(self, k: usize) -> Self {
         match self {
             BrowseRequest::Query { query, .. } => BrowseRequest::Query {
                 query,
                 top_k: Some(k),
+            },
+            BrowseRequest::Path { path, cursor, .. } => BrowseRequest::Path {
+                path,
+                top_k: Some(k),
+                cursor,
+            },
+        }
+    }
+
+    /// The same path request from `cursor` on (no effect on a query).
+    #[must_use]
+    pub fn with_cursor(self, cursor: impl Into<String>) -> Self {
+        match self {
+            BrowseRequest::Path { path, top_k, .. } => BrowseRequest::Path {
+                path,
+                top_k,
+                cursor: Some(cursor.into()),
             },
             other => other,
         }
@@ -69,8 +99,9 @@ impl BrowseRequest {
     /// Reads the arguments object of an MCP `tool_browse` call.
     ///
     /// Exactly one of `query` (a string) and `path` (a string) must be present (`null` counts
-    /// as absent); `top_k` (an integer from 1 to 50) may accompany a query only. Anything else
-    /// (both, neither, wrong types, unknown members) is `ARGS_INVALID`.
+    /// as absent); `top_k` (an integer from 1 to 50) may accompany either (the number of
+    /// cards of a query, the page size of a path), and `cursor` (a string) a path. Anything
+    /// else (both, neither, wrong types, unknown members) is `ARGS_INVALID`.
     ///
     /// ```
     /// use agentwire_toolcard::{BrowseRequest, ErrorCode};
@@ -78,6 +109,9 @@ impl BrowseRequest {
     ///
     /// let request = BrowseRequest::from_arguments(&json!({"query": "open an issue", "top_k": 3}))?;
     /// assert_eq!(request, BrowseRequest::query("open an issue").with_top_k(3));
+    ///
+    /// let request = BrowseRequest::from_arguments(&json!({"path": "/github", "cursor": "20"}))?;
+    /// assert_eq!(request, BrowseRequest::path("/github").with_cursor("20"));
     ///
     /// let error = BrowseRequest::from_arguments(&json!({"query": "x", "path": "/"})).unwrap_err();
     /// assert_eq!(error.code(), ErrorCode::ArgsInvalid);
@@ -96,11 +130,11 @@ impl BrowseRequest {
         };
         if let Some(unknown) = map
             .keys()
-            .find(|k| !matches!(k.as_str(), "query" | "path" | "top_k"))
+            .find(|k| !matches!(k.as_str(), "query" | "path" | "top_k" | "cursor"))
         {
             return Err(args_invalid(
                 Some(unknown),
-                format!("tool_browse has no argument `{unknown}` (expected `query` or `path`, and `top_k`)"),
+                format!("tool_browse has no argument `{unknown}` (expected `query` or `path`, `top_k`, and `cursor` with a path)"),
             ));
         }
         let string = |field: &str| -> Result<Option<String>, Error> {
@@ -115,6 +149,7 @@ impl BrowseRequest {
         };
         let query = string("query")?;
         let path = string("path")?;
+        let cursor = string("cursor")?;
         let top_k = match map.get("top_k") {
             None | Some(Value::Null) => None,
             Some(Value::Number(n)) => match n.as_u64() {
@@ -132,12 +167,16 @@ impl BrowseRequest {
                 None,
                 "tool_browse takes exactly one of `query` and `path`; neither was given",
             )),
-            (None, Some(_)) if top_k.is_some() => Err(args_invalid(
-                Some("top_k"),
-                "`top_k` applies to `query` only; a path lists every child",
+            (Some(_), None) if cursor.is_some() => Err(args_invalid(
+                Some("cursor"),
+                "`cursor` pages through a path; a query returns its `top_k` best at once",
             )),
             (Some(query), None) => Ok(BrowseRequest::Query { query, top_k }),
-            (None, Some(path)) => Ok(BrowseRequest::Path { path }),
+            (None, Some(path)) => Ok(BrowseRequest::Path {
+                path,
+                top_k,
+                cursor,
+            }),
         }
     }
 }
@@ -156,25 +195,48 @@ enum Mode {
     Path,
 }
 
+/// Where a page of a path's children sits among them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Page {
+    /// The index of the first entry shown.
+    offset: usize,
+    /// The number of children of the node.
+    total: usize,
+    /// The index of the first entry of the next page, if any.
+    next: Option<usize>,
+}
+
+/// What a request selects, before a session orders it.
+struct Selection {
+    mode: Mode,
+    cards: Vec<ChoiceCard>,
+    page: Option<Page>,
+}
+
 /// The answer to one `tool_browse` call: the cards, and the exact text an agent receives.
 ///
 /// The text is a preamble line (at most 32 tokens) followed by each card's one-line
 /// rendering ([`ChoiceCard::text`]); its token count is checked against `80 × n + 32`
-/// (§2.3), where `n` counts every card line, including the cache-breakpoint marker.
+/// (§2.3), where `n` counts every card line, including the cache-breakpoint marker. A query
+/// returns at most `top_k` (at most 50) cards and a path at most a page of `top_k` (20 by
+/// default) entries, so every response stays within `80 × 50 + 32` tokens.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BrowseResponse {
     cards: Vec<ChoiceCard>,
     text: String,
     tokens: usize,
+    page: Option<Page>,
+    next_cursor: Option<String>,
 }
 
 impl BrowseResponse {
-    fn new(mode: Mode, cache_stable: bool, cards: Vec<ChoiceCard>) -> Result<Self, Error> {
+    fn new(selection: Selection, cache_stable: bool) -> Result<Self, Error> {
+        let Selection { mode, cards, page } = selection;
         let tools = cards
             .iter()
             .filter(|c| c.id() != crate::card::CACHE_BREAKPOINT_ID)
             .count();
-        let mut text = preamble(mode, cache_stable, tools);
+        let mut text = preamble(mode, cache_stable, tools, page);
         for card in &cards {
             text.push_str(card.text());
         }
@@ -191,6 +253,8 @@ impl BrowseResponse {
             cards,
             text,
             tokens,
+            next_cursor: page.and_then(|p| p.next).map(|n| n.to_string()),
+            page,
         })
     }
 
@@ -214,9 +278,27 @@ impl BrowseResponse {
         self.tokens
     }
 
-    /// The JSON form: an array of the cards' JSON forms (with scores), for programs.
+    /// For a path whose node has more children than one page holds: the `cursor` argument
+    /// that returns the next page (the preamble says it too). `None` on the last page and
+    /// for queries.
+    pub fn next_cursor(&self) -> Option<&str> {
+        self.next_cursor.as_deref()
+    }
+
+    /// For a path: how many children the node has (or 1 for a leaf); for a query, the
+    /// number of cards returned.
+    pub fn total(&self) -> usize {
+        self.page.map_or(self.cards.len(), |p| p.total)
+    }
+
+    /// The JSON form, for programs: `{"cards": [...], "total": n, "next_cursor": "…" | null}`,
+    /// the cards in their JSON form (with scores).
     pub fn to_json(&self) -> Value {
-        serde_json::to_value(&self.cards).unwrap_or(Value::Null)
+        serde_json::json!({
+            "cards": serde_json::to_value(&self.cards).unwrap_or(Value::Null),
+            "total": self.total(),
+            "next_cursor": self.next_cursor,
+        })
     }
 
     /// Consumes the response, returning the cards.
@@ -226,7 +308,7 @@ impl BrowseResponse {
 }
 
 /// The first line of a response: at most 32 tokens, and never an echo of the request.
-fn preamble(mode: Mode, cache_stable: bool, n: usize) -> String {
+fn preamble(mode: Mode, cache_stable: bool, n: usize, page: Option<Page>) -> String {
     let (noun, plural) = match mode {
         Mode::Query => ("tool", "tools"),
         Mode::Path => ("entry", "entries"),
@@ -237,13 +319,33 @@ fn preamble(mode: Mode, cache_stable: bool, n: usize) -> String {
             Mode::Path => "tool_browse: nothing at this path\n".into(),
         };
     }
-    let what = if n == 1 { noun } else { plural };
     let order = match (cache_stable, mode) {
         (true, _) => "seen before first, then new, each by id",
         (false, Mode::Query) => "best match first",
         (false, Mode::Path) => "internal entries are paths to browse",
     };
-    format!("tool_browse: {n} {what}, {order}\n")
+    match page {
+        Some(page) if n < page.total => {
+            let first = page.offset + 1;
+            let last = page.offset + n;
+            let total = page.total;
+            let next = page
+                .next
+                .map(|next| format!("; next page: cursor \"{next}\""))
+                .unwrap_or_default();
+            let line = format!("tool_browse: {plural} {first}-{last} of {total}, {order}{next}\n");
+            // Long numbers could take the line past 32 tokens; then the order is left out.
+            if count(&line) <= RESPONSE_PREAMBLE_TOKENS {
+                line
+            } else {
+                format!("tool_browse: {plural} {first}-{last} of {total}{next}\n")
+            }
+        }
+        _ => {
+            let what = if n == 1 { noun } else { plural };
+            format!("tool_browse: {n} {what}, {order}\n")
+        }
+    }
 }
 
 impl Catalog {
@@ -279,8 +381,7 @@ impl Catalog {
     /// # Ok::<(), agentwire_toolcard::Error>(())
     /// ```
     pub fn browse(&self, request: &BrowseRequest) -> Result<BrowseResponse, Error> {
-        let (mode, cards) = self.select(request)?;
-        BrowseResponse::new(mode, false, cards)
+        BrowseResponse::new(self.select(request)?, false)
     }
 
     /// Answers a `tool_browse` call from its MCP arguments object; see
@@ -290,7 +391,7 @@ impl Catalog {
     }
 
     /// The cards a request selects, in §2.5 order.
-    fn select(&self, request: &BrowseRequest) -> Result<(Mode, Vec<ChoiceCard>), Error> {
+    fn select(&self, request: &BrowseRequest) -> Result<Selection, Error> {
         match request {
             BrowseRequest::Query { query, top_k } => {
                 let k = top_k.unwrap_or(DEFAULT_TOP_K);
@@ -320,9 +421,21 @@ impl Catalog {
                     .into_iter()
                     .map(|(i, score)| self.tool_at(i).card().clone().with_score(Some(score)))
                     .collect();
-                Ok((Mode::Query, cards))
+                Ok(Selection {
+                    mode: Mode::Query,
+                    cards,
+                    page: None,
+                })
             }
-            BrowseRequest::Path { path } => {
+            BrowseRequest::Path {
+                path,
+                top_k,
+                cursor,
+            } => {
+                let k = top_k.unwrap_or(DEFAULT_PAGE_SIZE);
+                if !(1..=MAX_TOP_K).contains(&k) {
+                    return Err(top_k_error());
+                }
                 let path = parse_path(path)?;
                 let graph = self.graph();
                 let node = graph.resolve(&path)?;
@@ -339,9 +452,45 @@ impl Catalog {
                     graph.children(node).filter_map(card_of).collect()
                 };
                 cards.sort_by(|a, b| a.id().cmp(b.id()));
-                Ok((Mode::Path, cards))
+                let total = cards.len();
+                let offset = match cursor {
+                    None => 0,
+                    Some(cursor) => parse_cursor(cursor, total)?,
+                };
+                let end = offset.saturating_add(k).min(total);
+                cards.truncate(end);
+                cards.drain(..offset);
+                Ok(Selection {
+                    mode: Mode::Path,
+                    cards,
+                    page: Some(Page {
+                        offset,
+                        total,
+                        next: (end < total).then_some(end),
+                    }),
+                })
             }
         }
+    }
+}
+
+/// A cursor is the decimal index of the first entry of a page, as `next_cursor` wrote it.
+fn parse_cursor(cursor: &str, total: usize) -> Result<usize, Error> {
+    let canonical = !cursor.is_empty()
+        && cursor.len() <= 20
+        && cursor.bytes().all(|b| b.is_ascii_digit())
+        && (cursor == "0" || !cursor.starts_with('0'));
+    let offset = cursor.parse::<usize>().ok().filter(|_| canonical);
+    match offset {
+        Some(offset) if offset < total || offset == 0 => Ok(offset),
+        Some(offset) => Err(args_invalid(
+            Some("cursor"),
+            format!("`cursor` {offset} is past the last of the {total} entries at this path"),
+        )),
+        None => Err(args_invalid(
+            Some("cursor"),
+            "`cursor` must be a `next_cursor` from an earlier page (a decimal entry index)",
+        )),
     }
 }
 
@@ -362,8 +511,8 @@ impl Catalog {
 /// 2. the internal card `__cache_breakpoint__`, only when both parts are non-empty;
 /// 3. the newly seen cards, by ascending id.
 ///
-/// The selection itself is the ordinary one (the `top_k` best for a query, the children for
-/// a path), so a response never has more tool cards than the ordinary response. The cards
+/// The selection itself is the ordinary one (the `top_k` best for a query, a page of the
+/// children for a path), so a response never has more tool cards than the ordinary response. The cards
 /// returned, and the tools successfully hydrated, enter the seen set; nothing else does
 /// (failed hydrations and argument checks leave it unchanged).
 ///
@@ -438,14 +587,23 @@ impl<C: Deref<Target = Catalog>> Session<C> {
 
     /// Answers a `tool_browse` call.
     pub fn browse(&mut self, request: &BrowseRequest) -> Result<BrowseResponse, Error> {
-        let (mode, cards) = self.catalog.select(request)?;
+        let selection = self.catalog.select(request)?;
         if !self.cache_stable {
-            return BrowseResponse::new(mode, false, cards);
+            return BrowseResponse::new(selection, false);
         }
         let mut old = Vec::new();
         let mut new = Vec::new();
-        for card in cards {
+        // Seen cards first shown without a score (by a path or a hydration) take the score of
+        // the first query that ranks them (§5.2); the score is not rendered, so the text
+        // stays byte-stable.
+        let mut scored = Vec::new();
+        for card in selection.cards {
             match self.seen.get(card.id()) {
+                Some(frozen) if frozen.score().is_none() && card.score().is_some() => {
+                    let filled = frozen.clone().with_score(card.score());
+                    scored.push(filled.clone());
+                    old.push(filled);
+                }
                 Some(frozen) => old.push(frozen.clone()),
                 None => new.push(card),
             }
@@ -459,12 +617,35 @@ impl<C: Deref<Target = Catalog>> Session<C> {
         }
         let first_new = out.len();
         out.extend(new);
-        let response = BrowseResponse::new(mode, true, out)?;
+        let response = BrowseResponse::new(
+            Selection {
+                mode: selection.mode,
+                cards: out,
+                page: selection.page,
+            },
+            true,
+        )?;
         // Only what was actually returned enters the seen set, frozen as returned.
-        for card in &response.cards[first_new..] {
-            self.seen.insert(card.id().to_owned(), card.clone());
+        for card in scored
+            .into_iter()
+            .chain(response.cards[first_new..].iter().cloned())
+        {
+            self.seen.insert(card.id().to_owned(), card);
         }
         Ok(response)
+    }
+
+    /// Moves the session to another catalog (the same upstreams after one of them changed
+    /// its tools, see [`Catalog::with_server`]), keeping the cache-stable state: every card
+    /// seen whose id is still in the new catalog (a tool_id, or the path of a namespace or
+    /// cluster) stays frozen as first shown, score included; cards whose id is gone are
+    /// forgotten.
+    pub fn set_catalog(&mut self, catalog: C) {
+        self.seen.retain(|id, _| {
+            catalog.get(id).is_some()
+                || parse_path(id).is_ok_and(|path| catalog.graph().resolve(&path).is_ok())
+        });
+        self.catalog = catalog;
     }
 
     /// Answers a `tool_browse` call from its MCP arguments object.
@@ -491,5 +672,35 @@ impl<C: Deref<Target = Catalog>> Session<C> {
     /// [`Catalog::validate_args`]. Does not change the session.
     pub fn validate_args(&self, tool_id: &str, args: &Value) -> Result<(), Error> {
         self.catalog.validate_args(tool_id, args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preambles_stay_within_32_tokens() {
+        for (offset, n, total) in [
+            (0, 20, 230),
+            (123_400, 50, 999_999),
+            (9_999_950, 50, 99_999_999),
+        ] {
+            for mode in [Mode::Query, Mode::Path] {
+                for cache_stable in [false, true] {
+                    let next = (offset + n < total).then_some(offset + n);
+                    let page = Page {
+                        offset,
+                        total,
+                        next,
+                    };
+                    let line = preamble(mode, cache_stable, n, Some(page));
+                    assert!(count(&line) <= RESPONSE_PREAMBLE_TOKENS, "{line}");
+                    if let Some(next) = next {
+                        assert!(line.contains(&format!("cursor \"{next}\"")), "{line}");
+                    }
+                }
+            }
+        }
     }
 }

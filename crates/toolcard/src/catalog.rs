@@ -1,13 +1,15 @@
-//! The catalog: upstream tools keyed by tool_id, with their cards, graph, index and
-//! validators; hydration, argument validation and the proxy's discovery list (spec §4).
+//! The catalog: upstream tools keyed by tool_id, with their cards, graph, index, MCP names
+//! and validators; hydration, argument validation and the proxy's discovery list (spec §4).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::card::{CardKind, ChoiceCard, MAX_NAME_CHARS};
-use crate::error::{args_invalid, clip, invalid_json, invalid_tool, Error, ErrorKind, Violation};
+use crate::error::{args_invalid, clip, invalid_json, invalid_tool, Error, ErrorKind};
 use crate::graph::{ChoiceGraph, LeafInput};
 use crate::rank::{Fields, Index};
 use crate::tool::ToolDefinition;
@@ -21,9 +23,12 @@ pub const MAX_VIOLATIONS: usize = 32;
 pub struct CatalogTool {
     id: ToolId,
     server: Option<String>,
-    definition: ToolDefinition,
+    definition: Arc<ToolDefinition>,
     card: ChoiceCard,
-    validator: Option<Result<jsonschema::Validator, String>>,
+    mcp_name: String,
+    /// Compiled on first use: a catalog rebuilt on every upstream change compiles only the
+    /// schemas it validates against.
+    validator: OnceLock<crate::schema::Compiled>,
 }
 
 impl CatalogTool {
@@ -56,6 +61,29 @@ impl CatalogTool {
     pub fn input_schema(&self) -> Option<&Value> {
         self.definition.input_schema()
     }
+
+    /// The tool's MCP-safe name ([`ToolId::to_mcp_name`]), unique in its catalog.
+    pub fn mcp_name(&self) -> &str {
+        &self.mcp_name
+    }
+
+    /// The name of this tool in a stripped `tools/list` with `encoding`.
+    pub fn name_with(&self, encoding: NameEncoding) -> String {
+        match encoding {
+            NameEncoding::Canonical => self.id.to_string(),
+            NameEncoding::PercentEncoded => self.id.to_percent_encoded(),
+            NameEncoding::Mcp => self.mcp_name.clone(),
+        }
+    }
+
+    /// The stripped `tools/list` entry of this tool (§4.1).
+    pub fn discovery_entry(&self, encoding: NameEncoding) -> DiscoveryEntry {
+        DiscoveryEntry {
+            name: self.name_with(encoding),
+            description: self.card.description().to_owned(),
+            input_schema: json!({"type": "object"}),
+        }
+    }
 }
 
 /// What `tool_hydrate` returns (§4.3): the tool_id, the upstream name and server, and the
@@ -77,11 +105,14 @@ pub struct Hydration<'a> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum NameEncoding {
-    /// The canonical tool_id (`github:create_issue@1.4.0`).
+    /// The MCP-safe name ([`ToolId::to_mcp_name`]: `github.create_issue.v1.4.0`), made only
+    /// of MCP's tool-name characters `[A-Za-z0-9_.-]`, so strict clients accept it.
     #[default]
+    Mcp,
+    /// The canonical tool_id (`github:create_issue@1.4.0`), as spec §4.1 writes it.
     Canonical,
-    /// The tool_id percent-encoded for strict clients (`github%3Acreate_issue%401.4.0`);
-    /// decode with [`ToolId::from_percent_encoded`].
+    /// The tool_id percent-encoded (`github%3Acreate_issue%401.4.0`), as spec §4.1 suggests;
+    /// `%` is outside MCP's tool-name characters too.
     PercentEncoded,
 }
 
@@ -89,13 +120,67 @@ pub enum NameEncoding {
 /// `{"name", "description", "inputSchema": {"type": "object"}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DiscoveryEntry {
-    /// The tool_id, possibly percent-encoded.
+    /// The tool's name in the chosen [`NameEncoding`].
     pub name: String,
     /// The card's description: one line, truncated by §2.4.
     pub description: String,
     /// Always `{"type": "object"}`, a sentinel without properties.
     #[serde(rename = "inputSchema")]
     pub input_schema: Value,
+}
+
+/// A tool the catalog could not take, and why: the catalog is built without it.
+///
+/// The reasons are the spec's `CatalogError`s: a tool whose id cannot be formed (§1.1), a
+/// definition that is not a tool, a card over the hard cap (§2.3), a second tool with an id
+/// (§1.5) or MCP name already taken. [`Skipped::error`] is the full error, with its §3.4
+/// JSON form.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Skipped {
+    /// The upstream server the tool came from, if it was given one.
+    pub server: Option<String>,
+    /// The upstream tool name, when the definition has one.
+    pub upstream_name: Option<String>,
+    /// The tool_id, when it could be formed (over-budget cards and collisions).
+    pub tool_id: Option<String>,
+    /// JSON pointer to the tool in its `tools/list` document (`/tools/3`), empty for a tool
+    /// added with [`CatalogBuilder::add_tool`].
+    pub pointer: String,
+    /// Why the tool was skipped (code `CATALOG_ERROR`).
+    pub error: Error,
+}
+
+impl Skipped {
+    /// `{"server", "upstream_name", "tool_id", "pointer", "error"}`, the error being its
+    /// §3.4 object; for logs and `agentwire tools`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "server": self.server,
+            "upstream_name": self.upstream_name,
+            "tool_id": self.tool_id,
+            "pointer": self.pointer,
+            "error": self.error.to_json(),
+        })
+    }
+}
+
+impl fmt::Display for Skipped {
+    /// `skipped <server>/<upstream name> (<pointer>): <error>`, one line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("skipped ")?;
+        if let Some(server) = &self.server {
+            write!(f, "{server}/")?;
+        }
+        match &self.upstream_name {
+            Some(name) => write!(f, "{name:?}")?,
+            None => f.write_str("a tool")?,
+        }
+        if !self.pointer.is_empty() {
+            write!(f, " ({})", self.pointer)?;
+        }
+        write!(f, ": {}", self.error)
+    }
 }
 
 /// A tool catalog: every upstream tool under its tool_id, ready to browse, hydrate and
@@ -122,15 +207,24 @@ pub struct DiscoveryEntry {
 /// assert_eq!(schema.unwrap()["required"], json!(["path"]));
 ///
 /// let error = catalog.validate_args("github:create_issue@1.4.0", &json!({})).unwrap_err();
-/// assert_eq!(error.code().as_str(), "ARGS_INVALID");
-/// assert_eq!(error.to_string(), "arguments do not match the input schema of github:create_issue@1.4.0: \"title\" is a required property");
+/// if cfg!(feature = "schema") {
+///     assert_eq!(error.to_string(), "ARGS_INVALID: arguments do not match the input schema of github:create_issue@1.4.0: \"title\" is a required property");
+/// } else {
+///     assert_eq!(error.code(), "VALIDATION_UNAVAILABLE");
+/// }
 /// # Ok::<(), agentwire_toolcard::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct Catalog {
     tools: Vec<CatalogTool>,
+    /// MCP name → position in `tools`.
+    names: HashMap<String, usize>,
     graph: ChoiceGraph,
     index: Index,
+    skipped: Vec<Skipped>,
+    /// What the catalog was built from, in the order added, so that one upstream's tools can
+    /// be replaced ([`Catalog::with_server`]).
+    entries: Vec<Entry>,
 }
 
 /// Collects upstream tools, from one or more servers, into a [`Catalog`].
@@ -139,9 +233,12 @@ pub struct CatalogBuilder {
     entries: Vec<Entry>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Entry {
-    definition: ToolDefinition,
+    /// The definition, or why the JSON is not one (reported as a skip when built).
+    definition: Result<Arc<ToolDefinition>, Error>,
+    /// The `name` member of the JSON, when it is a string (for reports).
+    raw_name: Option<String>,
     server: Option<String>,
     pointer: String,
 }
@@ -155,18 +252,22 @@ impl CatalogBuilder {
     /// Adds one tool. With `server`, the namespace is the server name (lower-cased) and the
     /// tool name is kept verbatim; without it the namespace is inferred from the tool name.
     pub fn add_tool(&mut self, server: Option<&str>, definition: ToolDefinition) -> &mut Self {
-        let pointer = String::new();
         self.entries.push(Entry {
-            definition,
+            raw_name: Some(definition.name().to_owned()),
+            definition: Ok(Arc::new(definition)),
             server: server.map(str::to_owned),
-            pointer,
+            pointer: String::new(),
         });
         self
     }
 
     /// Adds every tool of a `tools/list` result: `{"tools": [...]}`, a whole JSON-RPC response
     /// `{"result": {"tools": [...]}}`, or a bare array of tools. Other members (such as
-    /// `nextCursor`) are ignored. Errors point into the document (`/tools/3/name`).
+    /// `nextCursor`) are ignored.
+    ///
+    /// A document that is not a tools list at all is an error. A tool in it that cannot be
+    /// read is not: it is skipped when the catalog is built, and reported in
+    /// [`Catalog::skipped`] with a pointer into the document (`/tools/3/name`).
     pub fn add_tools_list(
         &mut self,
         server: Option<&str>,
@@ -175,9 +276,9 @@ impl CatalogBuilder {
         let (tools, prefix) = tools_array(list)?;
         for (i, tool) in tools.iter().enumerate() {
             let pointer = format!("{prefix}/{i}");
-            let definition = ToolDefinition::from_json_at(tool, &pointer)?;
             self.entries.push(Entry {
-                definition,
+                definition: ToolDefinition::from_json_at(tool, &pointer).map(Arc::new),
+                raw_name: tool.get("name").and_then(Value::as_str).map(clip),
                 server: server.map(str::to_owned),
                 pointer,
             });
@@ -192,58 +293,38 @@ impl CatalogBuilder {
         server: Option<&str>,
         text: &str,
     ) -> Result<&mut Self, Error> {
-        let value: Value = serde_json::from_str(text).map_err(|e| invalid_json(&e))?;
+        let value: Value = serde_json::from_str(text).map_err(|e| invalid_json(text, &e))?;
         self.add_tools_list(server, &value)
     }
 
-    /// Derives every tool_id, builds every card, and checks for collisions (§1.5).
+    /// Derives every tool_id, builds every card and MCP name, and checks for collisions
+    /// (§1.5).
     ///
-    /// Fails on the first tool whose id cannot be formed, whose card is over the hard cap, or
-    /// whose id another tool already has: nothing is dropped silently.
+    /// A tool the catalog cannot take is skipped, never the whole catalog: a definition that
+    /// is not a tool, an id that cannot be formed, a card over the hard cap (§2.3), an id or
+    /// an MCP name another tool already has (the tool added first keeps it). Each skip is
+    /// reported in [`Catalog::skipped`] with its `CATALOG_ERROR`; nothing is dropped
+    /// silently. A caller that wants all or nothing checks that the report is empty.
+    ///
+    /// ```
+    /// use agentwire_toolcard::Catalog;
+    /// use serde_json::json;
+    ///
+    /// let catalog = Catalog::from_tools_list(&json!([
+    ///     {"name": "fs.read", "_meta": {"version": "1"}},
+    ///     {"name": "bad tool"},
+    ///     {"name": "fs.read", "_meta": {"version": "1"}}
+    /// ]))?;
+    /// assert_eq!(catalog.len(), 1);
+    /// let skipped: Vec<String> = catalog.skipped().iter().map(|s| s.to_string()).collect();
+    /// assert_eq!(skipped, [
+    ///     "skipped \"bad tool\" (/1): CATALOG_ERROR: invalid tool at /1/name: the name \"bad tool\" does not match [A-Za-z_][A-Za-z0-9_.-]{0,127}",
+    ///     "skipped \"fs.read\" (/2): CATALOG_ERROR: tool_id collision: \"fs.read\" and \"fs.read\" both map to fs:read@1",
+    /// ]);
+    /// # Ok::<(), agentwire_toolcard::Error>(())
+    /// ```
     pub fn build(self) -> Result<Catalog, Error> {
-        let mut tools = Vec::with_capacity(self.entries.len());
-        for entry in self.entries {
-            let id = entry
-                .definition
-                .derive_id_at(entry.server.as_deref(), &entry.pointer)?;
-            let card = tool_card(&id, &entry.definition)?;
-            tools.push(CatalogTool {
-                id,
-                server: entry.server,
-                definition: entry.definition,
-                card,
-                validator: None,
-            });
-        }
-        // Stable: among equal ids the first registered stays first.
-        tools.sort_by(|a, b| a.id.cmp(&b.id));
-        if let Some(pair) = tools.windows(2).find(|w| w[0].id == w[1].id) {
-            return Err(Error::new(ErrorKind::Collision {
-                tool_id: pair[0].id.to_string(),
-                first: pair[0].upstream_name().to_owned(),
-                second: pair[1].upstream_name().to_owned(),
-            }));
-        }
-        for tool in &mut tools {
-            tool.validator = tool
-                .definition
-                .input_schema()
-                .map(|schema| jsonschema::validator_for(schema).map_err(|e| e.to_string()));
-        }
-        let leaves: Vec<LeafInput<'_>> = tools
-            .iter()
-            .map(|t| LeafInput {
-                namespace: t.id.namespace(),
-                name: t.id.name(),
-            })
-            .collect();
-        let graph = ChoiceGraph::build(&leaves)?;
-        let index = build_index(&tools);
-        Ok(Catalog {
-            tools,
-            graph,
-            index,
-        })
+        Catalog::from_entries(self.entries)
     }
 }
 
@@ -346,8 +427,111 @@ fn tool_card(id: &ToolId, definition: &ToolDefinition) -> Result<ChoiceCard, Err
 }
 
 impl Catalog {
+    fn from_entries(entries: Vec<Entry>) -> Result<Catalog, Error> {
+        let mut skipped = Vec::new();
+        let mut tools = Vec::with_capacity(entries.len());
+        // Positions into `entries`, to report skips in the order tools were added.
+        let mut skipped_at = Vec::new();
+        for (at, entry) in entries.iter().enumerate() {
+            let skip = |tool_id: Option<&ToolId>, error: Error| Skipped {
+                server: entry.server.clone(),
+                upstream_name: entry.raw_name.clone(),
+                tool_id: tool_id.map(ToString::to_string),
+                pointer: entry.pointer.clone(),
+                error,
+            };
+            let definition = match &entry.definition {
+                Ok(definition) => definition,
+                Err(error) => {
+                    skipped_at.push((at, skip(None, error.clone())));
+                    continue;
+                }
+            };
+            let id = match definition.derive_id_at(entry.server.as_deref(), &entry.pointer) {
+                Ok(id) => id,
+                Err(error) => {
+                    skipped_at.push((at, skip(None, error)));
+                    continue;
+                }
+            };
+            let card = match tool_card(&id, definition) {
+                Ok(card) => card,
+                Err(error) => {
+                    skipped_at.push((at, skip(Some(&id), error)));
+                    continue;
+                }
+            };
+            tools.push((
+                at,
+                CatalogTool {
+                    mcp_name: id.to_mcp_name(),
+                    id,
+                    server: entry.server.clone(),
+                    definition: Arc::clone(definition),
+                    card,
+                    validator: OnceLock::new(),
+                },
+            ));
+        }
+        // Stable: among equal ids the first added stays first and keeps the id (§1.5).
+        tools.sort_by(|a, b| a.1.id.cmp(&b.1.id));
+        let mut kept: Vec<(usize, CatalogTool)> = Vec::with_capacity(tools.len());
+        for (at, tool) in tools {
+            match kept.last() {
+                Some((_, first)) if first.id == tool.id => {
+                    let error = Error::new(ErrorKind::Collision {
+                        tool_id: tool.id.to_string(),
+                        first: first.upstream_name().to_owned(),
+                        second: tool.upstream_name().to_owned(),
+                    });
+                    skipped_at.push((at, skipped_tool(&entries[at], &tool, error)));
+                }
+                _ => kept.push((at, tool)),
+            }
+        }
+        // MCP names are distinct for distinct ids except for shortened ones; the tool with
+        // the smaller id keeps a contested name.
+        let mut names: HashMap<String, usize> = HashMap::with_capacity(kept.len());
+        let mut final_tools = Vec::with_capacity(kept.len());
+        for (at, tool) in kept {
+            if let Some(&other) = names.get(&tool.mcp_name) {
+                let first: &CatalogTool = &final_tools[other];
+                let error = Error::new(ErrorKind::NameCollision {
+                    name: tool.mcp_name.clone(),
+                    first: first.id.to_string(),
+                    second: tool.id.to_string(),
+                });
+                skipped_at.push((at, skipped_tool(&entries[at], &tool, error)));
+                continue;
+            }
+            names.insert(tool.mcp_name.clone(), final_tools.len());
+            final_tools.push(tool);
+        }
+        skipped_at.sort_by_key(|(at, _)| *at);
+        skipped.extend(skipped_at.into_iter().map(|(_, s)| s));
+        let tools = final_tools;
+        let leaves: Vec<LeafInput<'_>> = tools
+            .iter()
+            .map(|t| LeafInput {
+                namespace: t.id.namespace(),
+                name: t.id.name(),
+            })
+            .collect();
+        let graph = ChoiceGraph::build(&leaves)?;
+        let index = build_index(&tools);
+        Ok(Catalog {
+            tools,
+            names,
+            graph,
+            index,
+            skipped,
+            entries,
+        })
+    }
+
     /// A catalog of one upstream's `tools/list` result, namespaces inferred from tool names.
-    /// See [`CatalogBuilder::add_tools_list`] for the accepted shapes.
+    /// See [`CatalogBuilder::add_tools_list`] for the accepted shapes and
+    /// [`CatalogBuilder::build`] for the tools that are skipped.
     pub fn from_tools_list(list: &Value) -> Result<Catalog, Error> {
         let mut builder = CatalogBuilder::new();
         builder.add_tools_list(None, list)?;
@@ -364,6 +548,70 @@ impl Catalog {
     /// A builder, for several upstream servers or single tools.
     pub fn builder() -> CatalogBuilder {
         CatalogBuilder::new()
+    }
+
+    /// A new catalog where the tools of upstream `server` are those of `list` (a
+    /// `tools/list` result, as [`CatalogBuilder::add_tools_list`] takes it), every other
+    /// tool as it is here: what a gateway builds when an upstream reports
+    /// `notifications/tools/list_changed`, or when it connects. A server not in the catalog
+    /// is added after the others. Skips are reported afresh in the new catalog.
+    ///
+    /// Pass an empty list to remove a server's tools.
+    ///
+    /// ```
+    /// use agentwire_toolcard::CatalogBuilder;
+    /// use serde_json::json;
+    ///
+    /// let mut builder = CatalogBuilder::new();
+    /// builder.add_tools_list(Some("fs"), &json!([{"name": "read", "_meta": {"version": "1"}}]))?;
+    /// builder.add_tools_list(Some("web"), &json!([{"name": "fetch", "_meta": {"version": "1"}}]))?;
+    /// let catalog = builder.build()?;
+    ///
+    /// let changed = catalog.with_server("fs", &json!({"tools": [
+    ///     {"name": "read", "_meta": {"version": "2"}},
+    ///     {"name": "write", "_meta": {"version": "1"}}
+    /// ]}))?;
+    /// let ids: Vec<&str> = changed.tools().map(|t| t.id().as_str()).collect();
+    /// assert_eq!(ids, ["fs:read@2", "fs:write@1", "web:fetch@1"]);
+    /// # Ok::<(), agentwire_toolcard::Error>(())
+    /// ```
+    pub fn with_server(&self, server: &str, list: &Value) -> Result<Catalog, Error> {
+        let mut fresh = CatalogBuilder::new();
+        fresh.add_tools_list(Some(server), list)?;
+        let mut entries = Vec::with_capacity(self.entries.len() + fresh.entries.len());
+        let mut fresh = Some(fresh.entries);
+        for entry in &self.entries {
+            if entry.server.as_deref() == Some(server) {
+                if let Some(new) = fresh.take() {
+                    entries.extend(new);
+                }
+            } else {
+                entries.push(entry.clone());
+            }
+        }
+        if let Some(new) = fresh {
+            entries.extend(new);
+        }
+        Catalog::from_entries(entries)
+    }
+
+    /// The upstream servers named when tools were added, in the order first added.
+    pub fn servers(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for entry in &self.entries {
+            if let Some(server) = entry.server.as_deref() {
+                if !out.contains(&server) {
+                    out.push(server);
+                }
+            }
+        }
+        out
+    }
+
+    /// The tools that could not be taken, in the order they were added, each with its
+    /// error (see [`CatalogBuilder::build`]).
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
     }
 
     /// The tools, ordered by tool_id.
@@ -384,6 +632,43 @@ impl Catalog {
     /// The tool with this canonical tool_id.
     pub fn get(&self, tool_id: &str) -> Option<&CatalogTool> {
         self.position(tool_id).map(|i| &self.tools[i])
+    }
+
+    /// The tool a name stands for: its canonical tool_id, its MCP name
+    /// ([`ToolId::to_mcp_name`], shortened ones included) or its percent-encoded id. The
+    /// canonical id stays the correlation key (§1.6); the other two are views of it, so an
+    /// agent may pass whichever it was shown.
+    ///
+    /// ```
+    /// use agentwire_toolcard::Catalog;
+    /// use serde_json::json;
+    ///
+    /// let catalog = Catalog::from_tools_list(&json!([
+    ///     {"name": "github.create_issue", "_meta": {"version": "1.4.0"}}
+    /// ]))?;
+    /// for name in ["github:create_issue@1.4.0", "github.create_issue.v1.4.0",
+    ///              "github%3Acreate_issue%401.4.0"] {
+    ///     assert_eq!(catalog.resolve(name).unwrap().id().as_str(), "github:create_issue@1.4.0");
+    /// }
+    /// assert!(catalog.resolve("github.create_issue.v2").is_none());
+    /// # Ok::<(), agentwire_toolcard::Error>(())
+    /// ```
+    pub fn resolve(&self, name: &str) -> Option<&CatalogTool> {
+        self.resolve_position(name).map(|i| &self.tools[i])
+    }
+
+    fn resolve_position(&self, name: &str) -> Option<usize> {
+        if let Some(i) = self.position(name) {
+            return Some(i);
+        }
+        if let Some(&i) = self.names.get(name) {
+            return Some(i);
+        }
+        if name.contains('%') {
+            let id = ToolId::from_percent_encoded(name).ok()?;
+            return self.position(id.as_str());
+        }
+        None
     }
 
     pub(crate) fn position(&self, tool_id: &str) -> Option<usize> {
@@ -410,8 +695,8 @@ impl Catalog {
         &self.index
     }
 
-    /// Looks a tool up for hydration (§4.3). An id that is malformed or not in the catalog
-    /// is `HYDRATE_FAILED`.
+    /// Looks a tool up for hydration (§4.3), by any name [`Catalog::resolve`] takes. A name
+    /// that is no tool of the catalog is `HYDRATE_FAILED`.
     pub fn hydrate(&self, tool_id: &str) -> Result<Hydration<'_>, Error> {
         let tool = &self.tools[self.lookup(tool_id)?];
         Ok(Hydration {
@@ -424,18 +709,20 @@ impl Catalog {
 
     /// The position of a tool, or `HYDRATE_FAILED`.
     pub(crate) fn lookup(&self, tool_id: &str) -> Result<usize, Error> {
-        if let Err(e) = ToolId::parse(tool_id) {
-            return Err(Error::new(ErrorKind::HydrateFailed {
-                tool_id: clip(tool_id),
-                reason: e.to_string(),
-            }));
+        if let Some(i) = self.resolve_position(tool_id) {
+            return Ok(i);
         }
-        self.position(tool_id).ok_or_else(|| {
-            Error::new(ErrorKind::HydrateFailed {
-                tool_id: clip(tool_id),
-                reason: "no tool with this id in the catalog".into(),
-            })
-        })
+        let reason = match ToolId::parse(tool_id) {
+            Ok(_) => "no tool with this id in the catalog".to_owned(),
+            Err(_) if ToolId::from_mcp_name(tool_id).is_ok() => {
+                "no tool with this MCP name in the catalog".to_owned()
+            }
+            Err(e) => e.message(),
+        };
+        Err(Error::new(ErrorKind::HydrateFailed {
+            tool_id: clip(tool_id),
+            reason,
+        }))
     }
 
     /// Checks arguments against the tool's hydrated input schema (§4.4), before anything is
@@ -444,7 +731,8 @@ impl Catalog {
     /// Arguments must be a JSON object. A tool without an input schema accepts any object.
     /// Violations are `ARGS_INVALID`, with up to [`MAX_VIOLATIONS`] of them in
     /// [`ErrorKind::ArgsInvalid`]; an unknown id is `HYDRATE_FAILED`; a schema that does not
-    /// compile is `SCHEMA_INVALID`. Remote `$ref`s are not fetched.
+    /// compile is `SCHEMA_INVALID`. Remote `$ref`s are not fetched. Without the crate's
+    /// `schema` feature, a tool with an input schema is `VALIDATION_UNAVAILABLE`.
     pub fn validate_args(&self, tool_id: &str, args: &Value) -> Result<(), Error> {
         let tool = &self.tools[self.lookup(tool_id)?];
         if !args.is_object() {
@@ -453,47 +741,13 @@ impl Catalog {
                 format!("the arguments of {} must be a JSON object", tool.id),
             ));
         }
-        let validator = match &tool.validator {
-            None => return Ok(()),
-            Some(Ok(validator)) => validator,
-            Some(Err(message)) => {
-                return Err(Error::new(ErrorKind::SchemaInvalid {
-                    tool_id: tool.id.to_string(),
-                    message: message.clone(),
-                }))
-            }
-        };
-        let mut violations = Vec::new();
-        let mut more = 0usize;
-        for error in validator.iter_errors(args) {
-            if violations.len() == MAX_VIOLATIONS {
-                more += 1;
-                continue;
-            }
-            violations.push(Violation {
-                instance_path: error.instance_path().to_string(),
-                schema_path: error.schema_path().to_string(),
-                message: error.to_string(),
-            });
-        }
-        let Some(first) = violations.first() else {
+        let Some(schema) = tool.input_schema() else {
             return Ok(());
         };
-        let total = violations.len() + more;
-        let mut message = format!("arguments do not match the input schema of {}: ", tool.id);
-        if !first.instance_path.is_empty() {
-            message.push_str(&first.instance_path);
-            message.push_str(": ");
-        }
-        message.push_str(&first.message);
-        if total > 1 {
-            message.push_str(&format!(" (and {} more)", total - 1));
-        }
-        Err(Error::new(ErrorKind::ArgsInvalid {
-            message,
-            field: None,
-            violations,
-        }))
+        let compiled = tool
+            .validator
+            .get_or_init(|| crate::schema::compile(schema));
+        crate::schema::validate(compiled, &tool.id, args)
     }
 
     /// The transparent proxy's stripped `tools/list` (§4.1): one entry per tool, in tool_id
@@ -508,24 +762,19 @@ impl Catalog {
     ///      "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
     ///      "_meta": {"version": "2024-05"}}
     /// ]))?;
-    /// let list = catalog.discovery(NameEncoding::PercentEncoded);
+    /// let list = catalog.discovery(NameEncoding::Mcp);
     /// assert_eq!(
     ///     serde_json::to_string(&list)?,
-    ///     r#"[{"name":"weather%3Aget%402024-05","description":"Current weather. Units: metric.","inputSchema":{"type":"object"}}]"#
+    ///     r#"[{"name":"weather.get.v2024-05","description":"Current weather. Units: metric.","inputSchema":{"type":"object"}}]"#
     /// );
+    /// let list = catalog.discovery(NameEncoding::PercentEncoded);
+    /// assert_eq!(list[0].name, "weather%3Aget%402024-05");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn discovery(&self, encoding: NameEncoding) -> Vec<DiscoveryEntry> {
         self.tools
             .iter()
-            .map(|t| DiscoveryEntry {
-                name: match encoding {
-                    NameEncoding::Canonical => t.id.to_string(),
-                    NameEncoding::PercentEncoded => t.id.to_percent_encoded(),
-                },
-                description: t.card.description().to_owned(),
-                input_schema: json!({"type": "object"}),
-            })
+            .map(|t| t.discovery_entry(encoding))
             .collect()
     }
 
@@ -536,5 +785,15 @@ impl Catalog {
             map.entry(tool.id.namespace()).or_default().push(tool);
         }
         map
+    }
+}
+
+fn skipped_tool(entry: &Entry, tool: &CatalogTool, error: Error) -> Skipped {
+    Skipped {
+        server: entry.server.clone(),
+        upstream_name: Some(tool.upstream_name().to_owned()),
+        tool_id: Some(tool.id.to_string()),
+        pointer: entry.pointer.clone(),
+        error,
     }
 }

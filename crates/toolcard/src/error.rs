@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
 
 /// Every failure of this crate. The details are boxed, so `Result<T, Error>` stays small.
@@ -27,22 +28,65 @@ impl Error {
         *self.0
     }
 
-    /// The spec's error code for this error.
-    pub fn code(&self) -> ErrorCode {
+    /// The stable code: the gateway spec's error code (`PATH_INVALID`, `ARGS_INVALID`, ...),
+    /// the `error` member of the §3.4 error object. Codes never change between minor
+    /// versions; [`ErrorCode`] lists them.
+    pub fn code(&self) -> &'static str {
         self.0.code()
+    }
+
+    /// The code as an [`ErrorCode`], for matching.
+    pub fn error_code(&self) -> ErrorCode {
+        self.0.error_code()
+    }
+
+    /// The 1-based line of the offending input, for errors in JSON text
+    /// ([`ErrorKind::InvalidJson`]); `None` otherwise (ids and paths carry a byte offset,
+    /// tool definitions a JSON pointer, in [`Error::to_json`]'s `details`).
+    pub fn line(&self) -> Option<u64> {
+        match &*self.0 {
+            ErrorKind::InvalidJson { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+
+    /// The 1-based column (in characters) of the offending input, with [`Error::line`].
+    pub fn column(&self) -> Option<u64> {
+        match &*self.0 {
+            ErrorKind::InvalidJson { column, .. } => Some(*column),
+            _ => None,
+        }
+    }
+
+    /// The human text, without the code or the line and column.
+    pub fn message(&self) -> String {
+        self.0.to_string()
+    }
+
+    /// Whether reading or writing failed, as opposed to bad data. This crate does no I/O, so
+    /// always `false`; the accessor exists so that callers handle every agentwire error alike.
+    pub fn is_io(&self) -> bool {
+        false
+    }
+
+    /// Whether the same call may succeed later (`UPSTREAM_TIMEOUT`, `UPSTREAM_UNAVAILABLE`).
+    pub fn is_retryable(&self) -> bool {
+        self.error_code().is_retryable()
     }
 
     /// The error object of spec §3.4: `{"error", "message", "path", "details"}`.
     ///
-    /// `path` is the offending browse path, or empty; `details` is always an object, holding
-    /// the machine-readable position and, for `ARGS_INVALID` from schema validation, one entry
-    /// per violation. The member order of the returned value follows serde_json's map (sorted
-    /// unless `preserve_order` is on); [`Error::to_json_string`] always writes the order above.
+    /// `error` is [`Error::code`] and `message` is [`Error::message`]; `path` is the
+    /// offending browse path, or empty; `details` is always an object, holding the
+    /// machine-readable position and, for `ARGS_INVALID` from schema validation, one entry
+    /// per violation (`retryable: true` for the retryable codes). The member order of the
+    /// returned value follows serde_json's map (sorted unless `preserve_order` is on);
+    /// [`Error::to_json_string`] always writes the order above.
     pub fn to_json(&self) -> Value {
         let mut object = Map::new();
         let (path, details) = self.path_and_details();
-        object.insert("error".into(), json!(self.code().as_str()));
-        object.insert("message".into(), json!(self.to_string()));
+        object.insert("error".into(), json!(self.code()));
+        object.insert("message".into(), json!(self.message()));
         object.insert("path".into(), json!(path));
         object.insert(
             "details".into(),
@@ -58,7 +102,7 @@ impl Error {
 
     /// The error object of spec §3.4 as compact JSON, members in the order `error`,
     /// `message`, `path`, `details` (and a fixed order inside `details`): the bytes a gateway
-    /// puts in the tool result.
+    /// puts in the tool result. `Serialize` writes the same object in the same order.
     ///
     /// ```
     /// use agentwire_toolcard::parse_path;
@@ -70,24 +114,7 @@ impl Error {
     /// );
     /// ```
     pub fn to_json_string(&self) -> String {
-        let (path, details) = self.path_and_details();
-        let mut out = String::from("{\"error\":");
-        out.push_str(&json!(self.code().as_str()).to_string());
-        out.push_str(",\"message\":");
-        out.push_str(&json!(self.to_string()).to_string());
-        out.push_str(",\"path\":");
-        out.push_str(&json!(path).to_string());
-        out.push_str(",\"details\":{");
-        for (i, (key, value)) in details.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(&json!(key).to_string());
-            out.push(':');
-            write_ordered(value, &mut out);
-        }
-        out.push_str("}}");
-        out
+        serde_json::to_string(self).unwrap_or_default()
     }
 
     fn path_and_details(&self) -> (String, Vec<(&'static str, Value)>) {
@@ -155,55 +182,145 @@ impl Error {
                     details.push(("violations", Value::Array(list)));
                 }
             }
-            ErrorKind::HydrateFailed { tool_id, .. } | ErrorKind::SchemaInvalid { tool_id, .. } => {
+            ErrorKind::HydrateFailed { tool_id, .. }
+            | ErrorKind::SchemaInvalid { tool_id, .. }
+            | ErrorKind::ValidationUnavailable { tool_id } => {
                 details.push(("tool_id", json!(tool_id)));
+            }
+            ErrorKind::NameCollision {
+                name,
+                first,
+                second,
+            } => {
+                details.push(("name", json!(name)));
+                details.push(("tool_ids", json!([first, second])));
+            }
+            ErrorKind::UpstreamError {
+                tool_id,
+                server,
+                upstream_code,
+                ..
+            } => {
+                push_upstream(&mut details, tool_id, server.as_deref());
+                if let Some(code) = upstream_code {
+                    details.push(("upstream_code", json!(code)));
+                }
+            }
+            ErrorKind::UpstreamTimeout {
+                tool_id,
+                server,
+                after_ms,
+            } => {
+                push_upstream(&mut details, tool_id, server.as_deref());
+                if let Some(ms) = after_ms {
+                    details.push(("after_ms", json!(ms)));
+                }
+                details.push(("retryable", json!(true)));
+            }
+            ErrorKind::UpstreamUnavailable {
+                tool_id, server, ..
+            } => {
+                push_upstream(&mut details, tool_id, server.as_deref());
+                details.push(("retryable", json!(true)));
+            }
+            ErrorKind::ViewFailed {
+                handle,
+                field,
+                pointer,
+                ..
+            } => {
+                details.push(("handle", json!(handle)));
+                if let Some(field) = field {
+                    details.push(("field", json!(field)));
+                }
+                if let Some(pointer) = pointer {
+                    details.push(("pointer", json!(pointer)));
+                }
+            }
+            ErrorKind::UnknownTool { name, tool_id } => {
+                details.push(("name", json!(name)));
+                if let Some(tool_id) = tool_id {
+                    details.push(("tool_id", json!(tool_id)));
+                }
             }
         }
         (path, details)
     }
 }
 
-/// Writes a detail value with object members in a fixed order: `instance_path`,
-/// `schema_path`, `message`, then any others sorted.
-fn write_ordered(value: &Value, out: &mut String) {
-    match value {
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_ordered(item, out);
-            }
-            out.push(']');
+/// The `tool_id` and `server` details of an upstream failure.
+fn push_upstream(details: &mut Vec<(&'static str, Value)>, tool_id: &str, server: Option<&str>) {
+    details.push(("tool_id", json!(tool_id)));
+    if let Some(server) = server {
+        details.push(("server", json!(server)));
+    }
+}
+
+impl Serialize for Error {
+    /// The error object of spec §3.4, in the order of [`Error::to_json_string`].
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (path, details) = self.path_and_details();
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("error", self.code())?;
+        map.serialize_entry("message", &self.message())?;
+        map.serialize_entry("path", &path)?;
+        map.serialize_entry("details", &Details(&details))?;
+        map.end()
+    }
+}
+
+/// The `details` object, members in the order given.
+struct Details<'a>(&'a [(&'static str, Value)]);
+
+impl Serialize for Details<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in self.0 {
+            map.serialize_entry(key, &Ordered(value))?;
         }
-        Value::Object(map) => {
-            let rank = |k: &str| match k {
-                "instance_path" => 0,
-                "schema_path" => 1,
-                "message" => 2,
-                _ => 3,
-            };
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
+        map.end()
+    }
+}
+
+/// A detail value with object members in a fixed order: `instance_path`, `schema_path`,
+/// `message`, then any others sorted (whatever serde_json's map order is).
+struct Ordered<'a>(&'a Value);
+
+impl Serialize for Ordered<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Array(items) => serializer.collect_seq(items.iter().map(Ordered)),
+            Value::Object(object) => {
+                let rank = |k: &str| match k {
+                    "instance_path" => 0,
+                    "schema_path" => 1,
+                    "message" => 2,
+                    _ => 3,
+                };
+                let mut keys: Vec<&String> = object.keys().collect();
+                keys.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
+                let mut map = serializer.serialize_map(Some(keys.len()))?;
+                for key in keys {
+                    map.serialize_entry(key, &Ordered(&object[key]))?;
                 }
-                out.push_str(&json!(key).to_string());
-                out.push(':');
-                write_ordered(&map[key], out);
+                map.end()
             }
-            out.push('}');
+            scalar => scalar.serialize(serializer),
         }
-        scalar => out.push_str(&scalar.to_string()),
     }
 }
 
 impl fmt::Display for Error {
+    /// `CODE at line L, column C: message`, `CODE at line L: message` or `CODE: message`
+    /// (docs/errors.md).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
+        f.write_str(self.code())?;
+        match (self.line(), self.column()) {
+            (Some(line), Some(column)) => write!(f, " at line {line}, column {column}")?,
+            (Some(line), None) => write!(f, " at line {line}")?,
+            _ => {}
+        }
+        write!(f, ": {}", self.0)
     }
 }
 
@@ -215,8 +332,11 @@ impl From<ErrorKind> for Error {
     }
 }
 
-/// The gateway spec's error codes. Several [`ErrorKind`]s share `CATALOG_ERROR`, the spec's
+/// The error codes, as an enum for matching; [`ErrorCode::as_str`] is the code itself
+/// (what [`Error::code`] returns). Several [`ErrorKind`]s share `CATALOG_ERROR`, the spec's
 /// `CatalogError`: malformed ids, collisions, cards over the hard cap, bad tool definitions.
+///
+/// A code compares equal to its string, so `error.code() == ErrorCode::ArgsInvalid` works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -226,7 +346,7 @@ pub enum ErrorCode {
     PathInvalid,
     /// `PATH_NOT_FOUND`: a well-formed path that addresses no node (§3.4).
     PathNotFound,
-    /// `ARGS_INVALID`: bad `tool_browse` arguments (§3.1) or tool arguments that fail the
+    /// `ARGS_INVALID`: bad meta-tool arguments (§3.1) or tool arguments that fail the
     /// tool's schema (§4.4).
     ArgsInvalid,
     /// `HYDRATE_FAILED`: no tool with that id (§5.5).
@@ -234,9 +354,38 @@ pub enum ErrorCode {
     /// `SCHEMA_INVALID`: the upstream tool's input schema cannot be compiled, so arguments
     /// cannot be validated.
     SchemaInvalid,
+    /// `VALIDATION_UNAVAILABLE`: the tool has an input schema, but this build has no schema
+    /// validator (the crate's `schema` feature is off).
+    ValidationUnavailable,
+    /// `UPSTREAM_ERROR`: the upstream server answered the call with an error.
+    UpstreamError,
+    /// `UPSTREAM_TIMEOUT`: the upstream server did not answer in time (retryable).
+    UpstreamTimeout,
+    /// `UPSTREAM_UNAVAILABLE`: the upstream server cannot be reached (retryable).
+    UpstreamUnavailable,
+    /// `VIEW_FAILED`: `tool_view` cannot show what was asked (unknown handle, bad selector).
+    ViewFailed,
+    /// `UNKNOWN_TOOL`: a `tools/call` for a name the gateway does not expose as a tool.
+    UnknownTool,
 }
 
 impl ErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::Catalog,
+        ErrorCode::PathInvalid,
+        ErrorCode::PathNotFound,
+        ErrorCode::ArgsInvalid,
+        ErrorCode::HydrateFailed,
+        ErrorCode::SchemaInvalid,
+        ErrorCode::ValidationUnavailable,
+        ErrorCode::UpstreamError,
+        ErrorCode::UpstreamTimeout,
+        ErrorCode::UpstreamUnavailable,
+        ErrorCode::ViewFailed,
+        ErrorCode::UnknownTool,
+    ];
+
     /// The code as it appears in the `error` member of §3.4's error object.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -246,13 +395,40 @@ impl ErrorCode {
             ErrorCode::ArgsInvalid => "ARGS_INVALID",
             ErrorCode::HydrateFailed => "HYDRATE_FAILED",
             ErrorCode::SchemaInvalid => "SCHEMA_INVALID",
+            ErrorCode::ValidationUnavailable => "VALIDATION_UNAVAILABLE",
+            ErrorCode::UpstreamError => "UPSTREAM_ERROR",
+            ErrorCode::UpstreamTimeout => "UPSTREAM_TIMEOUT",
+            ErrorCode::UpstreamUnavailable => "UPSTREAM_UNAVAILABLE",
+            ErrorCode::ViewFailed => "VIEW_FAILED",
+            ErrorCode::UnknownTool => "UNKNOWN_TOOL",
         }
+    }
+
+    /// Whether the same call may succeed later: `UPSTREAM_TIMEOUT` and
+    /// `UPSTREAM_UNAVAILABLE`.
+    pub fn is_retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::UpstreamTimeout | ErrorCode::UpstreamUnavailable
+        )
     }
 }
 
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<ErrorCode> for &str {
+    fn eq(&self, other: &ErrorCode) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
     }
 }
 
@@ -276,6 +452,8 @@ pub enum IdProblem {
     Unversioned,
     /// Characters after the id (for example a second `#`).
     Trailing,
+    /// Not an MCP name that [`ToolId::to_mcp_name`](crate::ToolId::to_mcp_name) writes.
+    McpName,
 }
 
 impl fmt::Display for IdProblem {
@@ -289,6 +467,9 @@ impl fmt::Display for IdProblem {
             IdProblem::Hash8 => "the hash must be 8 lowercase hex digits",
             IdProblem::Unversioned => "expected `@version` or `#hash8` after the name",
             IdProblem::Trailing => "unexpected characters after the id",
+            IdProblem::McpName => {
+                "not an MCP tool name of a tool_id (namespace.name[.hHASH8][.vVERSION])"
+            }
         })
     }
 }
@@ -329,13 +510,14 @@ pub enum ErrorKind {
         /// What is wrong.
         reason: String,
     },
-    /// Text that should be a JSON document is not. Code `CATALOG_ERROR`.
-    #[error("invalid JSON at line {line}, column {column}: {message}")]
+    /// Text that should be a JSON document is not. Code `CATALOG_ERROR`; the position is
+    /// in [`Error::line`] and [`Error::column`].
+    #[error("invalid JSON: {message}")]
     InvalidJson {
         /// 1-based line.
-        line: usize,
+        line: u64,
         /// 1-based column.
-        column: usize,
+        column: u64,
         /// The parser's message.
         message: String,
     },
@@ -423,16 +605,95 @@ pub enum ErrorKind {
         /// The compiler's message.
         message: String,
     },
+    /// The tool has an input schema but this build cannot validate against it (the crate's
+    /// `schema` feature is off). Code `VALIDATION_UNAVAILABLE`.
+    #[error("cannot validate the arguments of {tool_id}: this build has no JSON Schema validator (feature `schema`)")]
+    ValidationUnavailable {
+        /// The tool.
+        tool_id: String,
+    },
+    /// Two tools of a catalog would have the same MCP tool name. Code `CATALOG_ERROR`.
+    #[error("MCP name collision: {first} and {second} both map to {name:?}")]
+    NameCollision {
+        /// The shared wire name.
+        name: String,
+        /// The tool_id registered first.
+        first: String,
+        /// The tool_id registered second.
+        second: String,
+    },
+    /// The upstream server answered the call with an error (a JSON-RPC error, or a result
+    /// that cannot be read). Code `UPSTREAM_ERROR`.
+    #[error("the upstream call of {tool_id} failed: {message}")]
+    UpstreamError {
+        /// The tool called.
+        tool_id: String,
+        /// The upstream server, when known.
+        server: Option<String>,
+        /// The JSON-RPC error code the upstream sent, if any.
+        upstream_code: Option<i64>,
+        /// The upstream's message.
+        message: String,
+    },
+    /// The upstream server did not answer in time. Code `UPSTREAM_TIMEOUT`.
+    #[error("the upstream call of {tool_id} timed out{}", after_ms.map(|ms| format!(" after {ms} ms")).unwrap_or_default())]
+    UpstreamTimeout {
+        /// The tool called.
+        tool_id: String,
+        /// The upstream server, when known.
+        server: Option<String>,
+        /// How long the runtime waited, in milliseconds.
+        after_ms: Option<u64>,
+    },
+    /// The upstream server cannot be reached (it exited, or never started). Code
+    /// `UPSTREAM_UNAVAILABLE`.
+    #[error("the upstream server of {tool_id} is unavailable: {message}")]
+    UpstreamUnavailable {
+        /// The tool called.
+        tool_id: String,
+        /// The upstream server, when known.
+        server: Option<String>,
+        /// What happened.
+        message: String,
+    },
+    /// `tool_view` cannot show what was asked: an unknown or evicted handle, a bad selector,
+    /// a pointer that addresses nothing. Code `VIEW_FAILED`.
+    #[error("cannot view {handle:?}: {reason}")]
+    ViewFailed {
+        /// The handle asked for, cut to its first 256 bytes.
+        handle: String,
+        /// The selector member at fault (`pointer`, `offset`, `limit`), if any.
+        field: Option<String>,
+        /// The JSON pointer that addresses nothing, if that is the problem.
+        pointer: Option<String>,
+        /// Why.
+        reason: String,
+    },
+    /// A `tools/call` names no tool the gateway exposes (a proxy's stripped entries are for
+    /// discovery only, §4.1). Code `UNKNOWN_TOOL`.
+    #[error("no tool named {name:?}{}", tool_id.as_ref().map(|id| format!(": {id} is listed for discovery only; call tool_execute with {{\"tool_id\": \"{id}\", \"args\": {{...}}}}")).unwrap_or_default())]
+    UnknownTool {
+        /// The name called, cut to its first 256 bytes.
+        name: String,
+        /// The tool the name stands for, when it is a stripped discovery entry.
+        tool_id: Option<String>,
+    },
 }
 
 impl ErrorKind {
-    /// The spec's error code for this kind.
-    pub fn code(&self) -> ErrorCode {
+    /// The stable code of this kind (see [`Error::code`]).
+    pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
+    }
+
+    /// The code of this kind as an [`ErrorCode`].
+    pub fn error_code(&self) -> ErrorCode {
         match self {
             ErrorKind::InvalidToolId { .. }
             | ErrorKind::InvalidTool { .. }
             | ErrorKind::InvalidJson { .. }
             | ErrorKind::Collision { .. }
+            | ErrorKind::NameCollision { .. }
             | ErrorKind::CardOverBudget { .. }
             | ErrorKind::ResponseOverBudget { .. }
             | ErrorKind::InvalidCard { .. } => ErrorCode::Catalog,
@@ -441,6 +702,12 @@ impl ErrorKind {
             ErrorKind::ArgsInvalid { .. } => ErrorCode::ArgsInvalid,
             ErrorKind::HydrateFailed { .. } => ErrorCode::HydrateFailed,
             ErrorKind::SchemaInvalid { .. } => ErrorCode::SchemaInvalid,
+            ErrorKind::ValidationUnavailable { .. } => ErrorCode::ValidationUnavailable,
+            ErrorKind::UpstreamError { .. } => ErrorCode::UpstreamError,
+            ErrorKind::UpstreamTimeout { .. } => ErrorCode::UpstreamTimeout,
+            ErrorKind::UpstreamUnavailable { .. } => ErrorCode::UpstreamUnavailable,
+            ErrorKind::ViewFailed { .. } => ErrorCode::ViewFailed,
+            ErrorKind::UnknownTool { .. } => ErrorCode::UnknownTool,
         }
     }
 }
@@ -480,15 +747,36 @@ pub(crate) fn invalid_tool(pointer: String, upstream_name: Option<&str>, reason:
     })
 }
 
-pub(crate) fn invalid_json(error: &serde_json::Error) -> Error {
+/// The error of JSON text that does not parse, with serde_json's line and its byte column
+/// turned into a column in characters.
+pub(crate) fn invalid_json(text: &str, error: &serde_json::Error) -> Error {
     let message = error.to_string();
     let message = match message.rfind(" at line ") {
         Some(i) => message[..i].to_owned(),
         None => message,
     };
+    let line = error.line();
+    let column = text
+        .split('\n')
+        .nth(line.saturating_sub(1))
+        .map_or(error.column(), |l| {
+            let mut end = error.column().min(l.len());
+            while !l.is_char_boundary(end) {
+                end -= 1;
+            }
+            let chars = l[..end].chars().count();
+            // A column inside a multi-byte character counts that character.
+            if end < error.column().min(l.len()) {
+                chars + 1
+            } else {
+                chars
+            }
+        });
     Error::new(ErrorKind::InvalidJson {
-        line: error.line(),
-        column: error.column(),
+        // serde_json reports line 0 / column 0 for some errors at the very start or at an
+        // end of input after a newline; positions are 1-based.
+        line: line.max(1) as u64,
+        column: column.max(1) as u64,
         message,
     })
 }

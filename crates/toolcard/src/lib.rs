@@ -11,9 +11,21 @@
 //! | §1.5 collisions | [`CatalogBuilder::build`] ([`ErrorKind::Collision`]) |
 //! | §2 ChoiceCard | [`ChoiceCard`] (rendering in [`ChoiceCard::text`]), [`truncate_description`] |
 //! | §3 tool_browse | [`BrowseRequest`], [`Catalog::browse`], [`parse_path`], [`ChoiceGraph`] |
+//! | §1.5 and §2.3 errors without losing the catalog | [`Catalog::skipped`], [`Skipped`] |
 //! | §3.4 errors | [`Error::code`], [`Error::to_json`] |
-//! | §4 schema exposure | [`Catalog::discovery`], [`Catalog::hydrate`], [`Catalog::validate_args`] |
-//! | §5 cache-stable order | [`Session::cache_stable`] |
+//! | §4 schema exposure | [`Catalog::discovery`], [`Catalog::hydrate`], [`Catalog::validate_args`] (feature `schema`) |
+//! | §4.1 names for strict MCP clients | [`ToolId::to_mcp_name`], [`ToolId::from_mcp_name`], [`Catalog::resolve`] |
+//! | §4.1 and §4.2 surfaces | [`Gateway`] ([`Mode::Proxy`], [`Mode::Gateway`]), [`tool_browse_definition`] and the other meta-tool definitions |
+//! | §4.2 firewall, ResultEnvelope, `tool_view` | [`ResultEnvelope`], [`FirewallOptions`], [`ArtifactStore`], [`Selector`] |
+//! | several upstreams, refreshed | [`CatalogBuilder::add_tools_list`], [`Catalog::with_server`], [`Gateway::refresh`] |
+//! | §5 cache-stable order | [`Session::cache_stable`], [`Session::set_catalog`] |
+//!
+//! # Features
+//!
+//! - `schema` (default): argument validation against input schemas with the `jsonschema`
+//!   crate. It turns on serde_json's `float_roundtrip` for the whole build; without the
+//!   feature there is no validator (and 36 crates in the tree instead of 80), and
+//!   [`Catalog::validate_args`] reports `VALIDATION_UNAVAILABLE` for a tool that has a schema.
 //!
 //! Token counts are exact cl100k_base counts (through `agentwire-tokens`, offline), of
 //! exactly the text an agent receives: the budget of §2.3 is measured on
@@ -60,36 +72,54 @@
 //! let error = session
 //!     .validate_args("slack:slack_send_message#283a5dcf", &json!({"channel": "#general"}))
 //!     .unwrap_err();
-//! assert_eq!(error.code().as_str(), "ARGS_INVALID");
+//! // (VALIDATION_UNAVAILABLE when built without the `schema` feature)
+//! assert_eq!(error.code(), if cfg!(feature = "schema") { "ARGS_INVALID" } else { "VALIDATION_UNAVAILABLE" });
 //! # Ok::<(), agentwire_toolcard::Error>(())
 //! ```
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used)]
 
+mod artifact;
 mod browse;
 mod canonical;
 mod card;
 mod catalog;
 mod error;
+mod firewall;
+mod gateway;
 mod graph;
+mod mcp_name;
 mod path;
 mod rank;
+mod schema;
 mod tool;
 mod tool_id;
 mod truncate;
 
+pub use artifact::{Artifact, ArtifactContent, ArtifactStore, Selector, StoreLimits, ViewPage};
 pub use browse::{
-    BrowseRequest, BrowseResponse, Session, DEFAULT_TOP_K, MAX_QUERY_BYTES, MAX_TOP_K,
+    BrowseRequest, BrowseResponse, Session, DEFAULT_PAGE_SIZE, DEFAULT_TOP_K, MAX_QUERY_BYTES,
+    MAX_TOP_K,
 };
 pub use card::{
     CardKind, ChoiceCard, ChoiceCardBuilder, CACHE_BREAKPOINT_ID, CARD_HARD_CAP_TOKENS,
     CARD_TARGET_TOKENS, MAX_NAME_CHARS, MAX_TAGS, MAX_TAG_CHARS, RESPONSE_PREAMBLE_TOKENS,
 };
 pub use catalog::{
-    Catalog, CatalogBuilder, CatalogTool, DiscoveryEntry, Hydration, NameEncoding, MAX_VIOLATIONS,
+    Catalog, CatalogBuilder, CatalogTool, DiscoveryEntry, Hydration, NameEncoding, Skipped,
+    MAX_VIOLATIONS,
 };
 pub use error::{Error, ErrorCode, ErrorKind, IdProblem, Violation};
+pub use firewall::{
+    ArtifactRef, Cl100k, FirewallOptions, FirewallStats, Provenance, ResultEnvelope, TokenCounter,
+};
+pub use gateway::{
+    tool_browse_definition, tool_execute_definition, tool_hydrate_definition, tool_view_definition,
+    Dispatch, Gateway, GatewayOptions, Mode, Refresh, UpstreamCall, UpstreamFailure, TOOL_BROWSE,
+    TOOL_EXECUTE, TOOL_HYDRATE, TOOL_VIEW,
+};
 pub use graph::{ChoiceGraph, GraphNode, NodeKind, CLUSTER_THRESHOLD};
+pub use mcp_name::{is_mcp_tool_name, MAX_MCP_NAME_LEN};
 pub use path::{parse_path, BrowsePath};
 pub use tool::{canonical_shape, hash8, Annotations, ToolDefinition, FALLBACK_NAMESPACE};
 pub use tool_id::{format_tool_id, parse_tool_id, ToolId, ToolIdParts, MAX_TOOL_ID_LEN};

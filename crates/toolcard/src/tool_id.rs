@@ -58,7 +58,7 @@ pub struct ToolIdParts {
 /// assert_eq!(format_tool_id(&parts)?, "github:create_issue@1.4.0");
 ///
 /// let error = parse_tool_id("GitHub:create_issue@1").unwrap_err();
-/// assert_eq!(error.to_string(), "invalid tool_id \"GitHub:create_issue@1\": the namespace must match [a-z][a-z0-9_-]{0,63} (at byte 0)");
+/// assert_eq!(error.to_string(), "CATALOG_ERROR: invalid tool_id \"GitHub:create_issue@1\": the namespace must match [a-z][a-z0-9_-]{0,63} (at byte 0)");
 /// # Ok::<(), agentwire_toolcard::Error>(())
 /// ```
 pub fn parse_tool_id(s: &str) -> Result<ToolIdParts, Error> {

@@ -12,15 +12,20 @@ use serde_json::{json, Value};
 /// reaches every tool exactly once.
 fn check_reachability(catalog: &Catalog) {
     let mut reached = Vec::new();
-    let mut pending = vec!["/".to_owned()];
-    while let Some(path) = pending.pop() {
-        let response = catalog.browse(&BrowseRequest::path(path.clone())).unwrap();
+    let mut pending = vec![BrowseRequest::path("/")];
+    while let Some(request) = pending.pop() {
+        let response = catalog.browse(&request).unwrap();
+        assert!(response.cards().len() <= agentwire_toolcard::DEFAULT_PAGE_SIZE);
         for card in response.cards() {
             if card.id().starts_with('/') {
-                pending.push(card.id().to_owned());
+                pending.push(BrowseRequest::path(card.id()));
             } else {
                 reached.push(card.id().to_owned());
             }
+        }
+        if let (Some(cursor), BrowseRequest::Path { path, .. }) = (response.next_cursor(), &request)
+        {
+            pending.push(BrowseRequest::path(path.clone()).with_cursor(cursor));
         }
     }
     reached.sort();
@@ -120,14 +125,30 @@ fn collisions_across_servers_are_loud() {
     builder
         .add_tools_list(Some("Alpha"), &json!([{"name": "search"}]))
         .unwrap()
-        .add_tools_list(Some("alpha"), &json!([{"name": "search"}]))
+        .add_tools_list(
+            Some("alpha"),
+            &json!([{"name": "search"}, {"name": "find"}]),
+        )
         .unwrap();
-    let error = builder.build().unwrap_err();
-    assert!(
-        matches!(error.kind(), ErrorKind::Collision { .. }),
-        "{error}"
+    let catalog = builder.build().unwrap();
+    // The first registered keeps the id; the second is skipped and reported, loudly.
+    let ids: Vec<&str> = catalog.tools().map(|t| t.id().as_str()).collect();
+    assert_eq!(ids, ["alpha:find#96960e00", "alpha:search#6f6573d7"]);
+    assert_eq!(
+        catalog.get("alpha:search#6f6573d7").unwrap().server(),
+        Some("Alpha")
     );
-    assert_eq!(error.code(), ErrorCode::Catalog);
+    let [skipped] = catalog.skipped() else {
+        panic!("{:?}", catalog.skipped())
+    };
+    assert!(
+        matches!(skipped.error.kind(), ErrorKind::Collision { .. }),
+        "{skipped}"
+    );
+    assert_eq!(skipped.error.code(), ErrorCode::Catalog);
+    assert_eq!(skipped.server.as_deref(), Some("alpha"));
+    assert_eq!(skipped.pointer, "/0");
+    assert_eq!(skipped.tool_id.as_deref(), Some("alpha:search#6f6573d7"));
 }
 
 #[test]
@@ -143,6 +164,20 @@ fn invalid_json_text_has_a_position() {
             }
         ),
         "{error:?}"
+    );
+    assert_eq!((error.line(), error.column()), (Some(2), Some(12)));
+    assert!(
+        error
+            .to_string()
+            .starts_with("CATALOG_ERROR at line 2, column 12: invalid JSON: "),
+        "{error}"
+    );
+    // Columns count characters, not bytes.
+    let error = Catalog::from_tools_list_str("[\"é\", }").unwrap_err();
+    assert_eq!(
+        (error.line(), error.column()),
+        (Some(1), Some(7)),
+        "{error}"
     );
 }
 
@@ -209,10 +244,13 @@ proptest! {
             .filter(|n| n.len() > 3)
             .map(|n| json!({"name": n, "description": "d."}))
             .collect();
-        match Catalog::from_tools_list(&Value::Array(tools)) {
-            Ok(catalog) => check_reachability(&catalog),
-            // Names such as `ns.1` cannot form an id: a typed error, never a drop.
-            Err(e) => prop_assert_eq!(e.code(), ErrorCode::Catalog),
+        let count = tools.len();
+        let catalog = Catalog::from_tools_list(&Value::Array(tools)).unwrap();
+        check_reachability(&catalog);
+        // Names such as `ns.1` cannot form an id: skipped and reported, never dropped.
+        prop_assert_eq!(catalog.len() + catalog.skipped().len(), count);
+        for skipped in catalog.skipped() {
+            prop_assert_eq!(skipped.error.code(), ErrorCode::Catalog);
         }
     }
 }
