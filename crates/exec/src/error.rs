@@ -5,20 +5,28 @@ use std::io;
 
 /// Everything this crate can fail with.
 ///
-/// The [`kind`](Error::kind) says what went wrong and carries the details; [`code`](Error::code)
-/// is its stable snake_case name (the codes are listed in `docs/exec.md` and used by the
-/// conformance fixtures); [`line`](Error::line) and [`column`](Error::column) locate the problem
-/// in a JSONL or SSE input when there is one. Request errors locate themselves by input item
-/// index inside the kind.
+/// The error follows the workspace's one error shape (`docs/errors.md`): the
+/// [`kind`](Error::kind) says what went wrong and carries the details; [`code`](Error::code) is
+/// its stable snake_case name (the codes are listed in `docs/exec.md` and used by the
+/// conformance fixtures); [`line`](Error::line) and [`column`](Error::column) (1-based, the
+/// column counted in characters) locate the problem in a JSONL or SSE input when there is one;
+/// [`message`](Error::message) is the text without code or position. Request errors locate
+/// themselves by input item index inside the kind.
+///
+/// `Display` is `code at line L, column C: message`, `code at line L: message` or
+/// `code: message`.
 ///
 /// ```
 /// let err = agentwire_exec::from_str(r#"{"type":"response.output_text.delta","delta":7}"#)
 ///     .unwrap_err();
 /// assert_eq!(err.code(), "invalid_field");
+/// assert_eq!((err.line(), err.column()), (Some(1), None));
 /// assert_eq!(
 ///     err.to_string(),
-///     "line 1: response.output_text.delta: field `delta` must be a string, found a number"
+///     "invalid_field at line 1: response.output_text.delta: field `delta` must be a string, found a number"
 /// );
+/// let err = agentwire_exec::from_str("{\"type\":\"é\",}").unwrap_err();
+/// assert_eq!((err.code(), err.column()), ("invalid_json", Some(13)));
 /// ```
 pub struct Error(Box<Inner>);
 
@@ -323,9 +331,15 @@ impl Error {
         self.0.line
     }
 
-    /// The 1-based column (in bytes) within [`line`](Error::line), when known.
+    /// The 1-based column within [`line`](Error::line), counted in characters (Unicode scalar
+    /// values), when known.
     pub fn column(&self) -> Option<u64> {
         self.0.column
+    }
+
+    /// The human text, without code or position.
+    pub fn message(&self) -> String {
+        self.0.kind.to_string()
     }
 
     /// Whether this is an I/O error of the underlying reader or writer.
@@ -346,11 +360,13 @@ impl fmt::Debug for Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())?;
         match (self.0.line, self.0.column) {
-            (Some(line), Some(column)) => write!(f, "line {line}, column {column}: ")?,
-            (Some(line), None) => write!(f, "line {line}: ")?,
+            (Some(line), Some(column)) => write!(f, " at line {line}, column {column}")?,
+            (Some(line), None) => write!(f, " at line {line}")?,
             _ => {}
         }
+        f.write_str(": ")?;
         fmt::Display::fmt(&self.0.kind, f)
     }
 }

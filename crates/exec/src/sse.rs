@@ -215,7 +215,7 @@ impl SseDecoder {
                 offset: e.valid_up_to(),
             })
             .at_line(self.line_no)
-            .at_column(e.valid_up_to() as u64 + 1)
+            .at_column(crate::read::char_column(line, e.valid_up_to()))
         })?;
         let (field, value) = match text.find(':') {
             Some(i) => {
