@@ -95,6 +95,13 @@ pub enum ErrorKind {
         /// The limit in bytes.
         limit: usize,
     },
+    /// One server-sent-event comment line is longer than the decoder's limit
+    /// (`comment_too_large`).
+    #[error("a server-sent-event comment line is longer than the limit of {limit} bytes")]
+    CommentTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// The output a stream builds up (text, arguments, items) is over the assembler's limit
     /// (`output_too_large`).
     #[error("the stream's output is larger than the limit of {limit} bytes")]
@@ -262,6 +269,7 @@ impl ErrorKind {
             ErrorKind::InvalidField { .. } => "invalid_field",
             ErrorKind::LineTooLong { .. } => "line_too_long",
             ErrorKind::EventTooLarge { .. } => "event_too_large",
+            ErrorKind::CommentTooLarge { .. } => "comment_too_large",
             ErrorKind::OutputTooLarge { .. } => "output_too_large",
             ErrorKind::ArgumentsMismatch { .. } => "arguments_mismatch",
             ErrorKind::TextMismatch { .. } => "text_mismatch",

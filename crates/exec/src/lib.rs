@@ -97,7 +97,9 @@ pub use request::{
     check_input, is_valid_tool_name, FunctionTool, Request, RequestOptions, ToolChoice, ToolSpec,
     DEFAULT_MODEL,
 };
-pub use sse::{SseDecoder, SseEvent, SseReader, DEFAULT_MAX_EVENT_BYTES};
+pub use sse::{
+    SseDecoder, SseEvent, SseReader, DEFAULT_MAX_COMMENT_BYTES, DEFAULT_MAX_EVENT_BYTES,
+};
 pub use upstream::{http_failure, parse_retry_after, RetryPolicy};
 pub use write::{to_string, EventWriter};
 

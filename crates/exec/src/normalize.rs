@@ -96,6 +96,12 @@ impl UpstreamFailure {
                 "event_too_large",
                 format!("the upstream sent an event larger than the limit of {limit} bytes"),
             ),
+            crate::ErrorKind::CommentTooLarge { limit } => UpstreamFailure::new(
+                "comment_too_large",
+                format!(
+                    "the upstream sent a comment line longer than the limit of {limit} bytes"
+                ),
+            ),
             crate::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
                 UpstreamFailure::new("timeout", format!("the upstream stream timed out: {io}"))
             }
