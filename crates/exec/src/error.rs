@@ -186,6 +186,15 @@ pub enum ErrorKind {
         /// The value as given.
         value: String,
     },
+    /// An option's value is not one of those it takes (`invalid_option`), such as a reasoning
+    /// effort other than `minimal`, `low`, `medium` and `high`.
+    #[error("invalid value `{value}`: expected {expected}")]
+    InvalidOption {
+        /// The value as given.
+        value: String,
+        /// The values the option takes.
+        expected: &'static str,
+    },
     /// `function:<name>` names no declared function tool (`unknown_tool_choice_function`).
     #[error("tool choice function:{name} names no declared function tool")]
     UnknownToolChoiceFunction {
@@ -282,6 +291,7 @@ impl ErrorKind {
             ErrorKind::DuplicateTool { .. } => "duplicate_tool",
             ErrorKind::SchemaNotObject { .. } => "schema_not_object",
             ErrorKind::InvalidToolChoice { .. } => "invalid_tool_choice",
+            ErrorKind::InvalidOption { .. } => "invalid_option",
             ErrorKind::UnknownToolChoiceFunction { .. } => "unknown_tool_choice_function",
             ErrorKind::ToolChoiceWithoutTools { .. } => "tool_choice_without_tools",
             ErrorKind::EmptyPrompt => "empty_prompt",

@@ -94,8 +94,8 @@ pub use mock::{MockMode, ECHO_DELTA_BYTES, MOCK_TEXT};
 pub use normalize::{Normalizer, Outcome, UpstreamFailure, DEFAULT_MAX_OUTPUT_BYTES};
 pub use read::{from_str, EventReader, DEFAULT_MAX_LINE_BYTES};
 pub use request::{
-    check_input, is_valid_tool_name, FunctionTool, Request, RequestOptions, ToolChoice, ToolSpec,
-    DEFAULT_MODEL,
+    check_input, is_valid_tool_name, FunctionTool, ReasoningEffort, ReasoningSummary, Request,
+    RequestOptions, TextFormat, ToolChoice, ToolSpec, DEFAULT_MODEL, INCLUDE_ENCRYPTED_REASONING,
 };
 pub use sse::{
     SseDecoder, SseEvent, SseReader, DEFAULT_MAX_COMMENT_BYTES, DEFAULT_MAX_EVENT_BYTES,
