@@ -280,16 +280,32 @@ fn run_mock(
     request: &Request,
     output: &mut Output,
 ) -> Result<Option<Outcome>, CliError> {
-    let upstream = args
-        .mock_mode
-        .events(request)
-        .map_err(|e| CliError::Usage(e.to_string()))?;
     let mut normalizer = Normalizer::new(request);
+    // The mock's events are made as they are taken: a normalizer that stops the turn (past its
+    // output limit) never pays for the rest.
+    let upstream = match args
+        .mock_mode
+        .stream(request, agentwire_exec::DEFAULT_MAX_OUTPUT_BYTES)
+    {
+        Ok(upstream) => upstream,
+        Err(e) if e.code() == "output_too_large" => {
+            let failure = UpstreamFailure::new(
+                "output_too_large",
+                format!("the mock's answer is too large: {}", e.message()),
+            );
+            output.emit(&normalizer.fail(failure))?;
+            return Ok(normalizer.outcome());
+        }
+        Err(e) => return Err(CliError::Usage(e.to_string())),
+    };
     for event in upstream {
         if args.trace {
             trace(&agentwire_exec::to_string(&event));
         }
         output.emit(&normalizer.push(event))?;
+        if normalizer.outcome().is_some() {
+            break;
+        }
     }
     output.emit(&normalizer.finish())?;
     Ok(normalizer.outcome())
