@@ -281,6 +281,7 @@ fn the_request_log_is_the_body_and_is_replaced() {
             "tools": [],
             "tool_choice": "auto",
             "parallel_tool_calls": true,
+            "include": ["reasoning.encrypted_content"],
             "store": false,
             "stream": true,
             "prompt_cache_key": "s-1"

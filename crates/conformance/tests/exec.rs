@@ -238,8 +238,66 @@ impl ExecCodec for AgentwireExec {
     }
 }
 
+/// `AGENTWIRE_EXEC_BLESS=1`: rewrites the `expected` events (and `outcome`) of the mock and
+/// relay fixtures with what the crate emits now, for reviewing a deliberate change of output
+/// with `git diff`. The run that follows checks the rewritten fixtures as usual.
+fn bless(root: &std::path::Path) {
+    for area in ["mock", "relay"] {
+        let dir = root.join("conformance/exec").join(area);
+        let mut paths: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        paths.sort();
+        for path in paths {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let fixture: Value = serde_json::from_str(&text).unwrap();
+            if fixture.get("expected").is_none() {
+                continue;
+            }
+            let (jsonl, outcome) = if area == "mock" {
+                match AgentwireExec.mock(fixture["mode"].as_str().unwrap(), &fixture["request"]) {
+                    Ok(jsonl) => (jsonl, None),
+                    Err(e) => panic!("{}: {e}", path.display()),
+                }
+            } else {
+                let failure: Option<FailureSpec> = fixture
+                    .get("failure")
+                    .map(|f| serde_json::from_value(f.clone()).unwrap());
+                let output = AgentwireExec
+                    .relay(
+                        &fixture["request"],
+                        fixture["sse"].as_str().unwrap().as_bytes(),
+                        fixture
+                            .get("max_event_bytes")
+                            .and_then(Value::as_u64)
+                            .map(|n| n as usize),
+                        failure.as_ref(),
+                    )
+                    .unwrap();
+                (output.jsonl, Some(output.outcome))
+            };
+            let start = text.find("\n  \"expected\": [\n").unwrap() + "\n  \"expected\": [\n".len();
+            let end = start + text[start..].find("\n  ]").unwrap();
+            let lines: Vec<String> = jsonl.lines().map(|l| format!("    {l}")).collect();
+            let mut updated = format!("{}{}{}", &text[..start], lines.join(",\n"), &text[end..]);
+            if let Some(outcome) = outcome {
+                let old = format!("\"outcome\": {}", fixture["outcome"]);
+                updated = updated.replace(&old, &format!("\"outcome\": \"{outcome}\""));
+            }
+            if updated != text {
+                std::fs::write(&path, updated).unwrap();
+                eprintln!("blessed {}", path.display());
+            }
+        }
+    }
+}
+
 fn main() {
     let root = find_workspace_root(env!("CARGO_MANIFEST_DIR").as_ref())
         .expect("the conformance crate lives inside the agentwire workspace");
+    if std::env::var_os("AGENTWIRE_EXEC_BLESS").is_some() {
+        bless(&root);
+    }
     exec::harness(AgentwireExec).suite(exec::suite(&root)).run()
 }
