@@ -424,13 +424,18 @@ fn server_errors_are_retried_then_reported() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let events = lines(&output.stdout);
-    assert_eq!(types(&events), ["error", "response.failed"]);
-    assert_eq!(events[0]["code"], "server_error");
-    assert_eq!(events[0]["http_status"], 500);
-    assert_eq!(events[0]["message"], "HTTP 500: The server had an error.");
-    assert_eq!(events[1]["response"]["status"], "failed");
-    assert_eq!(events[1]["response"]["error"]["code"], "server_error");
-    assert_eq!(events[1]["response"]["model"], "gpt-5.2-codex");
+    assert_eq!(
+        types(&events),
+        ["response.created", "error", "response.failed"]
+    );
+    assert_eq!(events[1]["code"], "server_error");
+    assert_eq!(events[1]["http_status"], 500);
+    assert_eq!(events[1]["message"], "HTTP 500: The server had an error.");
+    assert_eq!(events[1]["error"], error["error"], "the provider's error object, whole");
+    assert_eq!(events[2]["response"]["status"], "failed");
+    assert_eq!(events[2]["response"]["error"]["code"], "server_error");
+    assert_eq!(events[2]["response"]["error"]["type"], "server_error");
+    assert_eq!(events[2]["response"]["model"], "gpt-5.2-codex");
     assert_eq!(server.received().len(), 3, "two retries, then give up");
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(stderr.matches("retrying").count(), 2, "{stderr}");
@@ -450,8 +455,8 @@ fn client_errors_are_not_retried() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
-    assert_eq!(events[0]["code"], "invalid_api_key");
-    assert_eq!(events[0]["http_status"], 401);
+    assert_eq!(events[1]["code"], "invalid_api_key");
+    assert_eq!(events[1]["http_status"], 401);
     assert_eq!(server.received().len(), 1);
     // An exhausted quota is a 429 that waiting does not fix.
     let quota = json!({"error": {"message": "You exceeded your current quota.", "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}});
@@ -461,7 +466,7 @@ fn client_errors_are_not_retried() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
-    assert_eq!(lines(&output.stdout)[0]["code"], "insufficient_quota");
+    assert_eq!(lines(&output.stdout)[1]["code"], "insufficient_quota");
     assert_eq!(server.received().len(), 1);
 }
 
@@ -505,7 +510,7 @@ fn json_instead_of_an_event_stream_is_reported() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
-    assert_eq!(events[0]["code"], "unexpected_content_type");
+    assert_eq!(events[1]["code"], "unexpected_content_type");
     server.received();
 }
 
@@ -536,8 +541,12 @@ fn an_unreachable_provider_is_a_transport_failure() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
-    assert_eq!(types(&events), ["error", "response.failed"]);
-    assert_eq!(events[0]["code"], "transport_error");
+    assert_eq!(
+        types(&events),
+        ["response.created", "error", "response.failed"]
+    );
+    assert_eq!(events[1]["code"], "transport_error");
+    assert_eq!(events[2]["response"]["error"]["code"], "transport_error");
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(stderr.matches("retrying").count(), 2, "{stderr}");
 }

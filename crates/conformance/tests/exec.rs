@@ -7,7 +7,7 @@ use agentwire_conformance::exec::{
 };
 use agentwire_conformance::{find_workspace_root, CodecError};
 use agentwire_exec::{
-    EventReader, EventWriter, FunctionTool, MockMode, Normalizer, Request, RequestOptions,
+    Assembler, EventReader, EventWriter, FunctionTool, MockMode, Normalizer, Request, RequestOptions,
     SseDecoder, SseReader, ToolChoice, ToolSpec, UpstreamFailure,
 };
 use serde_json::{json, Map, Value};
@@ -165,8 +165,17 @@ impl ExecCodec for AgentwireExec {
         })
     }
 
-    fn assemble(&self, jsonl: &str) -> Result<Value, LocatedError> {
-        let transcript = agentwire_exec::assemble(jsonl.as_bytes()).map_err(|e| located(&e))?;
+    fn assemble(&self, jsonl: &str, strict_deltas: bool) -> Result<Value, LocatedError> {
+        let mut reader = EventReader::new(jsonl.as_bytes());
+        let mut assembler = Assembler::new().strict_deltas(strict_deltas);
+        while let Some(event) = reader.read_event().map_err(|e| located(&e))? {
+            assembler.push(&event).map_err(|e| LocatedError {
+                code: e.code().to_owned(),
+                line: Some(reader.line()),
+                message: e.to_string(),
+            })?;
+        }
+        let transcript = assembler.finish();
         serde_json::to_value(transcript).map_err(|e| LocatedError {
             code: "serialize".to_owned(),
             line: None,
@@ -242,6 +251,29 @@ impl ExecCodec for AgentwireExec {
 /// relay fixtures with what the crate emits now, for reviewing a deliberate change of output
 /// with `git diff`. The run that follows checks the rewritten fixtures as usual.
 fn bless(root: &std::path::Path) {
+    // New assemble fixtures written with `"expected": {}` get the transcript.
+    let dir = root.join("conformance/exec/assemble");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if !text.contains("\n  \"expected\": {}\n") {
+            continue;
+        }
+        let fixture: Value = serde_json::from_str(&text).unwrap();
+        let strict = fixture["strict_deltas"] == true;
+        let transcript = AgentwireExec
+            .assemble(fixture["input"].as_str().unwrap(), strict)
+            .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.message));
+        let pretty = serde_json::to_string_pretty(&transcript)
+            .unwrap()
+            .replace('\n', "\n  ");
+        let updated = text.replace(
+            "\n  \"expected\": {}\n",
+            &format!("\n  \"expected\": {pretty}\n"),
+        );
+        std::fs::write(&path, updated).unwrap();
+        eprintln!("blessed {}", path.display());
+    }
     for area in ["mock", "relay"] {
         let dir = root.join("conformance/exec").join(area);
         let mut paths: Vec<_> = std::fs::read_dir(&dir)
