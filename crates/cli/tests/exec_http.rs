@@ -431,7 +431,10 @@ fn server_errors_are_retried_then_reported() {
     assert_eq!(events[1]["code"], "server_error");
     assert_eq!(events[1]["http_status"], 500);
     assert_eq!(events[1]["message"], "HTTP 500: The server had an error.");
-    assert_eq!(events[1]["error"], error["error"], "the provider's error object, whole");
+    assert_eq!(
+        events[1]["error"], error["error"],
+        "the provider's error object, whole"
+    );
     assert_eq!(events[2]["response"]["status"], "failed");
     assert_eq!(events[2]["response"]["error"]["code"], "server_error");
     assert_eq!(events[2]["response"]["error"]["type"], "server_error");

@@ -348,7 +348,11 @@ pub fn check(codec: &dyn ExecCodec, fixture: &Fixture<ExecCase>) -> Result<(), F
             strict_deltas,
             expected,
             expected_error,
-        } => match (codec.assemble(input, *strict_deltas), expected, expected_error) {
+        } => match (
+            codec.assemble(input, *strict_deltas),
+            expected,
+            expected_error,
+        ) {
             (Ok(actual), Some(expected), None) => same_json("transcript", expected, &actual),
             (Err(e), None, Some(want)) if e.code == want.code && e.line == want.line => Ok(()),
             (Ok(actual), _, Some(want)) => Err(Failure::new(format!(
@@ -505,7 +509,10 @@ pub fn check_stream(what: &str, jsonl: &str) -> Result<Vec<Value>, Failure> {
     let mut arguments: HashMap<String, Option<String>> = HashMap::new();
     let mut texts: HashMap<(String, u64), String> = HashMap::new();
     let mut done_items: HashMap<String, Value> = HashMap::new();
-    if events.first().and_then(|e| e.get("type")).and_then(Value::as_str)
+    if events
+        .first()
+        .and_then(|e| e.get("type"))
+        .and_then(Value::as_str)
         != Some("response.created")
     {
         problems.push("the first event is not response.created".to_owned());
@@ -569,7 +576,9 @@ pub fn check_stream(what: &str, jsonl: &str) -> Result<Vec<Value>, Failure> {
                     }
                 }
                 if item["type"] == "message" {
-                    for (index, part) in item["content"].as_array().into_iter().flatten().enumerate() {
+                    for (index, part) in
+                        item["content"].as_array().into_iter().flatten().enumerate()
+                    {
                         let key = (id.clone(), index as u64);
                         if let (Some(done), Some(text)) = (texts.get(&key), part["text"].as_str()) {
                             if done != text {

@@ -7,8 +7,8 @@ use agentwire_conformance::exec::{
 };
 use agentwire_conformance::{find_workspace_root, CodecError};
 use agentwire_exec::{
-    Assembler, EventReader, EventWriter, FunctionTool, MockMode, Normalizer, Request, RequestOptions,
-    SseDecoder, SseReader, ToolChoice, ToolSpec, UpstreamFailure,
+    Assembler, EventReader, EventWriter, FunctionTool, MockMode, Normalizer, Request,
+    RequestOptions, SseDecoder, SseReader, ToolChoice, ToolSpec, UpstreamFailure,
 };
 use serde_json::{json, Map, Value};
 

@@ -7,9 +7,9 @@ use std::str::FromStr;
 use serde_json::{json, Map, Value};
 
 use crate::event::{
-    ContentPart, ContentPartEvent, ErrorEvent, Event, FunctionCallArgumentsDelta,
-    FunctionCallItem, MessageItem, OtherEvent, OutputItem, OutputItemEvent, OutputTextDelta,
-    OutputTextPart, OutputTokensDetails, Response, ResponseEvent, Usage,
+    ContentPart, ContentPartEvent, ErrorEvent, Event, FunctionCallArgumentsDelta, FunctionCallItem,
+    MessageItem, OtherEvent, OutputItem, OutputItemEvent, OutputTextDelta, OutputTextPart,
+    OutputTokensDetails, Response, ResponseEvent, Usage,
 };
 use crate::{Error, ErrorKind, Request, INCLUDE_ENCRYPTED_REASONING};
 
@@ -124,7 +124,7 @@ impl MockMode {
     pub fn stream(self, request: &Request, max_output_bytes: usize) -> Result<MockEvents, Error> {
         let mut plan = Plan::new(request, max_output_bytes);
         if let Some(error) = reasoning_input_error(request) {
-            plan.steps.push_back(Step::Event(Event::Error(error)));
+            plan.event(Event::Error(error));
             return Ok(plan.finish(false));
         }
         plan.reasoning(request)?;
@@ -320,7 +320,7 @@ enum PieceKind {
 
 #[derive(Debug)]
 enum Step {
-    Event(Event),
+    Event(Box<Event>),
     /// `text` cut into deltas of at most `max` bytes for item `item_id`, from byte `at` on.
     Pieces {
         kind: PieceKind,
@@ -347,7 +347,7 @@ impl Iterator for MockEvents {
                     let Some(Step::Event(event)) = self.steps.pop_front() else {
                         unreachable!("the front step is an event")
                     };
-                    return Some(event);
+                    return Some(*event);
                 }
                 Step::Pieces {
                     kind,
@@ -414,8 +414,12 @@ impl Plan {
             ..Response::default()
         };
         let steps = VecDeque::from([
-            Step::Event(Event::ResponseCreated(ResponseEvent::new(response.clone()))),
-            Step::Event(Event::ResponseInProgress(ResponseEvent::new(response))),
+            Step::Event(Box::new(Event::ResponseCreated(ResponseEvent::new(
+                response.clone(),
+            )))),
+            Step::Event(Box::new(Event::ResponseInProgress(ResponseEvent::new(
+                response,
+            )))),
         ]);
         Plan {
             steps,
@@ -441,7 +445,7 @@ impl Plan {
     }
 
     fn event(&mut self, event: Event) {
-        self.steps.push_back(Step::Event(event));
+        self.steps.push_back(Step::Event(Box::new(event)));
     }
 
     /// A reasoning item first, when the request asks a reasoning model.
@@ -450,9 +454,11 @@ impl Plan {
             return Ok(());
         };
         let id = format!("rs_mock_{}", count_items(request, "reasoning") + 1);
-        self.event(Event::OutputItemAdded(OutputItemEvent::new(OutputItem::Other(
-            object(json!({"type": "reasoning", "id": id, "summary": []})),
-        ))));
+        self.event(Event::OutputItemAdded(OutputItemEvent::new(
+            OutputItem::Other(object(
+                json!({"type": "reasoning", "id": id, "summary": []}),
+            )),
+        )));
         let mut summary = Vec::new();
         if reasoning.get("summary").is_some_and(|s| !s.is_null()) {
             self.spend(MOCK_SUMMARY.len())?;
@@ -482,11 +488,14 @@ impl Plan {
         }
         let mut done = object(json!({"type": "reasoning", "id": id, "summary": summary}));
         if request.includes(INCLUDE_ENCRYPTED_REASONING) {
-            done.insert("encrypted_content".to_owned(), Value::from(mock_encrypted(&id)));
+            done.insert(
+                "encrypted_content".to_owned(),
+                Value::from(mock_encrypted(&id)),
+            );
         }
-        self.event(Event::OutputItemDone(OutputItemEvent::new(OutputItem::Other(
-            done,
-        ))));
+        self.event(Event::OutputItemDone(OutputItemEvent::new(
+            OutputItem::Other(done),
+        )));
         Ok(())
     }
 
@@ -576,11 +585,7 @@ impl Plan {
     fn finish(mut self, completed: bool) -> MockEvents {
         if completed {
             let tokens = |bytes: usize| bytes.div_ceil(4) as u64;
-            let mut usage = Usage::new(
-                tokens(self.input_bytes),
-                tokens(self.output_bytes),
-                0,
-            );
+            let mut usage = Usage::new(tokens(self.input_bytes), tokens(self.output_bytes), 0);
             usage.output_tokens_details = Some(OutputTokensDetails {
                 reasoning_tokens: Some(tokens(self.reasoning_bytes)),
                 extra: Map::new(),
@@ -657,7 +662,12 @@ pub(crate) fn instance(schema: &Value, budget: usize) -> Result<Value, Error> {
     })
 }
 
-fn generate(schema: &Value, root: &Value, depth: usize, budget: &mut Budget) -> Result<Value, Error> {
+fn generate(
+    schema: &Value,
+    root: &Value,
+    depth: usize,
+    budget: &mut Budget,
+) -> Result<Value, Error> {
     budget.spend(NODE_COST)?;
     let Value::Object(s) = schema else {
         return Ok(match schema {
@@ -992,7 +1002,13 @@ mod tests {
             "output_too_large"
         );
         let big = json!({"type": "object", "properties": {"s": {"type": "string", "minLength": 300_000}}});
-        assert_eq!(instance(&big, 1 << 20).unwrap()["s"].as_str().unwrap().len(), 300_000);
+        assert_eq!(
+            instance(&big, 1 << 20).unwrap()["s"]
+                .as_str()
+                .unwrap()
+                .len(),
+            300_000
+        );
         // Nesting that multiplies values (16 items, 16 levels deep) runs out of budget, not
         // of memory.
         let mut nested = json!({"type": "string"});
@@ -1031,7 +1047,10 @@ mod tests {
         let tool = json!({"type": "object", "properties": {"s": {"type": "string", "minLength": 4000}}, "required": ["s"]});
         let request = request_with(&[("f", tool)], "auto", None);
         assert_eq!(
-            MockMode::ToolCall.stream(&request, 4000).unwrap_err().code(),
+            MockMode::ToolCall
+                .stream(&request, 4000)
+                .unwrap_err()
+                .code(),
             "output_too_large"
         );
         // Under the limit, events are made as they are taken.
@@ -1057,7 +1076,9 @@ mod tests {
                 )),
                 "{mode}: {events:?}"
             );
-            assert!(events.iter().any(|e| e.event_type() == "response.output_text.delta"));
+            assert!(events
+                .iter()
+                .any(|e| e.event_type() == "response.output_text.delta"));
         }
         // `none` needs no tool at all.
         let request = request_with(&[], "none", None);
@@ -1086,8 +1107,14 @@ mod tests {
         let user = json!({"role": "user", "content": "hi"});
         for (item, ok) in [
             (Value::Object(done.clone()), true),
-            (json!({"type": "reasoning", "id": "rs_mock_1", "summary": []}), false),
-            (json!({"type": "reasoning", "id": "rs_mock_1", "summary": [], "encrypted_content": "forged"}), false),
+            (
+                json!({"type": "reasoning", "id": "rs_mock_1", "summary": []}),
+                false,
+            ),
+            (
+                json!({"type": "reasoning", "id": "rs_mock_1", "summary": [], "encrypted_content": "forged"}),
+                false,
+            ),
         ] {
             options.input = Some(vec![user.clone(), item, user.clone()]);
             let events = MockMode::Text.events(&options.build().unwrap()).unwrap();
@@ -1096,7 +1123,11 @@ mod tests {
         }
         // Stored responses keep their reasoning: no encrypted content needed.
         options.store = true;
-        options.input = Some(vec![user.clone(), json!({"type": "reasoning", "id": "rs_1", "summary": []}), user]);
+        options.input = Some(vec![
+            user.clone(),
+            json!({"type": "reasoning", "id": "rs_1", "summary": []}),
+            user,
+        ]);
         let events = MockMode::Text.events(&options.build().unwrap()).unwrap();
         assert!(!events.iter().any(|e| matches!(e, Event::Error(_))));
     }

@@ -6,9 +6,10 @@ use std::collections::HashMap;
 use serde_json::{Number, Value};
 
 use crate::event::{
-    ContentPart, ContentPartEvent, ErrorEvent, Event, FunctionCallArgumentsDelta, OtherEvent,
-    FunctionCallArgumentsDone, FunctionCallItem, MessageItem, OutputItem, OutputItemEvent,
-    OutputTextDelta, OutputTextDone, OutputTextPart, Response, ResponseError, ResponseEvent, Usage,
+    ContentPart, ContentPartEvent, ErrorEvent, Event, FunctionCallArgumentsDelta,
+    FunctionCallArgumentsDone, FunctionCallItem, MessageItem, OtherEvent, OutputItem,
+    OutputItemEvent, OutputTextDelta, OutputTextDone, OutputTextPart, Response, ResponseError,
+    ResponseEvent, Usage,
 };
 use crate::sse::SseEvent;
 use crate::Request;
@@ -63,7 +64,7 @@ pub struct UpstreamFailure {
     /// OpenAI-style bodies); written as the `error` member of the `error` event, so that
     /// nothing the provider said is lost. Its `param` and `type` also go to the failed
     /// response's `error`.
-    pub details: Option<Value>,
+    pub details: Option<Box<Value>>,
 }
 
 impl UpstreamFailure {
@@ -80,7 +81,7 @@ impl UpstreamFailure {
     /// Sets the provider's error object.
     #[must_use]
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 
@@ -121,9 +122,7 @@ impl UpstreamFailure {
             ),
             crate::ErrorKind::CommentTooLarge { limit } => UpstreamFailure::new(
                 "comment_too_large",
-                format!(
-                    "the upstream sent a comment line longer than the limit of {limit} bytes"
-                ),
+                format!("the upstream sent a comment line longer than the limit of {limit} bytes"),
             ),
             crate::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
                 UpstreamFailure::new("timeout", format!("the upstream stream timed out: {io}"))
@@ -546,26 +545,28 @@ impl Normalizer {
             return out;
         }
         self.start(&mut out);
-        let mut error = ErrorEvent::new(Some(failure.code.clone()), failure.message.clone());
-        error.param = failure.param().map(str::to_owned);
-        if let Some(status) = failure.http_status {
-            error
-                .extra
-                .insert("http_status".to_owned(), Value::from(status));
-        }
-        if let Some(details) = &failure.details {
-            error.extra.insert("error".to_owned(), details.clone());
-        }
+        let param = failure.param().map(str::to_owned);
+        let error_type = failure.error_type().map(str::to_owned);
         if self.error.is_none() {
             let mut response_error =
                 ResponseError::new(Some(failure.code.clone()), failure.message.clone());
-            response_error.param = failure.param().map(str::to_owned);
-            if let Some(error_type) = failure.error_type() {
+            response_error.param.clone_from(&param);
+            if let Some(error_type) = error_type {
                 response_error
                     .extra
                     .insert("type".to_owned(), Value::from(error_type));
             }
             self.error = Some(response_error);
+        }
+        let mut error = ErrorEvent::new(Some(failure.code), failure.message);
+        error.param = param;
+        if let Some(status) = failure.http_status {
+            error
+                .extra
+                .insert("http_status".to_owned(), Value::from(status));
+        }
+        if let Some(details) = failure.details {
+            error.extra.insert("error".to_owned(), *details);
         }
         self.emit(&mut out, Event::Error(error));
         let response = Response::default();
@@ -1484,7 +1485,10 @@ impl Normalizer {
             (OutputItem::FunctionCall(known), OutputItem::FunctionCall(mut call)) => {
                 self.check_call_id(index, &call)?;
                 match call.arguments.as_deref() {
-                    Some(arguments) if !arguments.is_empty() && Some(arguments) != known.arguments.as_deref() => {
+                    Some(arguments)
+                        if !arguments.is_empty()
+                            && Some(arguments) != known.arguments.as_deref() =>
+                    {
                         self.revise_arguments(index, arguments)?;
                     }
                     _ => call.arguments.clone_from(&known.arguments),
@@ -1499,8 +1503,10 @@ impl Normalizer {
                     None => message.content = Some(known_parts),
                     Some(parts) => {
                         for (i, part) in parts.iter_mut().enumerate() {
-                            let (ContentPart::OutputText(theirs), Some(ContentPart::OutputText(mine))) =
-                                (part, known_parts.get(i))
+                            let (
+                                ContentPart::OutputText(theirs),
+                                Some(ContentPart::OutputText(mine)),
+                            ) = (part, known_parts.get(i))
                             else {
                                 continue;
                             };
@@ -1853,7 +1859,9 @@ mod tests {
         let Some(Event::ResponseCompleted(completed)) = events.last() else {
             panic!()
         };
-        let Some(OutputItem::FunctionCall(call)) = completed.response.output.as_ref().unwrap().first() else {
+        let Some(OutputItem::FunctionCall(call)) =
+            completed.response.output.as_ref().unwrap().first()
+        else {
             panic!()
         };
         assert_eq!(call.arguments.as_deref(), Some(r#"{"a":1}"#));
