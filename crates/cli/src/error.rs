@@ -80,6 +80,7 @@ impl CliError {
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
             CliError::Usage(_) => 2,
+            CliError::Exec(e) => e.exit_code(),
             _ => 1,
         }
     }

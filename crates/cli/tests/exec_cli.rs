@@ -516,5 +516,10 @@ fn help_lists_the_exit_codes() {
         .stdout(predicates::str::contains(
             "Exit status: 0 when the response completed",
         ))
-        .stdout(predicates::str::contains("--tool <NAME:json=PATH>"));
+        .stdout(predicates::str::contains(
+            "--tool <NAME:json=PATH[:description=TEXT]>",
+        ))
+        .stdout(predicates::str::contains("130 or 143 when SIGINT or"))
+        .stdout(predicates::str::contains("--idle-timeout <SECONDS>"))
+        .stdout(predicates::str::contains("[default: 300]"));
 }

@@ -253,6 +253,13 @@ pub enum ErrorKind {
         /// What is wrong with it.
         reason: String,
     },
+    /// A request holds something a Chat Completions server cannot take (`unsupported_for_chat`):
+    /// a hosted tool, `store`, `previous_response_id`, an input item or part of another kind.
+    #[error("not possible with a Chat Completions upstream (--api chat): {what}")]
+    UnsupportedForChat {
+        /// What it is.
+        what: String,
+    },
     /// A mock mode other than `echo`, `text`, `tool-call` and `tool-loop`
     /// (`unknown_mock_mode`).
     #[error("unknown mock mode `{mode}`: expected echo, text, tool-call or tool-loop")]
@@ -301,6 +308,7 @@ impl ErrorKind {
             ErrorKind::MissingFunctionCallOutput { .. } => "missing_function_call_output",
             ErrorKind::DuplicateCallId { .. } => "duplicate_call_id",
             ErrorKind::InvalidRequest { .. } => "invalid_request",
+            ErrorKind::UnsupportedForChat { .. } => "unsupported_for_chat",
             ErrorKind::UnknownMockMode { .. } => "unknown_mock_mode",
             ErrorKind::MockNeedsTool => "mock_needs_tool",
         }

@@ -17,7 +17,8 @@
 //! | consumers | [`Assembler`], [`assemble`], [`Transcript`], [`ToolCall`] |
 //! | requests | [`RequestOptions`], [`Request`], [`FunctionTool`], [`ToolChoice`], [`ToolSpec`], [`check_input`] |
 //! | upstream | [`SseDecoder`], [`SseReader`], [`Normalizer`], [`UpstreamFailure`], [`RetryPolicy`], [`http_failure`] |
-//! | offline | [`MockMode`] |
+//! | Chat Completions upstreams | [`Request::to_chat_completions`], [`ChatRequest`], [`ChatStream`] |
+//! | offline | [`MockMode`], [`MockEvents`] |
 //!
 //! The crate has no HTTP client and no async runtime: feed [`SseDecoder`] the bytes of a
 //! response body from any client, blocking or not. To produce the protocol rather than consume
@@ -71,6 +72,7 @@
 #![warn(clippy::unwrap_used)]
 
 mod assemble;
+mod chat;
 mod error;
 mod event;
 mod mock;
@@ -83,6 +85,7 @@ mod wire;
 mod write;
 
 pub use assemble::{assemble, Assembler, Message, ToolCall, Transcript};
+pub use chat::{ChatRequest, ChatStream};
 pub use error::{Error, ErrorKind, Result};
 pub use event::{
     ContentPart, ContentPartEvent, ErrorEvent, Event, FunctionCallArgumentsDelta,
@@ -90,7 +93,7 @@ pub use event::{
     OutputItem, OutputItemEvent, OutputTextDelta, OutputTextDone, OutputTextPart,
     OutputTokensDetails, Response, ResponseError, ResponseEvent, Usage,
 };
-pub use mock::{MockMode, ECHO_DELTA_BYTES, MOCK_TEXT};
+pub use mock::{MockEvents, MockMode, ECHO_DELTA_BYTES, MOCK_TEXT};
 pub use normalize::{Normalizer, Outcome, UpstreamFailure, DEFAULT_MAX_OUTPUT_BYTES};
 pub use read::{from_str, EventReader, DEFAULT_MAX_LINE_BYTES};
 pub use request::{

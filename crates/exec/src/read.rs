@@ -35,17 +35,23 @@ fn json_error(bytes: &[u8], e: &serde_json::Error) -> Error {
         })
         .at_column(char_column(bytes, utf8.valid_up_to()));
     }
-    let message = e.to_string();
-    let message = match message.rfind(" at line ") {
-        Some(i) => message[..i].to_owned(),
-        None => message,
-    };
-    let error = Error::new(ErrorKind::InvalidJson { message });
+    let error = Error::new(ErrorKind::InvalidJson {
+        message: strip_position(e),
+    });
     if e.column() > 0 {
         // serde_json counts the column in bytes, up to and including the offending one.
         error.at_column(char_column(bytes, e.column() - 1))
     } else {
         error
+    }
+}
+
+/// serde_json's message without its ` at line L column C` suffix.
+pub(crate) fn strip_position(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message,
     }
 }
 
