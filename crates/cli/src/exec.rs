@@ -415,9 +415,8 @@ fn text_format(value: &str) -> Result<TextFormat, CliError> {
                 )));
             };
             let text = read_flag_file(Path::new(path), "--text-format")?;
-            let schema: Value = serde_json::from_str(&text).map_err(|e| {
-                CliError::Usage(format!("--text-format: {path} is not JSON: {e}"))
-            })?;
+            let schema: Value = serde_json::from_str(&text)
+                .map_err(|e| CliError::Usage(format!("--text-format: {path} is not JSON: {e}")))?;
             // A bare schema is named after its file, in the characters a name may hold.
             let stem = Path::new(path)
                 .file_stem()

@@ -143,11 +143,7 @@ impl Request {
                     }));
                 }
                 "reasoning" => dropped_reasoning += 1,
-                other => {
-                    return Err(unsupported(format!(
-                        "input item {index} of type `{other}`"
-                    )))
-                }
+                other => return Err(unsupported(format!("input item {index} of type `{other}`"))),
             }
         }
         if dropped_reasoning > 0 {
@@ -218,19 +214,13 @@ impl Request {
                     );
                 }
                 Some("json_object") => {
-                    body.insert(
-                        "response_format".to_owned(),
-                        json!({"type": "json_object"}),
-                    );
+                    body.insert("response_format".to_owned(), json!({"type": "json_object"}));
                 }
                 _ => {}
             }
         }
         body.insert("stream".to_owned(), Value::Bool(true));
-        body.insert(
-            "stream_options".to_owned(),
-            json!({"include_usage": true}),
-        );
+        body.insert("stream_options".to_owned(), json!({"include_usage": true}));
         Ok(ChatRequest {
             body: Value::Object(body),
             notes,
@@ -260,14 +250,14 @@ fn chat_message(item: &Value, index: usize) -> Result<Value, Error> {
                             "text": part.get("text").cloned().unwrap_or(Value::from("")),
                         })),
                         Some("input_image") => {
-                            let url = part
-                                .get("image_url")
-                                .and_then(Value::as_str)
-                                .ok_or_else(|| {
-                                    unsupported(format!(
-                                        "input item {index}: an image given by file id"
-                                    ))
-                                })?;
+                            let url =
+                                part.get("image_url")
+                                    .and_then(Value::as_str)
+                                    .ok_or_else(|| {
+                                        unsupported(format!(
+                                            "input item {index}: an image given by file id"
+                                        ))
+                                    })?;
                             let mut image = json!({"url": url});
                             if let Some(detail) = part.get("detail") {
                                 image["detail"] = detail.clone();
@@ -453,7 +443,9 @@ impl ChatStream {
             ))
         })?;
         let Value::Object(chunk) = chunk else {
-            return Err(invalid("the upstream sent a chunk that is not a JSON object"));
+            return Err(invalid(
+                "the upstream sent a chunk that is not a JSON object",
+            ));
         };
         if let Some(error) = chunk.get("error") {
             self.failed = true;
@@ -465,7 +457,10 @@ impl ChatStream {
             let mut response = Response {
                 id: chunk.get("id").and_then(Value::as_str).map(str::to_owned),
                 status: Some("in_progress".to_owned()),
-                model: chunk.get("model").and_then(Value::as_str).map(str::to_owned),
+                model: chunk
+                    .get("model")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
                 ..Response::default()
             };
             if let Some(Value::Number(created)) = chunk.get("created") {
@@ -532,9 +527,9 @@ impl ChatStream {
             if self.reasoning.is_none() {
                 let id = self.new_id("rs");
                 let item = json!({"type": "reasoning", "id": id, "summary": [], "content": []});
-                out.push(Event::OutputItemAdded(OutputItemEvent::new(OutputItem::Other(
-                    object(item),
-                ))));
+                out.push(Event::OutputItemAdded(OutputItemEvent::new(
+                    OutputItem::Other(object(item)),
+                )));
                 self.order.push(Slot::Reasoning);
                 self.reasoning = Some(Open {
                     id,
@@ -590,11 +585,7 @@ impl ChatStream {
                     self.tool_call(call, position, out)?;
                 }
             }
-            Some(_) => {
-                return Err(invalid(
-                    "the upstream sent `tool_calls` that is not a list",
-                ))
-            }
+            Some(_) => return Err(invalid("the upstream sent `tool_calls` that is not a list")),
         }
         Ok(())
     }
@@ -605,21 +596,25 @@ impl ChatStream {
         position: usize,
         out: &mut Vec<Event>,
     ) -> Result<(), UpstreamFailure> {
-        let string = |value: Option<&Value>, what: &str| -> Result<Option<String>, UpstreamFailure> {
-            match value {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(invalid(format!(
-                    "the upstream sent a tool call whose `{what}` is not a string"
-                ))),
-            }
-        };
+        let string =
+            |value: Option<&Value>, what: &str| -> Result<Option<String>, UpstreamFailure> {
+                match value {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(Value::String(s)) => Ok(Some(s.clone())),
+                    Some(_) => Err(invalid(format!(
+                        "the upstream sent a tool call whose `{what}` is not a string"
+                    ))),
+                }
+            };
         let call_id = string(call.get("id"), "id")?.filter(|id| !id.is_empty());
         let function = call.get("function");
         let name = string(function.and_then(|f| f.get("name")), "function.name")?
             .filter(|n| !n.is_empty());
-        let arguments = string(function.and_then(|f| f.get("arguments")), "function.arguments")?
-            .unwrap_or_default();
+        let arguments = string(
+            function.and_then(|f| f.get("arguments")),
+            "function.arguments",
+        )?
+        .unwrap_or_default();
         // By `index`; servers that leave it out send whole calls, one per list position, or
         // name a known call by its id.
         let index = match call.get("index").and_then(Value::as_u64) {
@@ -630,8 +625,18 @@ impl ChatStream {
                     .iter()
                     .find(|(_, c)| c.call_id == *id)
                     .map(|(i, _)| *i)
-                    .unwrap_or_else(|| self.calls.keys().next_back().map_or(position as u64, |i| i + 1)),
-                None => self.calls.keys().next_back().copied().unwrap_or(position as u64),
+                    .unwrap_or_else(|| {
+                        self.calls
+                            .keys()
+                            .next_back()
+                            .map_or(position as u64, |i| i + 1)
+                    }),
+                None => self
+                    .calls
+                    .keys()
+                    .next_back()
+                    .copied()
+                    .unwrap_or(position as u64),
             },
         };
         if !self.calls.contains_key(&index) {
@@ -697,14 +702,16 @@ impl ChatStream {
                             "summary": [],
                             "content": [{"type": "reasoning_text", "text": open.text}],
                         });
-                        out.push(Event::OutputItemDone(OutputItemEvent::new(OutputItem::Other(
-                            object(item),
-                        ))));
+                        out.push(Event::OutputItemDone(OutputItemEvent::new(
+                            OutputItem::Other(object(item)),
+                        )));
                     }
                 }
                 Slot::Message => {
                     if let Some(open) = self.message.take() {
-                        let mut content = vec![json!({"type": "output_text", "text": open.text, "annotations": []})];
+                        let mut content = vec![
+                            json!({"type": "output_text", "text": open.text, "annotations": []}),
+                        ];
                         if !open.refusal.is_empty() {
                             content.push(json!({"type": "refusal", "refusal": open.refusal}));
                         }

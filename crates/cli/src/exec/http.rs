@@ -170,8 +170,7 @@ fn send(
         if let (Some(key), false) = (&endpoint.api_key, given("Authorization")) {
             request = request.header("Authorization", format!("Bearer {key}"));
         }
-        if let (Some(organization), false) =
-            (&endpoint.organization, given("OpenAI-Organization"))
+        if let (Some(organization), false) = (&endpoint.organization, given("OpenAI-Organization"))
         {
             request = request.header("OpenAI-Organization", organization);
         }
@@ -269,9 +268,15 @@ mod tests {
     fn locations_resolve_against_the_url() {
         let base = "http://127.0.0.1:8080/v1/responses";
         assert_eq!(origin(base), "http://127.0.0.1:8080");
-        assert_eq!(resolve(base, "/v2/responses"), "http://127.0.0.1:8080/v2/responses");
+        assert_eq!(
+            resolve(base, "/v2/responses"),
+            "http://127.0.0.1:8080/v2/responses"
+        );
         assert_eq!(resolve(base, "other"), "http://127.0.0.1:8080/v1/other");
-        assert_eq!(resolve(base, "https://example.com/x"), "https://example.com/x");
+        assert_eq!(
+            resolve(base, "https://example.com/x"),
+            "https://example.com/x"
+        );
         assert_eq!(resolve(base, "//example.com/x"), "http://example.com/x");
         assert_eq!(origin("https://example.com"), "https://example.com");
     }

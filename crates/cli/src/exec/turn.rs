@@ -57,17 +57,10 @@ impl Cancel {
 }
 
 /// Emits the cancellation: an `error` and `response.failed` with code `cancelled`.
-fn cancel(
-    signal: i32,
-    normalizer: &mut Normalizer,
-    output: &mut Output,
-) -> Result<End, CliError> {
+fn cancel(signal: i32, normalizer: &mut Normalizer, output: &mut Output) -> Result<End, CliError> {
     let failure = UpstreamFailure::new(
         "cancelled",
-        format!(
-            "the turn was cancelled by {}",
-            super::signal_name(signal)
-        ),
+        format!("the turn was cancelled by {}", super::signal_name(signal)),
     );
     let events = normalizer.fail(failure);
     output.emit(&events, normalizer)?;
@@ -212,7 +205,9 @@ impl Decoder {
                 out.extend(normalizer.push(event));
             }
             if chat.saw_other_choices() {
-                eprintln!("agentwire: note: the upstream sent several choices; only the first is kept");
+                eprintln!(
+                    "agentwire: note: the upstream sent several choices; only the first is kept"
+                );
             }
         }
         out.extend(normalizer.finish());
