@@ -11,12 +11,13 @@ use serde_json::{json, Value};
 
 /// A chunk as the servers send it: id, object, created, model, and one choice.
 fn chunk(delta: Value, finish_reason: Option<&str>) -> String {
-    json!({
+    let mut chunk = json!({
         "id": "chatcmpl-42", "object": "chat.completion.chunk", "created": 1_700_000_000,
         "model": "qwen3-8b", "system_fingerprint": "b5000",
-        "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}]
-    })
-    .to_string()
+        "choices": [{"index": 0, "logprobs": null, "finish_reason": finish_reason}]
+    });
+    chunk["choices"][0]["delta"] = delta;
+    chunk.to_string()
 }
 
 /// The usage chunk `stream_options.include_usage` asks for: no choices.

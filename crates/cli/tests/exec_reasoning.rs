@@ -9,7 +9,7 @@ mod exec_support;
 use exec_support::{assemble, exec, lines, write_json, Received, Reply, Server};
 use serde_json::{json, Value};
 
-fn event(value: Value) -> String {
+fn event(value: &Value) -> String {
     value.to_string()
 }
 
@@ -22,24 +22,24 @@ fn reasoning_events(id: &str, index: u64, summary: &str, encrypted: Option<&str>
     }
     vec![
         event(
-            json!({"type": "response.output_item.added", "output_index": index, "item": {"type": "reasoning", "id": id, "summary": []}}),
+            &json!({"type": "response.output_item.added", "output_index": index, "item": {"type": "reasoning", "id": id, "summary": []}}),
         ),
         event(
-            json!({"type": "response.reasoning_summary_part.added", "item_id": id, "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}),
+            &json!({"type": "response.reasoning_summary_part.added", "item_id": id, "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}),
         ),
         event(
-            json!({"type": "response.reasoning_summary_text.delta", "item_id": id, "output_index": index, "summary_index": 0, "delta": a}),
+            &json!({"type": "response.reasoning_summary_text.delta", "item_id": id, "output_index": index, "summary_index": 0, "delta": a}),
         ),
         event(
-            json!({"type": "response.reasoning_summary_text.delta", "item_id": id, "output_index": index, "summary_index": 0, "delta": b}),
+            &json!({"type": "response.reasoning_summary_text.delta", "item_id": id, "output_index": index, "summary_index": 0, "delta": b}),
         ),
         event(
-            json!({"type": "response.reasoning_summary_text.done", "item_id": id, "output_index": index, "summary_index": 0, "text": summary}),
+            &json!({"type": "response.reasoning_summary_text.done", "item_id": id, "output_index": index, "summary_index": 0, "text": summary}),
         ),
         event(
-            json!({"type": "response.reasoning_summary_part.done", "item_id": id, "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": summary}}),
+            &json!({"type": "response.reasoning_summary_part.done", "item_id": id, "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": summary}}),
         ),
-        event(json!({"type": "response.output_item.done", "output_index": index, "item": done})),
+        event(&json!({"type": "response.output_item.done", "output_index": index, "item": done})),
     ]
 }
 
@@ -71,7 +71,7 @@ fn stand_in(request: &Received) -> Reply {
         .iter()
         .any(|item| item["type"] == "function_call_output");
     let response_id = if answered { "resp_2" } else { "resp_1" };
-    let mut events = vec![event(json!({"type": "response.created", "response": {
+    let mut events = vec![event(&json!({"type": "response.created", "response": {
         "id": response_id, "object": "response", "created_at": 1, "status": "in_progress", "model": "o4-mini", "output": []}}))];
     if !answered {
         let encrypted = stateless.then_some("gAAAA-encrypted-1");
@@ -82,10 +82,10 @@ fn stand_in(request: &Received) -> Reply {
             encrypted,
         ));
         let args = r#"{"city":"Paris"}"#;
-        events.push(event(json!({"type": "response.output_item.added", "output_index": 1, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": "", "status": "in_progress"}})));
-        events.push(event(json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 1, "delta": args})));
-        events.push(event(json!({"type": "response.function_call_arguments.done", "item_id": "fc_1", "output_index": 1, "arguments": args})));
-        events.push(event(json!({"type": "response.output_item.done", "output_index": 1, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": args, "status": "completed"}})));
+        events.push(event(&json!({"type": "response.output_item.added", "output_index": 1, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": "", "status": "in_progress"}})));
+        events.push(event(&json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 1, "delta": args})));
+        events.push(event(&json!({"type": "response.function_call_arguments.done", "item_id": "fc_1", "output_index": 1, "arguments": args})));
+        events.push(event(&json!({"type": "response.output_item.done", "output_index": 1, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": args, "status": "completed"}})));
     } else {
         if stateless {
             // The reasoning of turn 1 must come back with its encrypted content.
@@ -106,11 +106,11 @@ fn stand_in(request: &Received) -> Reply {
             "The tool answered.",
             stateless.then_some("gAAAA-encrypted-2"),
         ));
-        events.push(event(json!({"type": "response.output_item.added", "output_index": 1, "item": {"type": "message", "id": "msg_2", "role": "assistant", "status": "in_progress", "content": []}})));
-        events.push(event(json!({"type": "response.content_part.added", "item_id": "msg_2", "output_index": 1, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}})));
-        events.push(event(json!({"type": "response.output_text.delta", "item_id": "msg_2", "output_index": 1, "content_index": 0, "delta": "Sunny, 21 C."})));
+        events.push(event(&json!({"type": "response.output_item.added", "output_index": 1, "item": {"type": "message", "id": "msg_2", "role": "assistant", "status": "in_progress", "content": []}})));
+        events.push(event(&json!({"type": "response.content_part.added", "item_id": "msg_2", "output_index": 1, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}})));
+        events.push(event(&json!({"type": "response.output_text.delta", "item_id": "msg_2", "output_index": 1, "content_index": 0, "delta": "Sunny, 21 C."})));
     }
-    events.push(event(json!({"type": "response.completed", "response": {"id": response_id, "status": "completed",
+    events.push(event(&json!({"type": "response.completed", "response": {"id": response_id, "status": "completed",
         "usage": {"input_tokens": 50, "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 12}}}})));
     Reply::events(&events)
 }
