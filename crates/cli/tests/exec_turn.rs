@@ -24,10 +24,11 @@ fn call_added() -> String {
 }
 
 fn completed_with(output: Value) -> String {
-    json!({"type": "response.completed",
-           "response": {"id": "resp_1", "status": "completed", "output": output,
-                        "usage": {"input_tokens": 3, "output_tokens": 4}}})
-    .to_string()
+    let mut completed = json!({"type": "response.completed",
+           "response": {"id": "resp_1", "status": "completed",
+                        "usage": {"input_tokens": 3, "output_tokens": 4}}});
+    completed["response"]["output"] = output;
+    completed.to_string()
 }
 
 fn stderr(output: &std::process::Output) -> String {
