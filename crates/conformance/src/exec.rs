@@ -12,6 +12,8 @@
 //! | `assemble` | `input` (JSONL), optional `strict_deltas`, then `expected` (transcript) or `expected_error` (`{code, line}`) | the transcript equals `expected` |
 //! | `read` | `input` (JSONL), optional `max_line_bytes`, `expected` (one entry per event or error) | each entry matches; each event read writes back to the same JSON value |
 //! | `sse` | `input` (body text), optional `max_event_bytes`, `expected` (events), optional `expected_error` and `open_at_end` | every chunking of the input gives the same events and end |
+//! | `chat-request` | `request` (a Responses body), then `expected` (the Chat Completions body) with `notes`, or `expected_error` | the body and the notes equal the expected ones |
+//! | `chat-relay` | `request`, `sse` (a Chat Completions server's `data:` chunks), `expected` (events), `outcome` | the emitted events equal `expected`, pass the stream checks and assemble with deltas adding up; the outcome matches |
 //!
 //! The stream checks, applied to everything a mock or a relay emits:
 //!
@@ -127,6 +129,33 @@ pub enum ExecCase {
         /// `{line, type}` per event, `{line, error}` per error.
         expected: Vec<Value>,
     },
+    /// Translate a Responses request body into a Chat Completions body.
+    #[serde(rename = "chat-request")]
+    ChatRequest {
+        /// The Responses request body.
+        request: Value,
+        /// The Chat Completions body.
+        #[serde(default)]
+        expected: Option<Value>,
+        /// The notes on what was left out, when `expected` is given.
+        #[serde(default)]
+        notes: Vec<String>,
+        /// The error code instead.
+        #[serde(default)]
+        expected_error: Option<String>,
+    },
+    /// Relay a Chat Completions server's streamed answer as Responses events.
+    #[serde(rename = "chat-relay")]
+    ChatRelay {
+        /// The request body the upstream answers.
+        request: Value,
+        /// The upstream's body: `data:` chunks.
+        sse: String,
+        /// The emitted events.
+        expected: Vec<Value>,
+        /// `completed`, `failed` or `incomplete`.
+        outcome: String,
+    },
     /// Decode a server-sent-event body.
     #[serde(rename = "sse")]
     Sse {
@@ -156,6 +185,8 @@ impl Case for ExecCase {
             ExecCase::Assemble { .. } => "assemble",
             ExecCase::Read { .. } => "read",
             ExecCase::Sse { .. } => "sse",
+            ExecCase::ChatRequest { .. } => "chat-request",
+            ExecCase::ChatRelay { .. } => "chat-relay",
         }
     }
 }
@@ -171,6 +202,9 @@ pub struct FailureSpec {
     /// The HTTP status, if any.
     #[serde(default)]
     pub http_status: Option<u16>,
+    /// The provider's error object, if any.
+    #[serde(default)]
+    pub details: Option<Value>,
 }
 
 /// An expected error with its line.
@@ -242,6 +276,20 @@ pub trait ExecCodec: Send + Sync {
     ) -> Vec<Result<(u64, Value), LocatedError>>;
     /// Decodes a server-sent-event body fed in chunks of `chunk` bytes.
     fn sse(&self, input: &[u8], chunk: usize, max_event_bytes: Option<usize>) -> SseOutput;
+    /// Translates a Responses request body into a Chat Completions body and its notes.
+    fn chat_request(&self, request: &Value) -> Result<(Value, Vec<String>), CodecError> {
+        let _ = request;
+        Err(CodecError::message(
+            "Chat Completions requests are not implemented",
+        ))
+    }
+    /// Relays a Chat Completions server's body as Responses events.
+    fn chat_relay(&self, request: &Value, sse: &[u8]) -> Result<RelayOutput, CodecError> {
+        let _ = (request, sse);
+        Err(CodecError::message(
+            "Chat Completions relays are not implemented",
+        ))
+    }
 }
 
 /// A harness that checks exec fixtures against `codec`.
@@ -338,6 +386,56 @@ pub fn check(codec: &dyn ExecCodec, fixture: &Fixture<ExecCase>) -> Result<(), F
             if output.outcome != *outcome {
                 return Err(Failure::new(format!(
                     "relay outcome: expected `{outcome}`, got `{}`",
+                    output.outcome
+                )));
+            }
+            Ok(())
+        }
+        ExecCase::ChatRequest {
+            request,
+            expected,
+            notes,
+            expected_error,
+        } => match (codec.chat_request(request), expected, expected_error) {
+            (Ok((body, got_notes)), Some(expected), None) => {
+                same_json("chat request", expected, &body)?;
+                if got_notes != *notes {
+                    return Err(Failure::new(format!(
+                        "chat request notes: expected {notes:?}, got {got_notes:?}"
+                    )));
+                }
+                Ok(())
+            }
+            (result, expected, code) => match (result, code) {
+                (Err(e), Some(code)) if e.code() == Some(code.as_str()) => Ok(()),
+                (result, code) => Err(mismatch(
+                    "chat request",
+                    result.map(|(body, _)| body),
+                    expected.is_some(),
+                    code.as_deref(),
+                )),
+            },
+        },
+        ExecCase::ChatRelay {
+            request,
+            sse,
+            expected,
+            outcome,
+        } => {
+            let output = codec
+                .chat_relay(request, sse.as_bytes())
+                .map_err(|e| Failure::codec("chat relay", &e))?;
+            let events = check_stream("chat relay", &output.jsonl)?;
+            same_events("chat relay", expected, &events)?;
+            codec.assemble(&output.jsonl, true).map_err(|e| {
+                Failure::new(format!(
+                    "assembling the chat relay's output failed: {} at line {:?}",
+                    e.message, e.line
+                ))
+            })?;
+            if output.outcome != *outcome {
+                return Err(Failure::new(format!(
+                    "chat relay outcome: expected `{outcome}`, got `{}`",
                     output.outcome
                 )));
             }

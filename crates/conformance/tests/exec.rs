@@ -7,8 +7,8 @@ use agentwire_conformance::exec::{
 };
 use agentwire_conformance::{find_workspace_root, CodecError};
 use agentwire_exec::{
-    Assembler, EventReader, EventWriter, FunctionTool, MockMode, Normalizer, Request,
-    RequestOptions, SseDecoder, SseReader, ToolChoice, ToolSpec, UpstreamFailure,
+    Assembler, ChatStream, EventReader, EventWriter, FunctionTool, MockMode, Normalizer, Request,
+    RequestOptions, SseDecoder, SseReader, TextFormat, ToolChoice, ToolSpec, UpstreamFailure,
 };
 use serde_json::{json, Map, Value};
 
@@ -73,6 +73,42 @@ impl ExecCodec for AgentwireExec {
                 "tool_choice" => {
                     o.tool_choice = text()?.parse::<ToolChoice>().map_err(|e| codec_error(&e))?;
                 }
+                "reasoning_effort" => {
+                    o.reasoning_effort = Some(text()?.parse().map_err(|e| codec_error(&e))?);
+                }
+                "reasoning_summary" => {
+                    o.reasoning_summary = Some(text()?.parse().map_err(|e| codec_error(&e))?);
+                }
+                "store" => o.store = flag()?,
+                "previous_response_id" => o.previous_response_id = Some(text()?),
+                "max_output_tokens" => {
+                    o.max_output_tokens = Some(value.as_u64().ok_or_else(|| {
+                        CodecError::message("fixture: `max_output_tokens` must be a number")
+                    })?);
+                }
+                "include" => {
+                    o.include = Some(
+                        value
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect(),
+                    );
+                }
+                "text_format" => {
+                    // "text", "json_object", or {"name": file stem, "value": file JSON}.
+                    o.text_format = Some(match value {
+                        Value::String(s) if s == "text" => TextFormat::Text,
+                        Value::String(s) if s == "json_object" => TextFormat::JsonObject,
+                        _ => TextFormat::json_schema(
+                            value["name"].as_str().unwrap_or_default(),
+                            value["value"].clone(),
+                        )
+                        .map_err(|e| codec_error(&e))?,
+                    });
+                }
                 "input" => {
                     o.input =
                         Some(value.as_array().cloned().ok_or_else(|| {
@@ -82,8 +118,9 @@ impl ExecCodec for AgentwireExec {
                 "tools" => {
                     for tool in value.as_array().into_iter().flatten() {
                         let name = tool["name"].as_str().unwrap_or_default();
-                        let mut function = FunctionTool::new(name, tool["parameters"].clone())
-                            .map_err(|e| codec_error(&e))?;
+                        let mut function =
+                            FunctionTool::from_json(name, tool["parameters"].clone())
+                                .map_err(|e| codec_error(&e))?;
                         if let Some(description) = tool.get("description").and_then(Value::as_str) {
                             function = function.with_description(description);
                         }
@@ -143,6 +180,9 @@ impl ExecCodec for AgentwireExec {
                             if let Some(status) = f.http_status {
                                 failure = failure.with_http_status(status);
                             }
+                            if let Some(details) = &f.details {
+                                failure = failure.with_details(details.clone());
+                            }
                             normalizer.fail(failure)
                         }
                         None => normalizer.finish(),
@@ -201,6 +241,51 @@ impl ExecCodec for AgentwireExec {
             }
         }
         out
+    }
+
+    fn chat_request(&self, body: &Value) -> Result<(Value, Vec<String>), CodecError> {
+        let chat = request(body)?
+            .to_chat_completions()
+            .map_err(|e| codec_error(&e))?;
+        Ok((chat.body, chat.notes))
+    }
+
+    fn chat_relay(&self, body: &Value, sse: &[u8]) -> Result<RelayOutput, CodecError> {
+        let request = request(body)?;
+        let mut normalizer = Normalizer::new(&request);
+        let mut chat = ChatStream::new();
+        let mut reader = SseReader::new(sse);
+        let mut writer = EventWriter::new(Vec::new());
+        while normalizer.outcome().is_none() {
+            match reader.next_event() {
+                Ok(Some(event)) => match chat.push_json(&event.data) {
+                    Ok(upstream) => {
+                        for event in upstream {
+                            write_all(&normalizer.push(event), &mut writer)?;
+                        }
+                    }
+                    Err(failure) => write_all(&normalizer.fail(failure), &mut writer)?,
+                },
+                Ok(None) => {
+                    for event in chat.finish() {
+                        write_all(&normalizer.push(event), &mut writer)?;
+                    }
+                    write_all(&normalizer.finish(), &mut writer)?;
+                }
+                Err(e) => write_all(
+                    &normalizer.fail(UpstreamFailure::from_read_error(&e)),
+                    &mut writer,
+                )?,
+            }
+        }
+        let outcome = normalizer
+            .outcome()
+            .map_or("none", |o| o.status())
+            .to_owned();
+        Ok(RelayOutput {
+            jsonl: into_text(writer)?,
+            outcome,
+        })
     }
 
     fn sse(&self, input: &[u8], chunk: usize, max_event_bytes: Option<usize>) -> SseOutput {
@@ -274,7 +359,7 @@ fn bless(root: &std::path::Path) {
         std::fs::write(&path, updated).unwrap();
         eprintln!("blessed {}", path.display());
     }
-    for area in ["mock", "relay"] {
+    for area in ["mock", "relay", "chat-relay"] {
         let dir = root.join("conformance/exec").join(area);
         let mut paths: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
@@ -287,7 +372,15 @@ fn bless(root: &std::path::Path) {
             if fixture.get("expected").is_none() {
                 continue;
             }
-            let (jsonl, outcome) = if area == "mock" {
+            let (jsonl, outcome) = if area == "chat-relay" {
+                let output = AgentwireExec
+                    .chat_relay(
+                        &fixture["request"],
+                        fixture["sse"].as_str().unwrap().as_bytes(),
+                    )
+                    .unwrap();
+                (output.jsonl, Some(output.outcome))
+            } else if area == "mock" {
                 match AgentwireExec.mock(fixture["mode"].as_str().unwrap(), &fixture["request"]) {
                     Ok(jsonl) => (jsonl, None),
                     Err(e) => panic!("{}: {e}", path.display()),

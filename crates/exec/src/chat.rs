@@ -709,9 +709,13 @@ impl ChatStream {
                 }
                 Slot::Message => {
                     if let Some(open) = self.message.take() {
-                        let mut content = vec![
-                            json!({"type": "output_text", "text": open.text, "annotations": []}),
-                        ];
+                        // A refusal-only message has no text part.
+                        let mut content = Vec::new();
+                        if !open.text.is_empty() || open.refusal.is_empty() {
+                            content.push(
+                                json!({"type": "output_text", "text": open.text, "annotations": []}),
+                            );
+                        }
                         if !open.refusal.is_empty() {
                             content.push(json!({"type": "refusal", "refusal": open.refusal}));
                         }
