@@ -6,7 +6,7 @@
 
 mod exec_support;
 
-use exec_support::{assemble, exec, lines, types, write_json, Received, Reply, Server};
+use exec_support::{assemble, exec, lines, run, types, write_json, Received, Reply, Server};
 use serde_json::{json, Value};
 
 /// A chunk as the servers send it: id, object, created, model, and one choice.
@@ -319,8 +319,9 @@ fn a_two_turn_tool_loop_over_chat_completions() {
     let mut answer = String::new();
     for _ in 0..2 {
         let input = write_json(dir.path(), "history.json", &Value::Array(history.clone()));
-        let output = exec(&server)
-            .args([
+        let output = run(
+            &server,
+            &[
                 "--api",
                 "chat",
                 "--tool",
@@ -328,9 +329,8 @@ fn a_two_turn_tool_loop_over_chat_completions() {
                 "--input-json",
                 &input,
                 "--json",
-            ])
-            .output()
-            .unwrap();
+            ],
+        );
         assert!(output.status.success(), "{output:?}");
         let transcript = assemble(&output.stdout);
         if transcript.tool_calls.is_empty() {
@@ -356,10 +356,7 @@ fn length_errors_and_cut_streams() {
         chunk(json!({}), Some("length")),
         "[DONE]".to_owned(),
     ])]);
-    let output = exec(&server)
-        .args(["--api", "chat", "--prompt", "story", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--api", "chat", "--prompt", "story", "--json"]);
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
     let last = events.last().unwrap();
@@ -375,10 +372,7 @@ fn length_errors_and_cut_streams() {
         chunk(json!({"role": "assistant", "content": "Hi"}), None),
         json!({"error": {"object": "error", "message": "CUDA out of memory", "type": "InternalServerError", "param": null, "code": 500}}).to_string(),
     ])]);
-    let output = exec(&server)
-        .args(["--api", "chat", "--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--api", "chat", "--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
     let error = events.iter().find(|e| e["type"] == "error").unwrap();
@@ -394,10 +388,7 @@ fn length_errors_and_cut_streams() {
         json!({"role": "assistant", "content": "Hi"}),
         None,
     )])]);
-    let output = exec(&server)
-        .args(["--api", "chat", "--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--api", "chat", "--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
     assert_eq!(events[events.len() - 2]["code"], "stream_truncated");
@@ -408,10 +399,7 @@ fn length_errors_and_cut_streams() {
         json!({"role": "assistant", "content": "Hi"}),
         Some("stop"),
     )])]);
-    let output = exec(&server)
-        .args(["--api", "chat", "--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--api", "chat", "--prompt", "hi", "--json"]);
     assert!(output.status.success(), "{output:?}");
     server.received();
 }
@@ -423,10 +411,7 @@ fn llama_cpp_http_errors_are_reported() {
         400,
         &json!({"error": {"code": 400, "message": "the request exceeds the available context size", "type": "exceed_context_size_error"}}),
     )]);
-    let output = exec(&server)
-        .args(["--api", "chat", "--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--api", "chat", "--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
     assert_eq!(events[1]["code"], "exceed_context_size_error");
@@ -483,10 +468,7 @@ fn what_chat_completions_cannot_take_is_a_usage_error() {
             "[DONE]".to_owned(),
         ])
     });
-    let output = exec(&server)
-        .args(["--api", "chat", "--input-json", &input])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--api", "chat", "--input-json", &input]);
     assert!(output.status.success(), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stderr)
         .contains("1 reasoning item(s) of the input left out"));

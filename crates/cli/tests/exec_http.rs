@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use assert_cmd::Command;
-use exec_support::{exec, fixture, lines, types, End, Reply, Server};
+use exec_support::{exec, fixture, lines, run, types, End, Reply, Server};
 use serde_json::{json, Value};
 
 fn input_file(dir: &Path, request: &Value) -> String {
@@ -195,10 +195,7 @@ fn a_429_then_success_is_retried() {
     )
     .header("Retry-After", "0");
     let mut server = Server::start(vec![limited, Reply::sse(fixture["sse"].as_str().unwrap())]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert!(output.status.success(), "{output:?}");
     let events = lines(&output.stdout);
     assert_eq!(events.last().unwrap()["type"], "response.completed");
@@ -217,10 +214,7 @@ fn a_429_then_success_is_retried() {
 fn server_errors_are_retried_then_reported() {
     let error = json!({"error": {"message": "The server had an error.", "type": "server_error", "param": null, "code": null}});
     let mut server = Server::start(vec![Reply::json(500, &error); 3]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let events = lines(&output.stdout);
     assert_eq!(
@@ -251,10 +245,7 @@ fn server_errors_are_retried_then_reported() {
 fn client_errors_are_not_retried() {
     let error = json!({"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}});
     let mut server = Server::start(vec![Reply::json(401, &error)]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json", "--max-retries", "5"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json", "--max-retries", "5"]);
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
     assert_eq!(events[1]["code"], "invalid_api_key");
@@ -263,10 +254,7 @@ fn client_errors_are_not_retried() {
     // An exhausted quota is a 429 that waiting does not fix.
     let quota = json!({"error": {"message": "You exceeded your current quota.", "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}});
     let mut server = Server::start(vec![Reply::json(429, &quota)]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(lines(&output.stdout)[1]["code"], "insufficient_quota");
     assert_eq!(server.received().len(), 1);
@@ -278,10 +266,7 @@ fn a_stream_broken_mid_chunk_is_a_transport_failure() {
     let mut reply = Reply::sse(fixture["sse"].as_str().unwrap());
     reply.end = End::ChunkedCut;
     let mut server = Server::start(vec![reply]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let events = lines(&output.stdout);
     assert_eq!(
@@ -306,10 +291,7 @@ fn json_instead_of_an_event_stream_is_reported() {
         200,
         &json!({"id": "resp_1", "object": "response"}),
     )]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
     assert_eq!(events[1]["code"], "unexpected_content_type");
@@ -372,10 +354,7 @@ fn trace_copies_the_raw_upstream_events_to_standard_error() {
     let fixture = fixture("relay/001_text.json");
     let sse = fixture["sse"].as_str().unwrap();
     let mut server = Server::start(vec![Reply::sse(sse)]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json", "--trace"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json", "--trace"]);
     assert!(output.status.success());
     let raw: Vec<&str> = sse
         .lines()
@@ -395,10 +374,7 @@ fn a_stalled_stream_times_out() {
     reply.end = End::Stall(Duration::from_secs(3));
     let mut server = Server::start(vec![reply]);
     let started = std::time::Instant::now();
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json", "--timeout", "1"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json", "--timeout", "1"]);
     assert!(started.elapsed() < Duration::from_millis(2900));
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let events = lines(&output.stdout);

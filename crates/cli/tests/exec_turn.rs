@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use exec_support::{assemble, exec, exec_at, lines, types, write_json, End, Reply, Server};
+use exec_support::{assemble, exec, exec_at, lines, run, types, write_json, End, Reply, Server};
 use serde_json::{json, Value};
 
 fn created() -> String {
@@ -45,10 +45,7 @@ fn an_open_call_is_closed_from_the_completed_responses_copy() {
         json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 0, "delta": "{\"loc"}).to_string(),
         completed_with(json!([{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": args, "status": "completed"}])),
     ])]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert!(output.status.success(), "{output:?}");
     let events = lines(&output.stdout);
     let done = events
@@ -76,10 +73,7 @@ fn the_completed_response_wins_over_contradicting_deltas() {
         json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 0, "delta": "{\"location\":\"Lyon\"}"}).to_string(),
         completed_with(json!([{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": "{\"location\":\"Paris\"}"}])),
     ])]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert!(output.status.success(), "{output:?}");
     let transcript = assemble(&output.stdout);
     assert_eq!(
@@ -106,10 +100,7 @@ fn a_final_text_that_differs_from_its_deltas_wins() {
         json!({"type": "response.output_text.done", "item_id": "msg_1", "output_index": 0, "content_index": 0, "text": "Hello, world"}).to_string(),
         completed_with(json!([{"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text", "text": "Hello, world", "annotations": []}]}])),
     ])]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let events = lines(&output.stdout);
     let done = events
@@ -144,10 +135,7 @@ fn an_item_that_changes_kind_is_an_error_event() {
             second.to_string(),
             completed_with(json!([])),
         ])]);
-        let output = exec(&server)
-            .args(["--prompt", "hi", "--json"])
-            .output()
-            .unwrap();
+        let output = run(&server, &["--prompt", "hi", "--json"]);
         assert_eq!(output.status.code(), Some(1), "{second}: {output:?}");
         let events = lines(&output.stdout);
         let error = events.iter().find(|e| e["type"] == "error").unwrap();
@@ -170,10 +158,7 @@ fn a_stream_without_response_created_gets_one() {
         json!({"type": "response.output_text.delta", "delta": "Hi"}).to_string(),
         json!({"type": "response.completed", "response": {"usage": {"input_tokens": 1, "output_tokens": 1}}}).to_string(),
     ])]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert!(output.status.success(), "{output:?}");
     let events = lines(&output.stdout);
     assert_eq!(
@@ -201,10 +186,7 @@ fn error_events_keep_param_and_type() {
                "error": {"type": "invalid_request_error", "code": "invalid_value", "message": "Invalid value for 'input'.", "param": "input"}})
         .to_string(),
     ])]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
     let error = &events[1];
@@ -247,10 +229,7 @@ fn http_errors_keep_their_real_codes() {
         ),
     ] {
         let mut server = Server::start(vec![Reply::json(status, &json!({"error": error}))]);
-        let output = exec(&server)
-            .args(["--prompt", "hi", "--json"])
-            .output()
-            .unwrap();
+        let output = run(&server, &["--prompt", "hi", "--json"]);
         assert_eq!(output.status.code(), Some(1));
         let events = lines(&output.stdout);
         assert_eq!(
@@ -283,10 +262,10 @@ fn a_stalled_stream_ends_at_the_idle_timeout() {
     .end(End::Stall(Duration::from_secs(20)));
     let server = Server::start(vec![reply]);
     let started = Instant::now();
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json", "--idle-timeout", "1"])
-        .output()
-        .unwrap();
+    let output = run(
+        &server,
+        &["--prompt", "hi", "--json", "--idle-timeout", "1"],
+    );
     // Generous: one idle second, far from the twenty the server would stall.
     assert!(started.elapsed() < Duration::from_secs(15));
     assert_eq!(output.status.code(), Some(1), "{output:?}");
@@ -312,10 +291,10 @@ fn a_slow_steady_stream_is_not_idle() {
     ])
     .trickle(60, Duration::from_millis(250));
     let mut server = Server::start(vec![reply]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json", "--idle-timeout", "2"])
-        .output()
-        .unwrap();
+    let output = run(
+        &server,
+        &["--prompt", "hi", "--json", "--idle-timeout", "2"],
+    );
     assert!(output.status.success(), "{output:?}");
     server.received();
 }
@@ -331,10 +310,10 @@ fn waits_between_retries_are_not_idle() {
         limited,
         Reply::events(&[created(), completed_with(json!([]))]),
     ]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json", "--idle-timeout", "1"])
-        .output()
-        .unwrap();
+    let output = run(
+        &server,
+        &["--prompt", "hi", "--json", "--idle-timeout", "1"],
+    );
     assert!(output.status.success(), "{output:?}");
     assert_eq!(server.received().len(), 2);
 }
@@ -409,10 +388,10 @@ fn redirects_307_and_308_are_followed() {
         Reply::json(308, &json!({})).header("Location", &format!("{other_origin}/v3/responses")),
     ]);
     // The first hop stays on the origin and keeps the key; the second leaves it.
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json", "--header", "X-Trace:abc"])
-        .output()
-        .unwrap();
+    let output = run(
+        &server,
+        &["--prompt", "hi", "--json", "--header", "X-Trace:abc"],
+    );
     assert!(output.status.success(), "{output:?}");
     let first = server.received();
     assert_eq!(first[0].request_line, "POST /v1/responses HTTP/1.1");
@@ -434,10 +413,7 @@ fn redirects_307_and_308_are_followed() {
     let mut server = Server::start(vec![
         Reply::json(302, &json!({})).header("Location", "/elsewhere")
     ]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
     assert!(
@@ -457,10 +433,7 @@ fn a_followed_redirect_streams_the_turn() {
         Reply::json(308, &json!({})).header("Location", "/v1/moved/responses"),
         Reply::events(&[created(), completed_with(json!([]))]),
     ]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert!(output.status.success(), "{output:?}");
     assert_eq!(
         server.received()[1].request_line,
@@ -576,16 +549,16 @@ fn every_request_parameter_reaches_the_body() {
         &json!([{"type": "function_call_output", "call_id": "call_1", "output": "sunny"}]),
     );
     let mut server = Server::start(vec![Reply::events(&[created(), completed_with(json!([]))])]);
-    let output = exec(&server)
-        .args([
+    let output = run(
+        &server,
+        &[
             "--input-json",
             &input,
             "--store",
             "--previous-response-id",
             "resp_1",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(output.status.success(), "{output:?}");
     let body = server.received()[0].json();
     assert_eq!(body["store"], true);

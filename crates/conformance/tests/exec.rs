@@ -7,8 +7,9 @@ use agentwire_conformance::exec::{
 };
 use agentwire_conformance::{find_workspace_root, CodecError};
 use agentwire_exec::{
-    Assembler, ChatStream, EventReader, EventWriter, FunctionTool, MockMode, Normalizer, Request,
-    RequestOptions, SseDecoder, SseReader, TextFormat, ToolChoice, ToolSpec, UpstreamFailure,
+    Assembler, ChatStream, Event, EventReader, EventWriter, FunctionTool, MockMode, Normalizer,
+    Request, RequestOptions, SseDecoder, SseEvent, SseReader, TextFormat, ToolChoice, ToolSpec,
+    UpstreamFailure,
 };
 use serde_json::{json, Map, Value};
 
@@ -31,10 +32,7 @@ fn request(value: &Value) -> Result<Request, CodecError> {
     Request::from_value(value.clone()).map_err(|e| codec_error(&e))
 }
 
-fn write_all(
-    events: &[agentwire_exec::Event],
-    writer: &mut EventWriter<Vec<u8>>,
-) -> Result<(), CodecError> {
+fn write_all(events: &[Event], writer: &mut EventWriter<Vec<u8>>) -> Result<(), CodecError> {
     for event in events {
         writer.write_event(event).map_err(|e| codec_error(&e))?;
     }
@@ -43,6 +41,34 @@ fn write_all(
 
 fn into_text(writer: EventWriter<Vec<u8>>) -> Result<String, CodecError> {
     String::from_utf8(writer.into_inner()).map_err(|e| CodecError::message(e.to_string()))
+}
+
+/// Reads an upstream body through a normalizer until its terminal event: `step` turns one
+/// server-sent event (`None` at the end of the body) into emitted events.
+fn relay_through(
+    request: &Request,
+    sse: &[u8],
+    decoder: SseDecoder,
+    mut step: impl FnMut(&mut Normalizer, Option<&SseEvent>) -> Vec<Event>,
+) -> Result<RelayOutput, CodecError> {
+    let mut normalizer = Normalizer::new(request);
+    let mut reader = SseReader::with_decoder(sse, decoder);
+    let mut writer = EventWriter::new(Vec::new());
+    while normalizer.outcome().is_none() {
+        let events = match reader.next_event() {
+            Ok(event) => step(&mut normalizer, event.as_ref()),
+            Err(e) => normalizer.fail(UpstreamFailure::from_read_error(&e)),
+        };
+        write_all(&events, &mut writer)?;
+    }
+    let outcome = normalizer
+        .outcome()
+        .map_or("none", |o| o.status())
+        .to_owned();
+    Ok(RelayOutput {
+        jsonl: into_text(writer)?,
+        outcome,
+    })
 }
 
 impl ExecCodec for AgentwireExec {
@@ -162,47 +188,31 @@ impl ExecCodec for AgentwireExec {
         max_event_bytes: Option<usize>,
         failure: Option<&FailureSpec>,
     ) -> Result<RelayOutput, CodecError> {
-        let request = request(body)?;
-        let mut normalizer = Normalizer::new(&request);
         let mut decoder = SseDecoder::new();
         if let Some(limit) = max_event_bytes {
             decoder = decoder.max_event_bytes(limit);
         }
-        let mut reader = SseReader::with_decoder(sse, decoder);
-        let mut writer = EventWriter::new(Vec::new());
-        while normalizer.outcome().is_none() {
-            match reader.next_event() {
-                Ok(Some(event)) => write_all(&normalizer.push_sse(&event), &mut writer)?,
-                Ok(None) => {
-                    let events = match failure {
-                        Some(f) => {
-                            let mut failure = UpstreamFailure::new(&f.code, &f.message);
-                            if let Some(status) = f.http_status {
-                                failure = failure.with_http_status(status);
-                            }
-                            if let Some(details) = &f.details {
-                                failure = failure.with_details(details.clone());
-                            }
-                            normalizer.fail(failure)
+        relay_through(
+            &request(body)?,
+            sse,
+            decoder,
+            |normalizer, event| match event {
+                Some(event) => normalizer.push_sse(event),
+                None => match failure {
+                    Some(f) => {
+                        let mut failure = UpstreamFailure::new(&f.code, &f.message);
+                        if let Some(status) = f.http_status {
+                            failure = failure.with_http_status(status);
                         }
-                        None => normalizer.finish(),
-                    };
-                    write_all(&events, &mut writer)?;
-                }
-                Err(e) => write_all(
-                    &normalizer.fail(UpstreamFailure::from_read_error(&e)),
-                    &mut writer,
-                )?,
-            }
-        }
-        let outcome = normalizer
-            .outcome()
-            .map_or("none", |o| o.status())
-            .to_owned();
-        Ok(RelayOutput {
-            jsonl: into_text(writer)?,
-            outcome,
-        })
+                        if let Some(details) = &f.details {
+                            failure = failure.with_details(details.clone());
+                        }
+                        normalizer.fail(failure)
+                    }
+                    None => normalizer.finish(),
+                },
+            },
+        )
     }
 
     fn assemble(&self, jsonl: &str, strict_deltas: bool) -> Result<Value, LocatedError> {
@@ -251,41 +261,29 @@ impl ExecCodec for AgentwireExec {
     }
 
     fn chat_relay(&self, body: &Value, sse: &[u8]) -> Result<RelayOutput, CodecError> {
-        let request = request(body)?;
-        let mut normalizer = Normalizer::new(&request);
         let mut chat = ChatStream::new();
-        let mut reader = SseReader::new(sse);
-        let mut writer = EventWriter::new(Vec::new());
-        while normalizer.outcome().is_none() {
-            match reader.next_event() {
-                Ok(Some(event)) => match chat.push_json(&event.data) {
-                    Ok(upstream) => {
-                        for event in upstream {
-                            write_all(&normalizer.push(event), &mut writer)?;
-                        }
-                    }
-                    Err(failure) => write_all(&normalizer.fail(failure), &mut writer)?,
-                },
-                Ok(None) => {
-                    for event in chat.finish() {
-                        write_all(&normalizer.push(event), &mut writer)?;
-                    }
-                    write_all(&normalizer.finish(), &mut writer)?;
+        relay_through(
+            &request(body)?,
+            sse,
+            SseDecoder::new(),
+            |normalizer, event| {
+                let upstream = match event {
+                    Some(event) => match chat.push_json(&event.data) {
+                        Ok(upstream) => upstream,
+                        Err(failure) => return normalizer.fail(failure),
+                    },
+                    None => chat.finish(),
+                };
+                let mut out: Vec<Event> = upstream
+                    .into_iter()
+                    .flat_map(|e| normalizer.push(e))
+                    .collect();
+                if event.is_none() {
+                    out.extend(normalizer.finish());
                 }
-                Err(e) => write_all(
-                    &normalizer.fail(UpstreamFailure::from_read_error(&e)),
-                    &mut writer,
-                )?,
-            }
-        }
-        let outcome = normalizer
-            .outcome()
-            .map_or("none", |o| o.status())
-            .to_owned();
-        Ok(RelayOutput {
-            jsonl: into_text(writer)?,
-            outcome,
-        })
+                out
+            },
+        )
     }
 
     fn sse(&self, input: &[u8], chunk: usize, max_event_bytes: Option<usize>) -> SseOutput {

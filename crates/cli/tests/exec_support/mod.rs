@@ -263,6 +263,11 @@ pub(crate) fn exec(server: &Server) -> Command {
     exec_at(&server.base_url)
 }
 
+/// Runs `agentwire exec` against `server` with `args`.
+pub(crate) fn run(server: &Server, args: &[&str]) -> std::process::Output {
+    exec(server).args(args).output().unwrap()
+}
+
 pub(crate) fn lines(stdout: &[u8]) -> Vec<Value> {
     std::str::from_utf8(stdout)
         .unwrap()
