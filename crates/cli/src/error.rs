@@ -92,6 +92,7 @@ impl CliError {
         match self {
             CliError::Usage(_) => 2,
             CliError::Reported(code) => *code,
+            CliError::Exec(e) => e.exit_code(),
             _ => 1,
         }
     }

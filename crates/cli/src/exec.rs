@@ -1,16 +1,17 @@
 //! `agentwire exec`: one turn of a model with JSON-Schema tools, streamed as Responses-API
-//! events (JSONL), against a provider or an offline mock.
+//! events (JSONL), against a provider (Responses or Chat Completions) or an offline mock.
 
 mod http;
+mod turn;
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use agentwire_exec::{
-    Event, FunctionTool, MockMode, Normalizer, Outcome, OutputItem, Request, RequestOptions,
-    RetryPolicy, SseDecoder, SseReader, ToolChoice, ToolSpec, UpstreamFailure,
+    Event, FunctionTool, MockMode, Normalizer, Outcome, OutputItem, ReasoningEffort,
+    ReasoningSummary, Request, RequestOptions, RetryPolicy, TextFormat, ToolChoice, ToolSpec,
 };
 use serde_json::Value;
 
@@ -19,11 +20,24 @@ use crate::{input, CliError};
 /// The provider used when neither `--base-url` nor `OPENAI_BASE_URL` is set.
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
+/// The default `--idle-timeout`: five minutes without a byte, as codex waits for a stream.
+const DEFAULT_IDLE_TIMEOUT: u64 = 300;
+
 const EXIT_CODES: &str = "\
 Exit status: 0 when the response completed (a turn that asks for tool calls completed too);
-1 when it failed, was incomplete, or the stream was cut (in --json mode an `error` event and a
-final `response.failed` are printed first); 2 for usage errors (bad flags, unreadable or invalid
-files given by flags, a missing OPENAI_API_KEY).";
+1 when it failed, was incomplete, or the stream was cut or stalled (in --json mode an `error`
+event and a final `response.failed` are printed first); 2 for usage errors (bad flags,
+unreadable or invalid files given by flags, a missing OPENAI_API_KEY); 130 or 143 when SIGINT or
+SIGTERM cancelled the turn (after a final `response.failed` with code `cancelled`).";
+
+/// Which API the upstream speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Api {
+    /// POST {base_url}/responses (the Responses API).
+    Responses,
+    /// POST {base_url}/chat/completions (Chat Completions: llama.cpp, vLLM, Ollama, ...).
+    Chat,
+}
 
 /// Arguments of `agentwire exec`.
 #[derive(Debug, clap::Args)]
@@ -44,8 +58,9 @@ pub(crate) struct Args {
     /// Text appended to the instructions after a blank line.
     #[arg(long, value_name = "TEXT")]
     append_system_prompt: Option<String>,
-    /// A function tool and the file of its arguments' JSON Schema (an object); repeatable.
-    #[arg(long = "tool", value_name = "NAME:json=PATH")]
+    /// A function tool, the file of its arguments' JSON Schema (an object, or a function tool
+    /// object with `description` and `parameters`), and optionally its description; repeatable.
+    #[arg(long = "tool", value_name = "NAME:json=PATH[:description=TEXT]")]
     tools: Vec<String>,
     /// Adds the hosted web_search tool (with external_web_access).
     #[arg(long)]
@@ -57,6 +72,30 @@ pub(crate) struct Args {
     /// input); replaces --prompt.
     #[arg(long, value_name = "PATH")]
     input_json: Option<PathBuf>,
+    /// How much a reasoning model thinks: minimal, low, medium or high.
+    #[arg(long, value_name = "EFFORT", value_parser = parse_effort)]
+    reasoning_effort: Option<ReasoningEffort>,
+    /// Stream a summary of the reasoning: auto, concise or detailed.
+    #[arg(long, value_name = "KIND", value_parser = parse_summary)]
+    reasoning_summary: Option<ReasoningSummary>,
+    /// Let the provider store the response (store: true), so that a later turn can continue
+    /// from it with --previous-response-id. Without it, requests ask for
+    /// reasoning.encrypted_content so that reasoning items can be passed back with --input-json.
+    #[arg(long)]
+    store: bool,
+    /// Continue from a stored response: --input-json (or --prompt) then holds only the new items.
+    #[arg(long, value_name = "ID")]
+    previous_response_id: Option<String>,
+    /// Also ask for this output (the request's `include`); repeatable.
+    #[arg(long, value_name = "ITEM")]
+    include: Vec<String>,
+    /// The most output tokens, reasoning included.
+    #[arg(long, value_name = "N")]
+    max_output_tokens: Option<u64>,
+    /// Structured output: json_schema=PATH (a JSON Schema, or the API's format object with
+    /// name and schema), json_object or text.
+    #[arg(long, value_name = "FORMAT")]
+    text_format: Option<String>,
     /// Print the events as JSONL on standard output, and nothing else.
     #[arg(long)]
     json: bool,
@@ -78,10 +117,17 @@ pub(crate) struct Args {
     /// The mock: echo (the request as text), text, tool-call or tool-loop.
     #[arg(long, value_name = "MODE", requires = "mock", default_value = "echo", value_parser = parse_mock_mode)]
     mock_mode: MockMode,
-    /// The provider's API root; POST {base_url}/responses [default: $OPENAI_BASE_URL, else
-    /// https://api.openai.com/v1].
+    /// The API the provider speaks: responses (POST {base_url}/responses) or chat (POST
+    /// {base_url}/chat/completions, for servers that speak only Chat Completions).
+    #[arg(long, value_enum, default_value = "responses")]
+    api: Api,
+    /// The provider's API root [default: $OPENAI_BASE_URL, else https://api.openai.com/v1].
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
+    /// An extra request header, NAME:VALUE; repeatable. It replaces a built-in header of the
+    /// same name (Authorization, ...).
+    #[arg(long = "header", value_name = "NAME:VALUE", value_parser = parse_header)]
+    headers: Vec<(String, String)>,
     /// Ask the model for at most one tool call per turn.
     #[arg(long)]
     no_parallel_tool_calls: bool,
@@ -91,20 +137,49 @@ pub(crate) struct Args {
     /// The wait before the first retry, doubling each time (a Retry-After header wins).
     #[arg(long, value_name = "MS", default_value_t = 500)]
     retry_backoff_ms: u64,
-    /// The longest one attempt may take, streaming included.
-    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
-    timeout: u64,
+    /// End the turn when the upstream sends no byte for this long (waiting for the answer
+    /// included; waits between retries excluded).
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_IDLE_TIMEOUT)]
+    idle_timeout: u64,
+    /// The longest one attempt may take, streaming included [default: no limit].
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<u64>,
     /// The largest upstream event accepted.
     #[arg(long, value_name = "BYTES", default_value_t = agentwire_exec::DEFAULT_MAX_EVENT_BYTES)]
     max_event_bytes: usize,
 }
 
 fn parse_tool_choice(s: &str) -> Result<ToolChoice, String> {
-    s.parse().map_err(|e: agentwire_exec::Error| e.to_string())
+    s.parse().map_err(|e: agentwire_exec::Error| e.message())
 }
 
 fn parse_mock_mode(s: &str) -> Result<MockMode, String> {
-    s.parse().map_err(|e: agentwire_exec::Error| e.to_string())
+    s.parse().map_err(|e: agentwire_exec::Error| e.message())
+}
+
+fn parse_effort(s: &str) -> Result<ReasoningEffort, String> {
+    s.parse().map_err(|e: agentwire_exec::Error| e.message())
+}
+
+fn parse_summary(s: &str) -> Result<ReasoningSummary, String> {
+    s.parse().map_err(|e: agentwire_exec::Error| e.message())
+}
+
+/// `NAME:VALUE`: a header name of token characters, a value without line breaks.
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once(':')
+        .ok_or_else(|| format!("expected NAME:VALUE, found `{s}`"))?;
+    let name = name.trim();
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if name.is_empty() || !name.bytes().all(token) {
+        return Err(format!("`{name}` is not a valid header name"));
+    }
+    let value = value.trim();
+    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+        return Err(format!("the value of header `{name}` holds a line break"));
+    }
+    Ok((name.to_owned(), value.to_owned()))
 }
 
 /// How a turn went wrong once it started.
@@ -116,6 +191,9 @@ pub(crate) enum ExecError {
     /// The response ended with `response.incomplete`.
     #[error("the response is incomplete: {0}")]
     Incomplete(String),
+    /// A signal cancelled the turn.
+    #[error("the turn was cancelled by {}", signal_name(*.0))]
+    Cancelled(i32),
     /// Standard output could not be written.
     #[error("cannot write standard output: {0}")]
     Stdout(io::Error),
@@ -124,21 +202,51 @@ pub(crate) enum ExecError {
     Log { path: PathBuf, source: io::Error },
 }
 
+impl ExecError {
+    /// 128 + the signal for a cancelled turn (130 for SIGINT, 143 for SIGTERM), else 1.
+    pub(crate) fn exit_code(&self) -> u8 {
+        match self {
+            ExecError::Cancelled(signal) => u8::try_from(128 + signal).unwrap_or(1),
+            _ => 1,
+        }
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        signal_hook::consts::SIGINT => "SIGINT",
+        signal_hook::consts::SIGTERM => "SIGTERM",
+        _ => "a signal",
+    }
+}
+
 pub(crate) fn run(args: &Args) -> Result<(), CliError> {
     let request = build_request(args)?;
+    let chat = if args.api == Api::Chat && !args.mock {
+        let chat = request
+            .to_chat_completions()
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        for note in &chat.notes {
+            eprintln!("agentwire: note: {note}");
+        }
+        Some(chat.body)
+    } else {
+        None
+    };
     let endpoint = if args.mock {
         None
     } else {
         Some(endpoint(args)?)
     };
     if let Some(path) = &args.log_requests {
-        write_private(
-            path,
-            false,
-            format!("{}\n", request.to_json_pretty()).as_bytes(),
-        )
-        .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", path.display())))?;
+        let body = match &chat {
+            Some(body) => serde_json::to_string_pretty(body).unwrap_or_default(),
+            None => request.to_json_pretty(),
+        };
+        write_private(path, false, format!("{body}\n").as_bytes())
+            .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", path.display())))?;
     }
+    warn_about_reasoning_input(&request);
     let log = match &args.log_responses {
         Some(path) => Some((
             path.clone(),
@@ -155,25 +263,59 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         first_error: None,
         incomplete_reason: None,
     };
+    // From here on SIGINT and SIGTERM end the turn with a terminal event instead of killing the
+    // process (a second one kills it).
+    let cancel = turn::Cancel::install()
+        .map_err(|e| CliError::Usage(format!("cannot handle signals: {e}")))?;
     let outcome = match &endpoint {
-        None => run_mock(args, &request, &mut output)?,
-        Some(endpoint) => run_upstream(args, endpoint, &request, &mut output)?,
+        None => turn::run_mock(args, &request, &cancel, &mut output)?,
+        Some(endpoint) => {
+            let body = match &chat {
+                Some(body) => body.to_string(),
+                None => request.to_json(),
+            };
+            turn::run_upstream(args, endpoint, &request, &body, &cancel, &mut output)?
+        }
     };
     output.finish()?;
     match outcome {
-        Some(Outcome::Completed) => Ok(()),
-        Some(Outcome::Incomplete) => Err(ExecError::Incomplete(
+        turn::End::Outcome(Some(Outcome::Completed)) => Ok(()),
+        turn::End::Outcome(Some(Outcome::Incomplete)) => Err(ExecError::Incomplete(
             output
                 .incomplete_reason
                 .unwrap_or_else(|| "no reason given".to_owned()),
         )
         .into()),
-        _ => Err(ExecError::Failed(
+        turn::End::Cancelled(signal) => Err(ExecError::Cancelled(signal).into()),
+        turn::End::Outcome(_) => Err(ExecError::Failed(
             output
                 .first_error
                 .unwrap_or_else(|| "no error message".to_owned()),
         )
         .into()),
+    }
+}
+
+/// The API rejects a stateless request whose reasoning items lost their encrypted content
+/// (`Item with id 'rs_…' not found`): say why before it does.
+fn warn_about_reasoning_input(request: &Request) {
+    if request.store == Some(true) || request.previous_response_id.is_some() {
+        return;
+    }
+    let bare = request
+        .input
+        .iter()
+        .filter(|item| {
+            item.get("type").and_then(Value::as_str) == Some("reasoning")
+                && item.get("encrypted_content").is_none_or(Value::is_null)
+        })
+        .count();
+    if bare > 0 {
+        eprintln!(
+            "agentwire: warning: {bare} reasoning item(s) of --input-json have no \
+             encrypted_content; with store false the provider cannot restore them (pass back the \
+             items of output_item.done whole)"
+        );
     }
 }
 
@@ -190,6 +332,28 @@ fn build_request(args: &Args) -> Result<Request, CliError> {
     options.tool_choice = args.tool_choice.clone();
     options.parallel_tool_calls = !args.no_parallel_tool_calls;
     options.session_id.clone_from(&args.session_id);
+    options.reasoning_effort = args.reasoning_effort;
+    options.reasoning_summary = args.reasoning_summary;
+    options.store = args.store;
+    options
+        .previous_response_id
+        .clone_from(&args.previous_response_id);
+    options.max_output_tokens = args.max_output_tokens;
+    if !args.include.is_empty() {
+        let mut include = Vec::new();
+        if !args.store {
+            include.push(agentwire_exec::INCLUDE_ENCRYPTED_REASONING.to_owned());
+        }
+        for item in &args.include {
+            if !include.contains(item) {
+                include.push(item.clone());
+            }
+        }
+        options.include = Some(include);
+    }
+    if let Some(format) = &args.text_format {
+        options.text_format = Some(text_format(format)?);
+    }
     let stdin_prompt = args.prompt.as_deref() == Some("-");
     let stdin_input = args.input_json.as_deref() == Some(Path::new("-"));
     if stdin_prompt && stdin_input {
@@ -229,11 +393,53 @@ fn build_request(args: &Args) -> Result<Request, CliError> {
                 spec.name, spec.path
             ))
         })?;
-        options
-            .tools
-            .push(FunctionTool::new(spec.name, schema).map_err(usage)?);
+        let mut tool = FunctionTool::from_json(spec.name, schema).map_err(usage)?;
+        if let Some(description) = spec.description {
+            tool = tool.with_description(description);
+        }
+        options.tools.push(tool);
     }
     options.build().map_err(usage)
+}
+
+/// `--text-format`: `text`, `json_object` or `json_schema=PATH` (named after the file).
+fn text_format(value: &str) -> Result<TextFormat, CliError> {
+    match value {
+        "text" => Ok(TextFormat::Text),
+        "json_object" => Ok(TextFormat::JsonObject),
+        _ => {
+            let Some(path) = value.strip_prefix("json_schema=").filter(|p| !p.is_empty()) else {
+                return Err(CliError::Usage(format!(
+                    "--text-format: expected json_schema=PATH, json_object or text, found \
+                     `{value}`"
+                )));
+            };
+            let text = read_flag_file(Path::new(path), "--text-format")?;
+            let schema: Value = serde_json::from_str(&text)
+                .map_err(|e| CliError::Usage(format!("--text-format: {path} is not JSON: {e}")))?;
+            // A bare schema is named after its file, in the characters a name may hold.
+            let stem = Path::new(path)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let mut name: String = stem
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .take(64)
+                .collect();
+            if name.is_empty() {
+                name.push_str("output");
+            }
+            TextFormat::json_schema(&name, schema)
+                .map_err(|e| CliError::Usage(format!("--text-format: {e}")))
+        }
+    }
 }
 
 /// Reads a file named by a flag (`-` is standard input); failures are usage errors.
@@ -247,121 +453,45 @@ fn read_flag_file(path: &Path, flag: &str) -> Result<String, CliError> {
 
 fn endpoint(args: &Args) -> Result<http::Endpoint, CliError> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let api_key = env("OPENAI_API_KEY").ok_or_else(|| {
-        CliError::Usage("OPENAI_API_KEY is not set (use --mock to run offline)".to_owned())
-    })?;
-    let base_url = args
-        .base_url
-        .clone()
-        .or_else(|| env("OPENAI_BASE_URL"))
-        .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+    let base_url = args.base_url.clone().or_else(|| env("OPENAI_BASE_URL"));
+    let api_key = env("OPENAI_API_KEY");
+    let authorized = args
+        .headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+    // OpenAI needs a key; a server of one's own (--base-url) may not.
+    if api_key.is_none() && base_url.is_none() && !authorized {
+        return Err(CliError::Usage(
+            "OPENAI_API_KEY is not set (use --mock to run offline, or --base-url for a server \
+             that needs no key)"
+                .to_owned(),
+        ));
+    }
+    let base_url = base_url.unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(CliError::Usage(format!(
             "--base-url must start with http:// or https://, found `{base_url}`"
         )));
     }
+    let path = match args.api {
+        Api::Responses => "responses",
+        Api::Chat => "chat/completions",
+    };
+    let timeout = args.timeout.map(|t| Duration::from_secs(t.max(1)));
     Ok(http::Endpoint {
-        url: format!("{}/responses", base_url.trim_end_matches('/')),
+        url: format!("{}/{path}", base_url.trim_end_matches('/')),
         api_key,
         organization: env("OPENAI_ORG_ID"),
         project: env("OPENAI_PROJECT_ID"),
+        headers: args.headers.clone(),
         retry: RetryPolicy::new(
             args.max_retries,
             Duration::from_millis(args.retry_backoff_ms),
             Duration::from_secs(30).max(Duration::from_millis(args.retry_backoff_ms)),
         ),
-        connect_timeout: Duration::from_secs(30).min(Duration::from_secs(args.timeout.max(1))),
-        timeout: Duration::from_secs(args.timeout.max(1)),
+        connect_timeout: Duration::from_secs(30).min(timeout.unwrap_or(Duration::MAX)),
+        timeout,
     })
-}
-
-fn run_mock(
-    args: &Args,
-    request: &Request,
-    output: &mut Output,
-) -> Result<Option<Outcome>, CliError> {
-    let upstream = args
-        .mock_mode
-        .events(request)
-        .map_err(|e| CliError::Usage(e.to_string()))?;
-    let mut normalizer = Normalizer::new(request);
-    for event in upstream {
-        if args.trace {
-            trace(&agentwire_exec::to_string(&event));
-        }
-        output.emit(&normalizer.push(event))?;
-    }
-    output.emit(&normalizer.finish())?;
-    Ok(normalizer.outcome())
-}
-
-fn run_upstream(
-    args: &Args,
-    endpoint: &http::Endpoint,
-    request: &Request,
-    output: &mut Output,
-) -> Result<Option<Outcome>, CliError> {
-    let now = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let mut normalizer = Normalizer::new(request).created_at(now);
-    let mut on_retry = |r: http::Retrying<'_>| {
-        eprintln!(
-            "agentwire: {}; retrying in {:.1}s (attempt {} of {})",
-            r.failure.message,
-            r.delay.as_secs_f64(),
-            r.attempt + 1,
-            r.attempts
-        );
-    };
-    let body = match http::open(endpoint, &request.to_json(), &mut on_retry) {
-        Ok(body) => body,
-        Err(failure) => {
-            output.emit(&normalizer.fail(failure))?;
-            return Ok(normalizer.outcome());
-        }
-    };
-    let decoder = SseDecoder::new().max_event_bytes(args.max_event_bytes);
-    let mut reader = SseReader::with_decoder(body, decoder);
-    while normalizer.outcome().is_none() {
-        match reader.next_event() {
-            Ok(Some(event)) => {
-                if args.trace {
-                    trace(&event.data);
-                }
-                output.emit(&normalizer.push_sse(&event))?;
-            }
-            Ok(None) => {
-                if let Some(line) = reader.open_event_at_end() {
-                    eprintln!("agentwire: the upstream body ended inside an event (line {line})");
-                }
-                output.emit(&normalizer.finish())?;
-            }
-            Err(e) => {
-                let failure = match e.kind() {
-                    // ureq reports its own timeouts as `io::ErrorKind::Other` errors.
-                    agentwire_exec::ErrorKind::Io(io)
-                        if matches!(
-                            io.get_ref()
-                                .and_then(|inner| inner.downcast_ref::<ureq::Error>()),
-                            Some(ureq::Error::Timeout(_))
-                        ) =>
-                    {
-                        UpstreamFailure::new(
-                            "timeout",
-                            format!(
-                                "the upstream stream timed out after {}s (see --timeout)",
-                                args.timeout.max(1)
-                            ),
-                        )
-                    }
-                    _ => UpstreamFailure::from_read_error(&e),
-                };
-                output.emit(&normalizer.fail(failure))?;
-            }
-        }
-    }
-    Ok(normalizer.outcome())
 }
 
 fn trace(raw: &str) {
@@ -389,7 +519,11 @@ struct TextState {
 }
 
 impl Output {
-    fn emit(&mut self, events: &[Event]) -> Result<(), ExecError> {
+    /// Emits the events a normalizer gave, then its notes (on standard error).
+    fn emit(&mut self, events: &[Event], normalizer: &mut Normalizer) -> Result<(), ExecError> {
+        for note in normalizer.take_notes() {
+            eprintln!("agentwire: note: {note}");
+        }
         if events.is_empty() {
             return Ok(());
         }

@@ -46,16 +46,14 @@ fn flags_for(request: &Value, dir: &Path) -> Vec<String> {
     for tool in request["tools"].as_array().unwrap() {
         match tool["type"].as_str().unwrap() {
             "function" => {
-                assert!(
-                    tool.get("description").is_none(),
-                    "no flag for descriptions"
-                );
                 let name = tool["name"].as_str().unwrap();
                 let schema = write_json(dir, &format!("{name}.schema.json"), &tool["parameters"]);
-                args.extend([
-                    "--tool".to_owned(),
-                    format!("{name}:json={}", schema.display()),
-                ]);
+                let mut spec = format!("{name}:json={}", schema.display());
+                if let Some(description) = tool["description"].as_str() {
+                    spec.push_str(":description=");
+                    spec.push_str(description);
+                }
+                args.extend(["--tool".to_owned(), spec]);
             }
             "web_search" => args.push("--web-search".to_owned()),
             other => panic!("no flag for a {other} tool"),
@@ -71,6 +69,20 @@ fn flags_for(request: &Value, dir: &Path) -> Vec<String> {
     }
     if let Some(key) = request["prompt_cache_key"].as_str() {
         args.extend(["--session-id".to_owned(), key.to_owned()]);
+    }
+    for (key, flag) in [
+        ("effort", "--reasoning-effort"),
+        ("summary", "--reasoning-summary"),
+    ] {
+        if let Some(value) = request["reasoning"][key].as_str() {
+            args.extend([flag.to_owned(), value.to_owned()]);
+        }
+    }
+    if request["store"] == true {
+        args.push("--store".to_owned());
+    }
+    if let Some(max) = request["max_output_tokens"].as_u64() {
+        args.extend(["--max-output-tokens".to_owned(), max.to_string()]);
     }
     args
 }
@@ -281,6 +293,7 @@ fn the_request_log_is_the_body_and_is_replaced() {
             "tools": [],
             "tool_choice": "auto",
             "parallel_tool_calls": true,
+            "include": ["reasoning.encrypted_content"],
             "store": false,
             "stream": true,
             "prompt_cache_key": "s-1"
@@ -507,6 +520,86 @@ fn usage_errors_exit_with_status_2() {
 }
 
 #[test]
+fn tool_choice_none_is_respected_by_the_tool_call_mocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = write_json(dir.path(), "f.json", &json!({"type": "object"}));
+    for mode in ["tool-call", "tool-loop"] {
+        let output = agentwire()
+            .args([
+                "exec",
+                "--mock",
+                "--json",
+                "--prompt",
+                "hi",
+                "--mock-mode",
+                mode,
+            ])
+            .arg("--tool")
+            .arg(format!("f:json={}", schema.display()))
+            .args(["--tool-choice", "none"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{mode}: {output:?}");
+        let transcript = agentwire_exec::assemble(&output.stdout[..]).unwrap();
+        assert!(transcript.tool_calls.is_empty(), "{mode}");
+        assert!(!transcript.text().is_empty(), "{mode}");
+    }
+}
+
+#[test]
+fn mock_output_is_bounded_before_it_is_made() {
+    // Issue 22: a minLength of 10^12 padded forever; now it is refused at once.
+    let dir = tempfile::tempdir().unwrap();
+    let schema = write_json(
+        dir.path(),
+        "f.json",
+        &json!({"type": "object", "properties": {"s": {"type": "string", "minLength": 1_000_000_000_000u64}}, "required": ["s"]}),
+    );
+    let output = agentwire()
+        .args([
+            "exec",
+            "--mock",
+            "--json",
+            "--prompt",
+            "hi",
+            "--mock-mode",
+            "tool-call",
+        ])
+        .arg("--tool")
+        .arg(format!("f:json={}", schema.display()))
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let events = lines(&output.stdout);
+    assert_eq!(events[1]["code"], "output_too_large");
+    assert_eq!(events[2]["response"]["error"]["code"], "output_too_large");
+    // A large but acceptable padding is made, linearly.
+    let schema = write_json(
+        dir.path(),
+        "g.json",
+        &json!({"type": "object", "properties": {"s": {"type": "string", "minLength": 200_000}}, "required": ["s"]}),
+    );
+    let output = agentwire()
+        .args([
+            "exec",
+            "--mock",
+            "--json",
+            "--prompt",
+            "hi",
+            "--mock-mode",
+            "tool-call",
+        ])
+        .arg("--tool")
+        .arg(format!("g:json={}", schema.display()))
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let transcript = agentwire_exec::assemble(&output.stdout[..]).unwrap();
+    assert_eq!(transcript.tool_calls[0].arguments.len(), 200_000 + 8);
+}
+
+#[test]
 fn help_lists_the_exit_codes() {
     agentwire()
         .args(["exec", "--help"])
@@ -515,5 +608,10 @@ fn help_lists_the_exit_codes() {
         .stdout(predicates::str::contains(
             "Exit status: 0 when the response completed",
         ))
-        .stdout(predicates::str::contains("--tool <NAME:json=PATH>"));
+        .stdout(predicates::str::contains(
+            "--tool <NAME:json=PATH[:description=TEXT]>",
+        ))
+        .stdout(predicates::str::contains("130 or 143 when SIGINT or"))
+        .stdout(predicates::str::contains("--idle-timeout <SECONDS>"))
+        .stdout(predicates::str::contains("[default: 300]"));
 }

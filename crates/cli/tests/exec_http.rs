@@ -1,216 +1,15 @@
 //! `agentwire exec` against a local HTTP server on 127.0.0.1 that replays Responses-API
 //! server-sent-event bodies: the real transport path, retries, failures and framing.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+mod exec_support;
+
+use std::net::TcpListener;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::time::Duration;
 
 use assert_cmd::Command;
+use exec_support::{exec, fixture, lines, run, types, End, Reply, Server};
 use serde_json::{json, Value};
-
-/// How the server ends an answer.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum End {
-    /// Closes the connection after the body (a close-delimited body).
-    Close,
-    /// Sends the body with chunked encoding, then breaks off in the middle of a chunk.
-    ChunkedCut,
-    /// Sends the body, then keeps the connection open without a word for three seconds.
-    Stall,
-}
-
-#[derive(Clone, Debug)]
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-    end: End,
-}
-
-impl Reply {
-    fn sse(body: impl Into<Vec<u8>>) -> Self {
-        Reply {
-            status: 200,
-            headers: vec![(
-                "Content-Type".into(),
-                "text/event-stream; charset=utf-8".into(),
-            )],
-            body: body.into(),
-            end: End::Close,
-        }
-    }
-
-    fn json(status: u16, body: &Value) -> Self {
-        Reply {
-            status,
-            headers: vec![("Content-Type".into(), "application/json".into())],
-            body: body.to_string().into_bytes(),
-            end: End::Close,
-        }
-    }
-
-    fn header(mut self, name: &str, value: &str) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-}
-
-/// One request the server received.
-#[derive(Clone, Debug)]
-struct Received {
-    request_line: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Received {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// A scripted server: answers each connection with the next reply.
-struct Server {
-    base_url: String,
-    received: Arc<Mutex<Vec<Received>>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Server {
-    fn start(replies: Vec<Reply>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let log = Arc::clone(&received);
-        let thread = std::thread::spawn(move || {
-            for reply in replies {
-                let Ok((stream, _)) = listener.accept() else {
-                    return;
-                };
-                if let Some(request) = serve(stream, &reply) {
-                    log.lock().unwrap().push(request);
-                }
-            }
-        });
-        Server {
-            base_url,
-            received,
-            thread: Some(thread),
-        }
-    }
-
-    fn received(&mut self) -> Vec<Received> {
-        if let Some(thread) = self.thread.take() {
-            thread.join().unwrap();
-        }
-        self.received.lock().unwrap().clone()
-    }
-}
-
-fn serve(stream: TcpStream, reply: &Reply) -> Option<Received> {
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line).ok()?;
-    let mut headers = Vec::new();
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).ok()?;
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        let (name, value) = line.split_once(':')?;
-        headers.push((name.trim().to_owned(), value.trim().to_owned()));
-    }
-    let length: usize = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    let mut out = stream;
-    let mut head = format!("HTTP/1.1 {} Scripted\r\n", reply.status);
-    for (name, value) in &reply.headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    match reply.end {
-        End::Close | End::Stall => head.push_str("Connection: close\r\n\r\n"),
-        End::ChunkedCut => head.push_str("Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"),
-    }
-    // The client may hang up early (for instance after the terminal event): that is fine.
-    let _ = out.write_all(head.as_bytes());
-    match reply.end {
-        End::Close | End::Stall => {
-            // Send in pieces, as a real stream arrives.
-            for piece in reply.body.chunks(700) {
-                let _ = out.write_all(piece);
-                let _ = out.flush();
-            }
-            if reply.end == End::Stall {
-                std::thread::sleep(std::time::Duration::from_secs(3));
-            }
-        }
-        End::ChunkedCut => {
-            let _ = out.write_all(format!("{:x}\r\n", reply.body.len() + 100).as_bytes());
-            let _ = out.write_all(&reply.body);
-            let _ = out.flush();
-        }
-    }
-    Some(Received {
-        request_line: request_line.trim_end().to_owned(),
-        headers,
-        body,
-    })
-}
-
-fn exec(server: &Server) -> Command {
-    let mut command = Command::cargo_bin("agentwire").unwrap();
-    command
-        .env("OPENAI_API_KEY", "sk-test-key")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_ORG_ID")
-        .env_remove("OPENAI_PROJECT_ID")
-        // Loopback must not go through a proxy configured on the machine.
-        .env_remove("HTTP_PROXY")
-        .env_remove("http_proxy")
-        .env_remove("HTTPS_PROXY")
-        .env_remove("https_proxy")
-        .env_remove("ALL_PROXY")
-        .env_remove("all_proxy")
-        .args([
-            "exec",
-            "--base-url",
-            &server.base_url,
-            "--retry-backoff-ms",
-            "10",
-        ]);
-    command
-}
-
-fn lines(stdout: &[u8]) -> Vec<Value> {
-    std::str::from_utf8(stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}")))
-        .collect()
-}
-
-fn types(events: &[Value]) -> Vec<&str> {
-    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
-}
-
-fn fixture(path: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../conformance/exec")
-        .join(path);
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 fn input_file(dir: &Path, request: &Value) -> String {
     let path = dir.join("input.json");
@@ -396,10 +195,7 @@ fn a_429_then_success_is_retried() {
     )
     .header("Retry-After", "0");
     let mut server = Server::start(vec![limited, Reply::sse(fixture["sse"].as_str().unwrap())]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert!(output.status.success(), "{output:?}");
     let events = lines(&output.stdout);
     assert_eq!(events.last().unwrap()["type"], "response.completed");
@@ -418,19 +214,24 @@ fn a_429_then_success_is_retried() {
 fn server_errors_are_retried_then_reported() {
     let error = json!({"error": {"message": "The server had an error.", "type": "server_error", "param": null, "code": null}});
     let mut server = Server::start(vec![Reply::json(500, &error); 3]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let events = lines(&output.stdout);
-    assert_eq!(types(&events), ["error", "response.failed"]);
-    assert_eq!(events[0]["code"], "server_error");
-    assert_eq!(events[0]["http_status"], 500);
-    assert_eq!(events[0]["message"], "HTTP 500: The server had an error.");
-    assert_eq!(events[1]["response"]["status"], "failed");
-    assert_eq!(events[1]["response"]["error"]["code"], "server_error");
-    assert_eq!(events[1]["response"]["model"], "gpt-5.2-codex");
+    assert_eq!(
+        types(&events),
+        ["response.created", "error", "response.failed"]
+    );
+    assert_eq!(events[1]["code"], "server_error");
+    assert_eq!(events[1]["http_status"], 500);
+    assert_eq!(events[1]["message"], "HTTP 500: The server had an error.");
+    assert_eq!(
+        events[1]["error"], error["error"],
+        "the provider's error object, whole"
+    );
+    assert_eq!(events[2]["response"]["status"], "failed");
+    assert_eq!(events[2]["response"]["error"]["code"], "server_error");
+    assert_eq!(events[2]["response"]["error"]["type"], "server_error");
+    assert_eq!(events[2]["response"]["model"], "gpt-5.2-codex");
     assert_eq!(server.received().len(), 3, "two retries, then give up");
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(stderr.matches("retrying").count(), 2, "{stderr}");
@@ -444,24 +245,18 @@ fn server_errors_are_retried_then_reported() {
 fn client_errors_are_not_retried() {
     let error = json!({"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}});
     let mut server = Server::start(vec![Reply::json(401, &error)]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json", "--max-retries", "5"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json", "--max-retries", "5"]);
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
-    assert_eq!(events[0]["code"], "invalid_api_key");
-    assert_eq!(events[0]["http_status"], 401);
+    assert_eq!(events[1]["code"], "invalid_api_key");
+    assert_eq!(events[1]["http_status"], 401);
     assert_eq!(server.received().len(), 1);
     // An exhausted quota is a 429 that waiting does not fix.
     let quota = json!({"error": {"message": "You exceeded your current quota.", "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}});
     let mut server = Server::start(vec![Reply::json(429, &quota)]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(1));
-    assert_eq!(lines(&output.stdout)[0]["code"], "insufficient_quota");
+    assert_eq!(lines(&output.stdout)[1]["code"], "insufficient_quota");
     assert_eq!(server.received().len(), 1);
 }
 
@@ -471,10 +266,7 @@ fn a_stream_broken_mid_chunk_is_a_transport_failure() {
     let mut reply = Reply::sse(fixture["sse"].as_str().unwrap());
     reply.end = End::ChunkedCut;
     let mut server = Server::start(vec![reply]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let events = lines(&output.stdout);
     assert_eq!(
@@ -499,13 +291,10 @@ fn json_instead_of_an_event_stream_is_reported() {
         200,
         &json!({"id": "resp_1", "object": "response"}),
     )]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json"]);
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
-    assert_eq!(events[0]["code"], "unexpected_content_type");
+    assert_eq!(events[1]["code"], "unexpected_content_type");
     server.received();
 }
 
@@ -536,8 +325,12 @@ fn an_unreachable_provider_is_a_transport_failure() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let events = lines(&output.stdout);
-    assert_eq!(types(&events), ["error", "response.failed"]);
-    assert_eq!(events[0]["code"], "transport_error");
+    assert_eq!(
+        types(&events),
+        ["response.created", "error", "response.failed"]
+    );
+    assert_eq!(events[1]["code"], "transport_error");
+    assert_eq!(events[2]["response"]["error"]["code"], "transport_error");
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(stderr.matches("retrying").count(), 2, "{stderr}");
 }
@@ -561,10 +354,7 @@ fn trace_copies_the_raw_upstream_events_to_standard_error() {
     let fixture = fixture("relay/001_text.json");
     let sse = fixture["sse"].as_str().unwrap();
     let mut server = Server::start(vec![Reply::sse(sse)]);
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json", "--trace"])
-        .output()
-        .unwrap();
+    let output = run(&server, &["--prompt", "hi", "--json", "--trace"]);
     assert!(output.status.success());
     let raw: Vec<&str> = sse
         .lines()
@@ -581,14 +371,11 @@ fn trace_copies_the_raw_upstream_events_to_standard_error() {
 fn a_stalled_stream_times_out() {
     let fixture = fixture("relay/011_truncated.json");
     let mut reply = Reply::sse(fixture["sse"].as_str().unwrap());
-    reply.end = End::Stall;
+    reply.end = End::Stall(Duration::from_secs(3));
     let mut server = Server::start(vec![reply]);
     let started = std::time::Instant::now();
-    let output = exec(&server)
-        .args(["--prompt", "hi", "--json", "--timeout", "1"])
-        .output()
-        .unwrap();
-    assert!(started.elapsed() < std::time::Duration::from_millis(2900));
+    let output = run(&server, &["--prompt", "hi", "--json", "--timeout", "1"]);
+    assert!(started.elapsed() < Duration::from_millis(2900));
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let events = lines(&output.stdout);
     assert_eq!(

@@ -9,9 +9,11 @@
 //! | `tool-spec` | `input` (a `--tool` value), then `expected` (`{name, path}`) or `expected_error` | the parse equals `expected` |
 //! | `mock` | `mode`, `request` (body), then `expected` (events) or `expected_error` | the emitted events equal `expected` and pass the stream checks |
 //! | `relay` | `request`, `sse` (body text), optional `max_event_bytes` and `failure`, `expected` (events), `outcome` | the emitted events equal `expected` and pass the stream checks; the outcome matches |
-//! | `assemble` | `input` (JSONL), then `expected` (transcript) or `expected_error` (`{code, line}`) | the transcript equals `expected` |
+//! | `assemble` | `input` (JSONL), optional `strict_deltas`, then `expected` (transcript) or `expected_error` (`{code, line}`) | the transcript equals `expected` |
 //! | `read` | `input` (JSONL), optional `max_line_bytes`, `expected` (one entry per event or error) | each entry matches; each event read writes back to the same JSON value |
 //! | `sse` | `input` (body text), optional `max_event_bytes`, `expected` (events), optional `expected_error` and `open_at_end` | every chunking of the input gives the same events and end |
+//! | `chat-request` | `request` (a Responses body), then `expected` (the Chat Completions body) with `notes`, or `expected_error` | the body and the notes equal the expected ones |
+//! | `chat-relay` | `request`, `sse` (a Chat Completions server's `data:` chunks), `expected` (events), `outcome` | the emitted events equal `expected`, pass the stream checks and assemble with deltas adding up; the outcome matches |
 //!
 //! The stream checks, applied to everything a mock or a relay emits:
 //!
@@ -20,10 +22,14 @@
 //!   Responses-API event schemas require (openai-python 3.54's `ResponseStreamEvent` types:
 //!   `output_index`, `item_id`, `content_index`, `logprobs`, full `response` objects, usage
 //!   details), so that strict consumers of either kind accept it;
+//! - the first event is `response.created`, and every response object has the same `id`;
 //! - exactly one terminal event (`response.completed`, `response.failed`,
 //!   `response.incomplete`), last;
-//! - argument deltas name an announced function call, and each call's final arguments equal the
-//!   concatenation of its deltas; the same for text.
+//! - argument deltas name an announced function call; each item's final values agree with each
+//!   other (`function_call_arguments.done` with the item's `arguments`, `output_text.done` with
+//!   `content_part.done` and the item's text, the item with the completed response's copy);
+//! - a completed stream folds with the assembler, and a mock's stream (which the mock makes
+//!   itself) has deltas that add up to the final values.
 
 use std::collections::HashMap;
 
@@ -101,6 +107,10 @@ pub enum ExecCase {
     Assemble {
         /// The JSONL.
         input: String,
+        /// Final values that differ from the concatenated deltas are errors
+        /// (`arguments_mismatch`, `text_mismatch`) instead of corrections.
+        #[serde(default)]
+        strict_deltas: bool,
         /// The transcript.
         #[serde(default)]
         expected: Option<Value>,
@@ -118,6 +128,33 @@ pub enum ExecCase {
         max_line_bytes: Option<usize>,
         /// `{line, type}` per event, `{line, error}` per error.
         expected: Vec<Value>,
+    },
+    /// Translate a Responses request body into a Chat Completions body.
+    #[serde(rename = "chat-request")]
+    ChatRequest {
+        /// The Responses request body.
+        request: Value,
+        /// The Chat Completions body.
+        #[serde(default)]
+        expected: Option<Value>,
+        /// The notes on what was left out, when `expected` is given.
+        #[serde(default)]
+        notes: Vec<String>,
+        /// The error code instead.
+        #[serde(default)]
+        expected_error: Option<String>,
+    },
+    /// Relay a Chat Completions server's streamed answer as Responses events.
+    #[serde(rename = "chat-relay")]
+    ChatRelay {
+        /// The request body the upstream answers.
+        request: Value,
+        /// The upstream's body: `data:` chunks.
+        sse: String,
+        /// The emitted events.
+        expected: Vec<Value>,
+        /// `completed`, `failed` or `incomplete`.
+        outcome: String,
     },
     /// Decode a server-sent-event body.
     #[serde(rename = "sse")]
@@ -148,6 +185,8 @@ impl Case for ExecCase {
             ExecCase::Assemble { .. } => "assemble",
             ExecCase::Read { .. } => "read",
             ExecCase::Sse { .. } => "sse",
+            ExecCase::ChatRequest { .. } => "chat-request",
+            ExecCase::ChatRelay { .. } => "chat-relay",
         }
     }
 }
@@ -163,6 +202,9 @@ pub struct FailureSpec {
     /// The HTTP status, if any.
     #[serde(default)]
     pub http_status: Option<u16>,
+    /// The provider's error object, if any.
+    #[serde(default)]
+    pub details: Option<Value>,
 }
 
 /// An expected error with its line.
@@ -223,8 +265,9 @@ pub trait ExecCodec: Send + Sync {
         max_event_bytes: Option<usize>,
         failure: Option<&FailureSpec>,
     ) -> Result<RelayOutput, CodecError>;
-    /// Folds JSONL into a transcript.
-    fn assemble(&self, jsonl: &str) -> Result<Value, LocatedError>;
+    /// Folds JSONL into a transcript; with `strict_deltas`, a final value that differs from the
+    /// concatenated deltas is an error.
+    fn assemble(&self, jsonl: &str, strict_deltas: bool) -> Result<Value, LocatedError>;
     /// Reads JSONL: per line read, the event as JSON with its line, or an error.
     fn read(
         &self,
@@ -233,6 +276,20 @@ pub trait ExecCodec: Send + Sync {
     ) -> Vec<Result<(u64, Value), LocatedError>>;
     /// Decodes a server-sent-event body fed in chunks of `chunk` bytes.
     fn sse(&self, input: &[u8], chunk: usize, max_event_bytes: Option<usize>) -> SseOutput;
+    /// Translates a Responses request body into a Chat Completions body and its notes.
+    fn chat_request(&self, request: &Value) -> Result<(Value, Vec<String>), CodecError> {
+        let _ = request;
+        Err(CodecError::message(
+            "Chat Completions requests are not implemented",
+        ))
+    }
+    /// Relays a Chat Completions server's body as Responses events.
+    fn chat_relay(&self, request: &Value, sse: &[u8]) -> Result<RelayOutput, CodecError> {
+        let _ = (request, sse);
+        Err(CodecError::message(
+            "Chat Completions relays are not implemented",
+        ))
+    }
 }
 
 /// A harness that checks exec fixtures against `codec`.
@@ -286,7 +343,7 @@ pub fn check(codec: &dyn ExecCodec, fixture: &Fixture<ExecCase>) -> Result<(), F
                 (Ok(jsonl), Some(expected), None) => {
                     let events = check_stream("mock", &jsonl)?;
                     same_events("mock", expected, &events)?;
-                    let transcript = codec.assemble(&jsonl).map_err(|e| {
+                    let transcript = codec.assemble(&jsonl, true).map_err(|e| {
                         Failure::new(format!(
                             "assembling the mock's output failed: {}",
                             e.message
@@ -319,6 +376,13 @@ pub fn check(codec: &dyn ExecCodec, fixture: &Fixture<ExecCase>) -> Result<(), F
                 .map_err(|e| Failure::codec("relay", &e))?;
             let events = check_stream("relay", &output.jsonl)?;
             same_events("relay", expected, &events)?;
+            // Whatever the upstream sent, what is emitted folds.
+            codec.assemble(&output.jsonl, false).map_err(|e| {
+                Failure::new(format!(
+                    "assembling the relay's output failed: {} at line {:?}",
+                    e.message, e.line
+                ))
+            })?;
             if output.outcome != *outcome {
                 return Err(Failure::new(format!(
                     "relay outcome: expected `{outcome}`, got `{}`",
@@ -327,11 +391,66 @@ pub fn check(codec: &dyn ExecCodec, fixture: &Fixture<ExecCase>) -> Result<(), F
             }
             Ok(())
         }
+        ExecCase::ChatRequest {
+            request,
+            expected,
+            notes,
+            expected_error,
+        } => match (codec.chat_request(request), expected, expected_error) {
+            (Ok((body, got_notes)), Some(expected), None) => {
+                same_json("chat request", expected, &body)?;
+                if got_notes != *notes {
+                    return Err(Failure::new(format!(
+                        "chat request notes: expected {notes:?}, got {got_notes:?}"
+                    )));
+                }
+                Ok(())
+            }
+            (result, expected, code) => match (result, code) {
+                (Err(e), Some(code)) if e.code() == Some(code.as_str()) => Ok(()),
+                (result, code) => Err(mismatch(
+                    "chat request",
+                    result.map(|(body, _)| body),
+                    expected.is_some(),
+                    code.as_deref(),
+                )),
+            },
+        },
+        ExecCase::ChatRelay {
+            request,
+            sse,
+            expected,
+            outcome,
+        } => {
+            let output = codec
+                .chat_relay(request, sse.as_bytes())
+                .map_err(|e| Failure::codec("chat relay", &e))?;
+            let events = check_stream("chat relay", &output.jsonl)?;
+            same_events("chat relay", expected, &events)?;
+            codec.assemble(&output.jsonl, true).map_err(|e| {
+                Failure::new(format!(
+                    "assembling the chat relay's output failed: {} at line {:?}",
+                    e.message, e.line
+                ))
+            })?;
+            if output.outcome != *outcome {
+                return Err(Failure::new(format!(
+                    "chat relay outcome: expected `{outcome}`, got `{}`",
+                    output.outcome
+                )));
+            }
+            Ok(())
+        }
         ExecCase::Assemble {
             input,
+            strict_deltas,
             expected,
             expected_error,
-        } => match (codec.assemble(input), expected, expected_error) {
+        } => match (
+            codec.assemble(input, *strict_deltas),
+            expected,
+            expected_error,
+        ) {
             (Ok(actual), Some(expected), None) => same_json("transcript", expected, &actual),
             (Err(e), None, Some(want)) if e.code == want.code && e.line == want.line => Ok(()),
             (Ok(actual), _, Some(want)) => Err(Failure::new(format!(
@@ -484,8 +603,25 @@ pub fn check_stream(what: &str, jsonl: &str) -> Result<Vec<Value>, Failure> {
         events.push(event);
     }
     let mut problems = Vec::new();
-    let mut arguments: HashMap<String, String> = HashMap::new();
+    // The final values each item was given, to check that they agree.
+    let mut arguments: HashMap<String, Option<String>> = HashMap::new();
     let mut texts: HashMap<(String, u64), String> = HashMap::new();
+    let mut done_items: HashMap<String, Value> = HashMap::new();
+    if events
+        .first()
+        .and_then(|e| e.get("type"))
+        .and_then(Value::as_str)
+        != Some("response.created")
+    {
+        problems.push("the first event is not response.created".to_owned());
+    }
+    let ids: Vec<&Value> = events
+        .iter()
+        .filter_map(|e| e.get("response").and_then(|r| r.get("id")))
+        .collect();
+    if ids.windows(2).any(|w| w[0] != w[1]) {
+        problems.push("the response objects do not all have the same id".to_owned());
+    }
     let terminal_count = events.iter().filter(|e| is_terminal(e)).count();
     if terminal_count != 1 || !events.last().is_some_and(is_terminal) {
         problems.push(format!(
@@ -513,49 +649,66 @@ pub fn check_stream(what: &str, jsonl: &str) -> Result<Vec<Value>, Failure> {
                 let item = &event["item"];
                 if item["type"] == "function_call" {
                     if let Some(id) = item["id"].as_str() {
-                        arguments.insert(id.to_owned(), String::new());
+                        arguments.insert(id.to_owned(), None);
                     }
                 }
             }
-            "response.function_call_arguments.delta" => match arguments.get_mut(&item_id) {
-                Some(args) => args.push_str(event["delta"].as_str().unwrap_or("")),
-                None => problems.push(format!(
+            "response.function_call_arguments.delta" if !arguments.contains_key(&item_id) => {
+                problems.push(format!(
                     "line {line}: argument delta for an unannounced call"
-                )),
-            },
-            "response.function_call_arguments.done"
-                if arguments.get(&item_id).map(String::as_str) != event["arguments"].as_str() =>
-            {
-                problems.push(format!(
-                    "line {line}: arguments differ from the concatenated deltas"
                 ));
             }
-            "response.output_item.done"
-                if event["item"]["type"] == "function_call"
-                    && arguments
-                        .get(event["item"]["id"].as_str().unwrap_or(""))
-                        .map(String::as_str)
-                        != event["item"]["arguments"].as_str() =>
-            {
-                problems.push(format!(
-                    "line {line}: item arguments differ from the concatenated deltas"
-                ));
+            "response.function_call_arguments.done" => {
+                arguments.insert(item_id, event["arguments"].as_str().map(str::to_owned));
             }
-            "response.output_text.delta" => {
-                let key = (item_id, event["content_index"].as_u64().unwrap_or(0));
-                texts
-                    .entry(key)
-                    .or_default()
-                    .push_str(event["delta"].as_str().unwrap_or(""));
+            "response.output_item.done" => {
+                let item = &event["item"];
+                let id = item["id"].as_str().unwrap_or("").to_owned();
+                if item["type"] == "function_call" {
+                    if let Some(Some(done)) = arguments.get(&id) {
+                        if item["arguments"].as_str() != Some(done.as_str()) {
+                            problems.push(format!(
+                                "line {line}: the item's arguments differ from function_call_arguments.done"
+                            ));
+                        }
+                    }
+                }
+                if item["type"] == "message" {
+                    for (index, part) in
+                        item["content"].as_array().into_iter().flatten().enumerate()
+                    {
+                        let key = (id.clone(), index as u64);
+                        if let (Some(done), Some(text)) = (texts.get(&key), part["text"].as_str()) {
+                            if done != text {
+                                problems.push(format!(
+                                    "line {line}: the item's text differs from output_text.done"
+                                ));
+                            }
+                        }
+                    }
+                }
+                done_items.insert(id, item.clone());
             }
             "response.output_text.done" => {
                 let key = (item_id, event["content_index"].as_u64().unwrap_or(0));
-                if texts.get(&key).map_or("", String::as_str)
-                    != event["text"].as_str().unwrap_or("")
-                {
+                texts.insert(key, event["text"].as_str().unwrap_or("").to_owned());
+            }
+            "response.content_part.done" if event["part"]["type"] == "output_text" => {
+                let key = (item_id, event["content_index"].as_u64().unwrap_or(0));
+                if texts.get(&key).map(String::as_str) != event["part"]["text"].as_str() {
                     problems.push(format!(
-                        "line {line}: text differs from the concatenated deltas"
+                        "line {line}: content_part.done differs from output_text.done"
                     ));
+                }
+            }
+            "response.completed" => {
+                for item in event["response"]["output"].as_array().into_iter().flatten() {
+                    let id = item["id"].as_str().unwrap_or("");
+                    if done_items.get(id).is_some_and(|done| done != item) {
+                        problems.push(format!(
+                            "line {line}: the completed response's item `{id}` differs from its output_item.done"
+                        ));
+                    }
                 }
             }
             _ => {}

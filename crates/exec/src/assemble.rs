@@ -64,6 +64,16 @@ pub struct Transcript {
     /// The terminal event's response object.
     #[serde(skip)]
     pub response: Option<Response>,
+    /// Every output item in its final form, in output order: messages, function calls,
+    /// reasoning items (with their `encrypted_content` when it was asked for), ... An
+    /// orchestrator appends them, followed by a `function_call_output` per call, to the
+    /// conversation it sends next turn.
+    #[serde(skip)]
+    pub items: Vec<OutputItem>,
+    /// Where a final value contradicted what came before it (deltas, an earlier done event) and
+    /// won, one sentence each; empty for a consistent stream.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 fn serialize_outcome<S: serde::Serializer>(
@@ -117,6 +127,8 @@ struct Item {
     output_index: u64,
     kind: Kind,
     done: bool,
+    /// The item as its last `output_item.done` (or the terminal response) gave it.
+    last: Option<OutputItem>,
 }
 
 #[derive(Debug)]
@@ -131,7 +143,18 @@ enum Kind {
         deltas: bool,
         final_arguments: Option<String>,
     },
-    Other,
+    Other(String),
+}
+
+impl Kind {
+    fn admits(&self, item: &OutputItem) -> bool {
+        match (self, item) {
+            (Kind::Message { .. }, OutputItem::Message(_))
+            | (Kind::Call { .. }, OutputItem::FunctionCall(_)) => true,
+            (Kind::Other(item_type), OutputItem::Other(_)) => item_type == item.item_type(),
+            _ => false,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -142,12 +165,19 @@ struct PartText {
 
 /// Folds events, one at a time, into a [`Transcript`], checking the stream as it goes:
 ///
-/// - final arguments (`function_call_arguments.done`, `output_item.done`) equal the
-///   concatenated argument deltas, and final text equals the concatenated text deltas;
 /// - argument deltas name an item that `output_item.added` announced;
+/// - an item keeps its kind (an id is never used for two kinds of item, a call keeps its
+///   `call_id`);
 /// - `sequence_number`s, where present, increase;
 /// - exactly one terminal event (`response.completed`, `response.failed`,
 ///   `response.incomplete`), and nothing after it.
+///
+/// Final values win, as they do for the Responses API's own clients: final arguments
+/// (`function_call_arguments.done`, `output_item.done`) and final text (`output_text.done`,
+/// `content_part.done`, `output_item.done`) replace what the deltas gave, and the terminal
+/// response's `output` has the last word on every item it lists; each such correction is
+/// noted in [`Transcript::notes`]. [`strict_deltas`](Assembler::strict_deltas) makes a final
+/// value that differs from the concatenated deltas an error instead.
 ///
 /// It is tolerant where the protocol's dialects differ: text deltas without an `item_id`
 /// belong to the open message, items may appear only in `output_item.done` or only in the
@@ -185,6 +215,8 @@ pub struct Assembler {
     /// What is spent of the output limit.
     spent: usize,
     max_output_bytes: Option<usize>,
+    strict: bool,
+    notes: Vec<String>,
 }
 
 /// What an item and a content part count against the output limit.
@@ -205,6 +237,21 @@ impl Assembler {
     pub fn max_output_bytes(mut self, limit: usize) -> Self {
         self.max_output_bytes = Some(limit);
         self
+    }
+
+    /// Makes a final value (arguments, text) that differs from the concatenated deltas an error
+    /// (`arguments_mismatch`, `text_mismatch`) instead of a correction: for checking that a
+    /// producer's deltas add up. Off by default.
+    #[must_use]
+    pub fn strict_deltas(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    fn note(&mut self, note: String) {
+        if self.notes.len() < 64 {
+            self.notes.push(note);
+        }
     }
 
     fn spend(&mut self, bytes: usize) -> Result<(), Error> {
@@ -302,12 +349,15 @@ impl Assembler {
                 let index = self.call(&e.item_id)?;
                 self.final_arguments(index, &e.arguments)?;
             }
-            Event::OutputItemDone(e) => self.item_done(&e.item, e.output_index)?,
+            Event::OutputItemDone(e) => {
+                let index = self.find_item(&e.item, None);
+                self.item_done(index, &e.item, e.output_index)?;
+            }
             Event::ResponseCompleted(e)
             | Event::ResponseFailed(e)
             | Event::ResponseIncomplete(e) => {
                 if let Some(output) = &e.response.output {
-                    self.adopt_output(output)?;
+                    self.adopt_output(output, matches!(event, Event::ResponseCompleted(_)))?;
                 }
                 if self.response_id.is_none() {
                     self.response_id.clone_from(&e.response.id);
@@ -345,9 +395,12 @@ impl Assembler {
         let mut messages = Vec::new();
         let mut tool_calls = Vec::new();
         let mut unfinished = Vec::new();
+        let mut finals = Vec::new();
         for item in items {
             if !item.done {
                 unfinished.push(item.id.clone());
+            } else {
+                finals.push(item.final_form());
             }
             match &item.kind {
                 Kind::Message { parts } => messages.push(Message {
@@ -381,6 +434,8 @@ impl Assembler {
             events: self.events,
             other_events: self.other_events,
             response: self.response,
+            items: finals,
+            notes: self.notes,
         }
     }
 
@@ -397,6 +452,11 @@ impl Assembler {
         let id = match item.id() {
             Some(id) => {
                 if let Some(&index) = self.by_id.get(id) {
+                    if !self.items[index].kind.admits(item) {
+                        return Err(Error::new(ErrorKind::ItemKindMismatch {
+                            item_id: id.to_owned(),
+                        }));
+                    }
                     return Ok(index);
                 }
                 id.to_owned()
@@ -420,7 +480,7 @@ impl Assembler {
                 deltas: false,
                 final_arguments: None,
             },
-            OutputItem::Other(_) => Kind::Other,
+            OutputItem::Other(_) => Kind::Other(item.item_type().to_owned()),
         };
         let index = self.items.len();
         if matches!(kind, Kind::Message { .. }) {
@@ -431,6 +491,7 @@ impl Assembler {
             output_index,
             kind,
             done: false,
+            last: None,
         });
         self.by_id.insert(id, index);
         Ok(index)
@@ -448,12 +509,14 @@ impl Assembler {
         };
         match found {
             Some(index) if matches!(self.items[index].kind, Kind::Message { .. }) => Ok(index),
+            Some(index) if item_id.is_some() => Err(Error::new(ErrorKind::ItemKindMismatch {
+                item_id: self.items[index].id.clone(),
+            })),
             _ => {
-                // An implicit message: under the event's id, or a fresh one when there is none
-                // or the id names another kind of item.
-                let mut id = match (item_id, found) {
-                    (Some(id), None) => id.to_owned(),
-                    _ => format!("item_{}", self.items.len()),
+                // An implicit message: under the event's id, or a fresh one when there is none.
+                let mut id = match item_id {
+                    Some(id) => id.to_owned(),
+                    None => format!("item_{}", self.items.len()),
                 };
                 while self.by_id.contains_key(&id) {
                     id.push('_');
@@ -492,13 +555,19 @@ impl Assembler {
         text: &str,
     ) -> Result<(), Error> {
         let item_id = self.items[index].id.clone();
+        let strict = self.strict;
         let part = self.part(index, content_index)?;
-        if part.deltas {
-            if part.text != text {
+        if part.deltas && part.text != text {
+            if strict {
                 return Err(Error::new(ErrorKind::TextMismatch { item_id }));
             }
+            text.clone_into(&mut part.text);
+            self.note(format!(
+                "the final text of item `{item_id}` differs from what came before it; the final text wins"
+            ));
         } else {
             text.clone_into(&mut part.text);
+            part.deltas = true;
         }
         Ok(())
     }
@@ -506,7 +575,10 @@ impl Assembler {
     fn call(&self, item_id: &str) -> Result<usize, Error> {
         match self.by_id.get(item_id) {
             Some(&index) if matches!(self.items[index].kind, Kind::Call { .. }) => Ok(index),
-            _ => Err(Error::new(ErrorKind::UnknownItem {
+            Some(_) => Err(Error::new(ErrorKind::ItemKindMismatch {
+                item_id: item_id.to_owned(),
+            })),
+            None => Err(Error::new(ErrorKind::UnknownItem {
                 item_id: item_id.to_owned(),
             })),
         }
@@ -523,82 +595,154 @@ impl Assembler {
         else {
             unreachable!("call() returns function calls")
         };
-        if *deltas || final_arguments.is_some() {
-            if arguments != value {
+        let contradicts = (*deltas || final_arguments.is_some()) && arguments != value;
+        value.clone_into(arguments);
+        *final_arguments = Some(value.to_owned());
+        if contradicts {
+            if self.strict {
                 return Err(Error::new(ErrorKind::ArgumentsMismatch { item_id }));
             }
-        } else {
-            value.clone_into(arguments);
+            self.note(format!(
+                "the final arguments of call `{item_id}` differ from what came before them; the final arguments win"
+            ));
         }
-        *final_arguments = Some(value.to_owned());
         Ok(())
     }
 
-    fn item_done(&mut self, item: &OutputItem, output_index: Option<u64>) -> Result<(), Error> {
-        let found = match item {
-            OutputItem::FunctionCall(call) => match &call.id {
-                Some(id) => self.by_id.get(id).copied(),
-                None => self.items.iter().position(
-                    |i| matches!(&i.kind, Kind::Call { call_id, .. } if *call_id == call.call_id),
-                ),
-            },
-            OutputItem::Message(message) => match &message.id {
-                Some(id) => self.by_id.get(id).copied(),
-                None => self.current_message.filter(|&i| !self.items[i].done),
-            },
-            OutputItem::Other(_) => item.id().and_then(|id| self.by_id.get(id).copied()),
-        };
+    /// The item an `output_item.done` (or a terminal response's item at `position`) is about:
+    /// by id, else a call by `call_id`, else the open message, else (for a terminal response's
+    /// item without id) the item of the same kind at that position.
+    fn find_item(&self, item: &OutputItem, position: Option<u64>) -> Option<usize> {
+        if let Some(id) = item.id() {
+            if let Some(&index) = self.by_id.get(id) {
+                return Some(index);
+            }
+        }
+        match item {
+            OutputItem::FunctionCall(call) => self.items.iter().position(
+                |i| matches!(&i.kind, Kind::Call { call_id, .. } if *call_id == call.call_id),
+            ),
+            _ if item.id().is_some() => None,
+            OutputItem::Message(_) if position.is_none() => {
+                self.current_message.filter(|&i| !self.items[i].done)
+            }
+            _ => position.and_then(|position| {
+                self.items
+                    .iter()
+                    .position(|known| known.output_index == position && known.kind.admits(item))
+            }),
+        }
+    }
+
+    fn item_done(
+        &mut self,
+        found: Option<usize>,
+        item: &OutputItem,
+        output_index: Option<u64>,
+    ) -> Result<(), Error> {
         let index = match found {
             Some(index) => index,
             None => self.announce(item, output_index)?,
         };
-        let same_kind = matches!(
-            (item, &self.items[index].kind),
-            (OutputItem::FunctionCall(_), Kind::Call { .. })
-                | (OutputItem::Message(_), Kind::Message { .. })
-                | (OutputItem::Other(_), Kind::Other)
-        );
-        if !same_kind {
+        if !self.items[index].kind.admits(item) {
             return Err(Error::new(ErrorKind::ItemKindMismatch {
                 item_id: self.items[index].id.clone(),
             }));
         }
         match item {
             OutputItem::FunctionCall(call) => {
-                if let Some(arguments) = &call.arguments {
+                if let Kind::Call { call_id, .. } = &self.items[index].kind {
+                    if *call_id != call.call_id {
+                        return Err(Error::new(ErrorKind::ItemKindMismatch {
+                            item_id: self.items[index].id.clone(),
+                        }));
+                    }
+                }
+                if let Some(arguments) = call.arguments.as_deref().filter(|a| !a.is_empty()) {
                     self.final_arguments(index, arguments)?;
                 }
             }
             OutputItem::Message(message) => {
                 for (i, part) in message.content.iter().flatten().enumerate() {
                     if let ContentPart::OutputText(part) = part {
-                        self.final_text(index, Some(i as u64), &part.text)?;
+                        if !part.text.is_empty() {
+                            self.final_text(index, Some(i as u64), &part.text)?;
+                        }
                     }
                 }
             }
             OutputItem::Other(_) => {}
         }
         self.items[index].done = true;
+        self.items[index].last = Some(item.clone());
         if self.current_message == Some(index) {
             self.current_message = None;
         }
         Ok(())
     }
 
-    /// Takes items that only the terminal response's `output` shows.
-    fn adopt_output(&mut self, output: &[OutputItem]) -> Result<(), Error> {
+    /// Takes the terminal response's `output`: the last word on every item it lists, and the
+    /// only word on items the stream never showed. On a completed response the items it lists
+    /// are finished.
+    fn adopt_output(&mut self, output: &[OutputItem], completed: bool) -> Result<(), Error> {
         for (i, item) in output.iter().enumerate() {
-            let known = match item {
-                OutputItem::FunctionCall(call) => self.items.iter().any(|known| {
-                    matches!(&known.kind, Kind::Call { call_id, .. } if *call_id == call.call_id)
-                }),
-                _ => item.id().is_some_and(|id| self.by_id.contains_key(id)),
-            };
-            if !known && !matches!(item, OutputItem::Other(_)) {
-                self.item_done(item, Some(i as u64))?;
+            let found = self.find_item(item, Some(i as u64));
+            match found {
+                Some(index) if !completed && !self.items[index].done => {
+                    // A failed or incomplete response's snapshot of an unfinished item: its
+                    // kind must hold, but it finishes nothing.
+                    if !self.items[index].kind.admits(item) {
+                        return Err(Error::new(ErrorKind::ItemKindMismatch {
+                            item_id: self.items[index].id.clone(),
+                        }));
+                    }
+                }
+                _ if !completed && found.is_none() => {}
+                _ => self.item_done(found, item, Some(i as u64))?,
             }
         }
         Ok(())
+    }
+}
+
+impl Item {
+    /// The item's final form: as the stream last gave it, with the text and arguments folded.
+    fn final_form(&self) -> OutputItem {
+        let mut item = self.last.clone().unwrap_or_else(|| match &self.kind {
+            Kind::Message { .. } => OutputItem::Message(crate::event::MessageItem::new()),
+            Kind::Call { call_id, name, .. } => {
+                OutputItem::FunctionCall(crate::event::FunctionCallItem::new(call_id, name))
+            }
+            Kind::Other(item_type) => {
+                let mut map = serde_json::Map::new();
+                map.insert("type".to_owned(), item_type.as_str().into());
+                OutputItem::Other(map)
+            }
+        });
+        match (&mut item, &self.kind) {
+            (OutputItem::Message(message), Kind::Message { parts }) => {
+                message.id.get_or_insert_with(|| self.id.clone());
+                let content = message.content.get_or_insert_with(Vec::new);
+                for (i, part) in parts.iter().enumerate() {
+                    match content.get_mut(i) {
+                        Some(ContentPart::OutputText(p)) => p.text.clone_from(&part.text),
+                        Some(ContentPart::Other(_)) => {}
+                        None => content.push(ContentPart::OutputText(
+                            crate::event::OutputTextPart::new(part.text.clone()),
+                        )),
+                    }
+                }
+            }
+            (OutputItem::FunctionCall(call), Kind::Call { arguments, .. }) => {
+                call.id.get_or_insert_with(|| self.id.clone());
+                call.arguments = Some(arguments.clone());
+            }
+            (OutputItem::Other(map), _) => {
+                map.entry("id").or_insert_with(|| self.id.clone().into());
+            }
+            _ => {}
+        }
+        item
     }
 }
 

@@ -5,20 +5,28 @@ use std::io;
 
 /// Everything this crate can fail with.
 ///
-/// The [`kind`](Error::kind) says what went wrong and carries the details; [`code`](Error::code)
-/// is its stable snake_case name (the codes are listed in `docs/exec.md` and used by the
-/// conformance fixtures); [`line`](Error::line) and [`column`](Error::column) locate the problem
-/// in a JSONL or SSE input when there is one. Request errors locate themselves by input item
-/// index inside the kind.
+/// The error follows the workspace's one error shape (`docs/errors.md`): the
+/// [`kind`](Error::kind) says what went wrong and carries the details; [`code`](Error::code) is
+/// its stable snake_case name (the codes are listed in `docs/exec.md` and used by the
+/// conformance fixtures); [`line`](Error::line) and [`column`](Error::column) (1-based, the
+/// column counted in characters) locate the problem in a JSONL or SSE input when there is one;
+/// [`message`](Error::message) is the text without code or position. Request errors locate
+/// themselves by input item index inside the kind.
+///
+/// `Display` is `code at line L, column C: message`, `code at line L: message` or
+/// `code: message`.
 ///
 /// ```
 /// let err = agentwire_exec::from_str(r#"{"type":"response.output_text.delta","delta":7}"#)
 ///     .unwrap_err();
 /// assert_eq!(err.code(), "invalid_field");
+/// assert_eq!((err.line(), err.column()), (Some(1), None));
 /// assert_eq!(
 ///     err.to_string(),
-///     "line 1: response.output_text.delta: field `delta` must be a string, found a number"
+///     "invalid_field at line 1: response.output_text.delta: field `delta` must be a string, found a number"
 /// );
+/// let err = agentwire_exec::from_str("{\"type\":\"é\",}").unwrap_err();
+/// assert_eq!((err.code(), err.column()), ("invalid_json", Some(13)));
 /// ```
 pub struct Error(Box<Inner>);
 
@@ -84,6 +92,13 @@ pub enum ErrorKind {
     /// One server-sent event is larger than the decoder's limit (`event_too_large`).
     #[error("a server-sent event is larger than the limit of {limit} bytes")]
     EventTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// One server-sent-event comment line is longer than the decoder's limit
+    /// (`comment_too_large`).
+    #[error("a server-sent-event comment line is longer than the limit of {limit} bytes")]
+    CommentTooLarge {
         /// The limit in bytes.
         limit: usize,
     },
@@ -171,6 +186,15 @@ pub enum ErrorKind {
         /// The value as given.
         value: String,
     },
+    /// An option's value is not one of those it takes (`invalid_option`), such as a reasoning
+    /// effort other than `minimal`, `low`, `medium` and `high`.
+    #[error("invalid value `{value}`: expected {expected}")]
+    InvalidOption {
+        /// The value as given.
+        value: String,
+        /// The values the option takes.
+        expected: &'static str,
+    },
     /// `function:<name>` names no declared function tool (`unknown_tool_choice_function`).
     #[error("tool choice function:{name} names no declared function tool")]
     UnknownToolChoiceFunction {
@@ -229,6 +253,13 @@ pub enum ErrorKind {
         /// What is wrong with it.
         reason: String,
     },
+    /// A request holds something a Chat Completions server cannot take (`unsupported_for_chat`):
+    /// a hosted tool, `store`, `previous_response_id`, an input item or part of another kind.
+    #[error("not possible with a Chat Completions upstream (--api chat): {what}")]
+    UnsupportedForChat {
+        /// What it is.
+        what: String,
+    },
     /// A mock mode other than `echo`, `text`, `tool-call` and `tool-loop`
     /// (`unknown_mock_mode`).
     #[error("unknown mock mode `{mode}`: expected echo, text, tool-call or tool-loop")]
@@ -254,6 +285,7 @@ impl ErrorKind {
             ErrorKind::InvalidField { .. } => "invalid_field",
             ErrorKind::LineTooLong { .. } => "line_too_long",
             ErrorKind::EventTooLarge { .. } => "event_too_large",
+            ErrorKind::CommentTooLarge { .. } => "comment_too_large",
             ErrorKind::OutputTooLarge { .. } => "output_too_large",
             ErrorKind::ArgumentsMismatch { .. } => "arguments_mismatch",
             ErrorKind::TextMismatch { .. } => "text_mismatch",
@@ -266,6 +298,7 @@ impl ErrorKind {
             ErrorKind::DuplicateTool { .. } => "duplicate_tool",
             ErrorKind::SchemaNotObject { .. } => "schema_not_object",
             ErrorKind::InvalidToolChoice { .. } => "invalid_tool_choice",
+            ErrorKind::InvalidOption { .. } => "invalid_option",
             ErrorKind::UnknownToolChoiceFunction { .. } => "unknown_tool_choice_function",
             ErrorKind::ToolChoiceWithoutTools { .. } => "tool_choice_without_tools",
             ErrorKind::EmptyPrompt => "empty_prompt",
@@ -275,6 +308,7 @@ impl ErrorKind {
             ErrorKind::MissingFunctionCallOutput { .. } => "missing_function_call_output",
             ErrorKind::DuplicateCallId { .. } => "duplicate_call_id",
             ErrorKind::InvalidRequest { .. } => "invalid_request",
+            ErrorKind::UnsupportedForChat { .. } => "unsupported_for_chat",
             ErrorKind::UnknownMockMode { .. } => "unknown_mock_mode",
             ErrorKind::MockNeedsTool => "mock_needs_tool",
         }
@@ -323,9 +357,15 @@ impl Error {
         self.0.line
     }
 
-    /// The 1-based column (in bytes) within [`line`](Error::line), when known.
+    /// The 1-based column within [`line`](Error::line), counted in characters (Unicode scalar
+    /// values), when known.
     pub fn column(&self) -> Option<u64> {
         self.0.column
+    }
+
+    /// The human text, without code or position.
+    pub fn message(&self) -> String {
+        self.0.kind.to_string()
     }
 
     /// Whether this is an I/O error of the underlying reader or writer.
@@ -346,11 +386,13 @@ impl fmt::Debug for Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())?;
         match (self.0.line, self.0.column) {
-            (Some(line), Some(column)) => write!(f, "line {line}, column {column}: ")?,
-            (Some(line), None) => write!(f, "line {line}: ")?,
+            (Some(line), Some(column)) => write!(f, " at line {line}, column {column}")?,
+            (Some(line), None) => write!(f, " at line {line}")?,
             _ => {}
         }
+        f.write_str(": ")?;
         fmt::Display::fmt(&self.0.kind, f)
     }
 }

@@ -363,10 +363,12 @@ impl Default for Response {
 wire_object! {
     /// The `error` member of a failed response.
     pub struct ResponseError {
-        /// A machine-readable code, such as `server_error`.
+        /// A machine-readable code, such as `server_error`, `invalid_api_key` or `cancelled`.
         code: opt String,
         /// What went wrong.
         message: req String,
+        /// The request parameter at fault, when known.
+        param: opt String,
     }
 }
 
@@ -376,8 +378,14 @@ impl ResponseError {
         ResponseError {
             code,
             message: message.into(),
+            param: None,
             extra: Map::new(),
         }
+    }
+
+    /// The provider's error type (`invalid_request_error`, ...), kept as the member `type`.
+    pub fn error_type(&self) -> Option<&str> {
+        self.extra.get("type").and_then(Value::as_str)
     }
 }
 

@@ -17,7 +17,8 @@
 //! | consumers | [`Assembler`], [`assemble`], [`Transcript`], [`ToolCall`] |
 //! | requests | [`RequestOptions`], [`Request`], [`FunctionTool`], [`ToolChoice`], [`ToolSpec`], [`check_input`] |
 //! | upstream | [`SseDecoder`], [`SseReader`], [`Normalizer`], [`UpstreamFailure`], [`RetryPolicy`], [`http_failure`] |
-//! | offline | [`MockMode`] |
+//! | Chat Completions upstreams | [`Request::to_chat_completions`], [`ChatRequest`], [`ChatStream`] |
+//! | offline | [`MockMode`], [`MockEvents`] |
 //!
 //! The crate has no HTTP client and no async runtime: feed [`SseDecoder`] the bytes of a
 //! response body from any client, blocking or not. To produce the protocol rather than consume
@@ -71,6 +72,7 @@
 #![warn(clippy::unwrap_used)]
 
 mod assemble;
+mod chat;
 mod error;
 mod event;
 mod mock;
@@ -83,6 +85,7 @@ mod wire;
 mod write;
 
 pub use assemble::{assemble, Assembler, Message, ToolCall, Transcript};
+pub use chat::{ChatRequest, ChatStream};
 pub use error::{Error, ErrorKind, Result};
 pub use event::{
     ContentPart, ContentPartEvent, ErrorEvent, Event, FunctionCallArgumentsDelta,
@@ -90,14 +93,16 @@ pub use event::{
     OutputItem, OutputItemEvent, OutputTextDelta, OutputTextDone, OutputTextPart,
     OutputTokensDetails, Response, ResponseError, ResponseEvent, Usage,
 };
-pub use mock::{MockMode, ECHO_DELTA_BYTES, MOCK_TEXT};
+pub use mock::{MockEvents, MockMode, ECHO_DELTA_BYTES, MOCK_TEXT};
 pub use normalize::{Normalizer, Outcome, UpstreamFailure, DEFAULT_MAX_OUTPUT_BYTES};
 pub use read::{from_str, EventReader, DEFAULT_MAX_LINE_BYTES};
 pub use request::{
-    check_input, is_valid_tool_name, FunctionTool, Request, RequestOptions, ToolChoice, ToolSpec,
-    DEFAULT_MODEL,
+    check_input, is_valid_tool_name, FunctionTool, ReasoningEffort, ReasoningSummary, Request,
+    RequestOptions, TextFormat, ToolChoice, ToolSpec, DEFAULT_MODEL, INCLUDE_ENCRYPTED_REASONING,
 };
-pub use sse::{SseDecoder, SseEvent, SseReader, DEFAULT_MAX_EVENT_BYTES};
+pub use sse::{
+    SseDecoder, SseEvent, SseReader, DEFAULT_MAX_COMMENT_BYTES, DEFAULT_MAX_EVENT_BYTES,
+};
 pub use upstream::{http_failure, parse_retry_after, RetryPolicy};
 pub use write::{to_string, EventWriter};
 

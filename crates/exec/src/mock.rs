@@ -1,17 +1,17 @@
 //! Deterministic offline upstreams: what `agentwire exec --mock` streams instead of a provider.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::str::FromStr;
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use crate::event::{
-    ContentPart, ContentPartEvent, Event, FunctionCallArgumentsDelta, FunctionCallItem,
-    MessageItem, OutputItem, OutputItemEvent, OutputTextDelta, OutputTextPart, Response,
-    ResponseEvent, Usage,
+    ContentPart, ContentPartEvent, ErrorEvent, Event, FunctionCallArgumentsDelta, FunctionCallItem,
+    MessageItem, OtherEvent, OutputItem, OutputItemEvent, OutputTextDelta, OutputTextPart,
+    OutputTokensDetails, Response, ResponseEvent, Usage,
 };
-use crate::{Error, ErrorKind, Request};
+use crate::{Error, ErrorKind, Request, INCLUDE_ENCRYPTED_REASONING};
 
 /// The text of the `text` mock.
 pub const MOCK_TEXT: &str = "mock response text";
@@ -21,6 +21,12 @@ pub const ECHO_DELTA_BYTES: usize = 64;
 
 /// The longest argument delta of the tool-calling mocks, in bytes.
 const ARGUMENT_DELTA_BYTES: usize = 8;
+
+/// The reasoning summary of the mocks, when the request asks for one.
+const MOCK_SUMMARY: &str = "mock reasoning summary";
+
+/// The text of the tool-calling mocks when `tool_choice` is `none`.
+const NO_TOOL_TEXT: &str = "mock response text (tool_choice none: no tool called)";
 
 /// An offline upstream.
 ///
@@ -34,6 +40,13 @@ const ARGUMENT_DELTA_BYTES: usize = 8;
 /// | `text` | [`MOCK_TEXT`] in three deltas |
 /// | `tool-call` | a call of the `tool_choice` function, else the first function tool, with arguments valid for its schema |
 /// | `tool-loop` | a call of the first function tool that has no `function_call_output` in the input yet; once every tool has one, a final text quoting the outputs |
+///
+/// With `tool_choice` `none`, `tool-call` answers with a text instead, and `tool-loop` with its
+/// final text. When the request sets `reasoning`, every mode first streams a reasoning item
+/// (`rs_mock_<n>`), with a summary when `reasoning.summary` is set and an `encrypted_content`
+/// when `include` asks for it. Like the API, a request with `store: false` whose input holds a
+/// reasoning item without the `encrypted_content` the mock gave it fails with an `error` event
+/// (`Item with id '…' not found`), so a tool loop that drops it is caught offline.
 ///
 /// ```
 /// use agentwire_exec::{MockMode, Normalizer, RequestOptions};
@@ -87,14 +100,46 @@ impl MockMode {
     }
 
     /// The upstream events answering `request`, before normalization (feed them to a
-    /// [`Normalizer`](crate::Normalizer) for the stream `agentwire exec` prints).
+    /// [`Normalizer`](crate::Normalizer) for the stream `agentwire exec` prints), all at once.
+    /// [`stream`](MockMode::stream) gives them one at a time.
     ///
-    /// Fails with `mock_needs_tool` when `tool-call` has no function tool to call.
+    /// Fails with `mock_needs_tool` when `tool-call` has no function tool to call, and with
+    /// `output_too_large` when the answer would exceed
+    /// [`DEFAULT_MAX_OUTPUT_BYTES`](crate::DEFAULT_MAX_OUTPUT_BYTES).
     pub fn events(self, request: &Request) -> Result<Vec<Event>, Error> {
-        let mut stream = MockStream::new(request);
+        Ok(self
+            .stream(request, crate::DEFAULT_MAX_OUTPUT_BYTES)?
+            .collect())
+    }
+
+    /// The upstream events answering `request`, made one at a time as the iterator is
+    /// advanced: a consumer that stops early (a normalizer past its output limit, a cancelled
+    /// turn) never pays for the rest.
+    ///
+    /// The answer's text, arguments and reasoning are planned first, within
+    /// `max_output_bytes` (their bytes plus a small allowance per generated JSON value): an
+    /// answer that would be larger fails with `output_too_large` before any event is made,
+    /// whatever the request holds (an echo of a huge input, a schema asking for a string of
+    /// `minLength` 10^12). `mock_needs_tool` when `tool-call` has no function tool to call.
+    pub fn stream(self, request: &Request, max_output_bytes: usize) -> Result<MockEvents, Error> {
+        let mut plan = Plan::new(request, max_output_bytes);
+        if let Some(error) = reasoning_input_error(request) {
+            plan.event(Event::Error(error));
+            return Ok(plan.finish(false));
+        }
+        plan.reasoning(request)?;
+        let no_tools = request.tool_choice_is_none();
         match self {
-            MockMode::Echo => stream.message(&chunks(&request.to_json(), ECHO_DELTA_BYTES)),
-            MockMode::Text => stream.message(&["mock", " response", " text"]),
+            MockMode::Echo => {
+                // Measure the echo before making it: a huge input costs no second copy.
+                plan.fits(json_len(request))?;
+                plan.message(request.to_json())?;
+            }
+            MockMode::Text => {
+                plan.spend(MOCK_TEXT.len())?;
+                plan.message_in(&["mock", " response", " text"]);
+            }
+            MockMode::ToolCall if no_tools => plan.message(NO_TOOL_TEXT.to_owned())?,
             MockMode::ToolCall => {
                 let name = request
                     .tool_choice_function()
@@ -104,12 +149,12 @@ impl MockMode {
                     .function_tools()
                     .find(|(n, _)| *n == name)
                     .map_or(Value::Null, |(_, schema)| schema.clone());
-                let number = count_calls(request) + 1;
-                stream.call(number, name, &schema);
+                let number = count_items(request, "function_call") + 1;
+                plan.call(number, name, &schema)?;
             }
-            MockMode::ToolLoop => tool_loop(request, &mut stream),
+            MockMode::ToolLoop => tool_loop(request, &mut plan, no_tools)?,
         }
-        Ok(stream.finish())
+        Ok(plan.finish(true))
     }
 }
 
@@ -130,15 +175,69 @@ impl fmt::Display for MockMode {
     }
 }
 
-fn count_calls(request: &Request) -> usize {
+/// The length of the request's compact JSON, without making it.
+fn json_len(request: &Request) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, request);
+    count.0
+}
+
+fn count_items(request: &Request, item_type: &str) -> usize {
     request
         .input
         .iter()
-        .filter(|item| item.get("type").and_then(Value::as_str) == Some("function_call"))
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some(item_type))
         .count()
 }
 
-fn tool_loop(request: &Request, stream: &mut MockStream) {
+/// The `encrypted_content` the mocks give reasoning item `id`.
+fn mock_encrypted(id: &str) -> String {
+    format!("mock-encrypted:{id}")
+}
+
+/// What the API answers a stateless request (`store: false`) whose input holds a reasoning item
+/// it cannot restore: one without its encrypted content, or with content the mock did not give.
+fn reasoning_input_error(request: &Request) -> Option<ErrorEvent> {
+    if request.store == Some(true) {
+        return None;
+    }
+    request.input.iter().find_map(|item| {
+        if item.get("type").and_then(Value::as_str) != Some("reasoning") {
+            return None;
+        }
+        let id = item.get("id").and_then(Value::as_str).unwrap_or("");
+        let message = match item.get("encrypted_content").and_then(Value::as_str) {
+            None => format!(
+                "Item with id '{id}' not found. Items are not persisted when `store` is set to \
+                 false. Try again with `store` set to true, or remove this item from your input."
+            ),
+            Some(content) if content != mock_encrypted(id) => {
+                format!("The encrypted content for item {id} could not be verified.")
+            }
+            Some(_) => return None,
+        };
+        let mut error = ErrorEvent::new(None, message.clone());
+        error.param = Some("input".to_owned());
+        error.extra.insert(
+            "error".to_owned(),
+            json!({"type": "invalid_request_error", "code": null, "message": message, "param": "input"}),
+        );
+        Some(error)
+    })
+}
+
+fn tool_loop(request: &Request, plan: &mut Plan, no_tools: bool) -> Result<(), Error> {
     // call_id -> tool name, and the tools whose calls have an output.
     let mut calls = HashMap::new();
     let mut answered = HashSet::new();
@@ -167,11 +266,12 @@ fn tool_loop(request: &Request, stream: &mut MockStream) {
     }
     let pending = request
         .function_tools()
-        .find(|(name, _)| !answered.contains(name));
+        .find(|(name, _)| !answered.contains(name))
+        .filter(|_| !no_tools);
     match pending {
         Some((name, schema)) => {
             let schema = schema.clone();
-            stream.call(calls.len() + 1, name, &schema);
+            plan.call(calls.len() + 1, name, &schema)
         }
         None => {
             let text = if outputs.is_empty() {
@@ -179,39 +279,129 @@ fn tool_loop(request: &Request, stream: &mut MockStream) {
             } else {
                 format!("mock tool-loop result: {}", outputs.join("; "))
             };
-            stream.message(&chunks(&text, ECHO_DELTA_BYTES));
+            plan.message(text)
         }
     }
 }
 
+/// The end of the next piece of `text` from `at`: at most `max` bytes, cut at a character
+/// boundary (a character longer than `max` bytes is taken whole).
+fn piece_end(text: &str, at: usize, max: usize) -> usize {
+    let mut end = (at + max).min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end == at {
+        end = at + text[at..].chars().next().map_or(0, char::len_utf8);
+    }
+    end
+}
+
 /// Cuts `text` into pieces of at most `max` bytes, at character boundaries.
+#[cfg(test)]
 fn chunks(text: &str, max: usize) -> Vec<&str> {
     let mut pieces = Vec::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        let mut end = max.min(rest.len());
-        while !rest.is_char_boundary(end) {
-            end -= 1;
-        }
-        if end == 0 {
-            // A character longer than `max` bytes: take it whole.
-            end = rest.chars().next().map_or(rest.len(), char::len_utf8);
-        }
-        pieces.push(&rest[..end]);
-        rest = &rest[end..];
+    let mut at = 0;
+    while at < text.len() {
+        let end = piece_end(text, at, max);
+        pieces.push(&text[at..end]);
+        at = end;
     }
     pieces
 }
 
-/// Builds a mock upstream stream.
-struct MockStream {
-    events: Vec<Event>,
-    input_bytes: usize,
-    output_bytes: usize,
+/// What the deltas of a [`Step::Pieces`] are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PieceKind {
+    Text,
+    Arguments,
+    Summary,
 }
 
-impl MockStream {
-    fn new(request: &Request) -> Self {
+#[derive(Debug)]
+enum Step {
+    Event(Box<Event>),
+    /// `text` cut into deltas of at most `max` bytes for item `item_id`, from byte `at` on.
+    Pieces {
+        kind: PieceKind,
+        item_id: String,
+        text: String,
+        at: usize,
+        max: usize,
+    },
+}
+
+/// The events of a mock answer, made as they are taken (see [`MockMode::stream`]).
+#[derive(Debug)]
+pub struct MockEvents {
+    steps: VecDeque<Step>,
+}
+
+impl Iterator for MockEvents {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        loop {
+            match self.steps.front_mut()? {
+                Step::Event(_) => {
+                    let Some(Step::Event(event)) = self.steps.pop_front() else {
+                        unreachable!("the front step is an event")
+                    };
+                    return Some(*event);
+                }
+                Step::Pieces {
+                    kind,
+                    item_id,
+                    text,
+                    at,
+                    max,
+                } => {
+                    if *at >= text.len() {
+                        self.steps.pop_front();
+                        continue;
+                    }
+                    let end = piece_end(text, *at, *max);
+                    let piece = text[*at..end].to_owned();
+                    *at = end;
+                    let item_id = item_id.clone();
+                    return Some(match kind {
+                        PieceKind::Text => {
+                            let mut delta = OutputTextDelta::new(piece);
+                            delta.item_id = Some(item_id);
+                            Event::OutputTextDelta(delta)
+                        }
+                        PieceKind::Arguments => Event::FunctionCallArgumentsDelta(
+                            FunctionCallArgumentsDelta::new(item_id, piece),
+                        ),
+                        PieceKind::Summary => other_event(
+                            "response.reasoning_summary_text.delta",
+                            json!({"item_id": item_id, "summary_index": 0, "delta": piece}),
+                        ),
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn other_event(event_type: &str, fields: Value) -> Event {
+    let Value::Object(fields) = fields else {
+        unreachable!("callers pass objects")
+    };
+    Event::Other(OtherEvent::new(event_type, fields))
+}
+
+/// Plans a mock answer within an output budget.
+struct Plan {
+    steps: VecDeque<Step>,
+    input_bytes: usize,
+    output_bytes: usize,
+    reasoning_bytes: usize,
+    limit: usize,
+}
+
+impl Plan {
+    fn new(request: &Request, limit: usize) -> Self {
         let input_bytes = request
             .input
             .iter()
@@ -223,157 +413,315 @@ impl MockStream {
             status: Some("in_progress".to_owned()),
             ..Response::default()
         };
-        let events = vec![
-            Event::ResponseCreated(ResponseEvent::new(response.clone())),
-            Event::ResponseInProgress(ResponseEvent::new(response)),
-        ];
-        MockStream {
-            events,
+        let steps = VecDeque::from([
+            Step::Event(Box::new(Event::ResponseCreated(ResponseEvent::new(
+                response.clone(),
+            )))),
+            Step::Event(Box::new(Event::ResponseInProgress(ResponseEvent::new(
+                response,
+            )))),
+        ]);
+        Plan {
+            steps,
             input_bytes,
             output_bytes: 0,
+            reasoning_bytes: 0,
+            limit,
         }
     }
 
-    fn message(&mut self, pieces: &[&str]) {
+    /// Fails unless `bytes` more output fit.
+    fn fits(&self, bytes: usize) -> Result<(), Error> {
+        if self.output_bytes.saturating_add(bytes) > self.limit {
+            return Err(Error::new(ErrorKind::OutputTooLarge { limit: self.limit }));
+        }
+        Ok(())
+    }
+
+    fn spend(&mut self, bytes: usize) -> Result<(), Error> {
+        self.fits(bytes)?;
+        self.output_bytes += bytes;
+        Ok(())
+    }
+
+    fn event(&mut self, event: Event) {
+        self.steps.push_back(Step::Event(Box::new(event)));
+    }
+
+    /// A reasoning item first, when the request asks a reasoning model.
+    fn reasoning(&mut self, request: &Request) -> Result<(), Error> {
+        let Some(reasoning) = &request.reasoning else {
+            return Ok(());
+        };
+        let id = format!("rs_mock_{}", count_items(request, "reasoning") + 1);
+        self.event(Event::OutputItemAdded(OutputItemEvent::new(
+            OutputItem::Other(object(
+                json!({"type": "reasoning", "id": id, "summary": []}),
+            )),
+        )));
+        let mut summary = Vec::new();
+        if reasoning.get("summary").is_some_and(|s| !s.is_null()) {
+            self.spend(MOCK_SUMMARY.len())?;
+            self.reasoning_bytes += MOCK_SUMMARY.len();
+            let part = json!({"type": "summary_text", "text": ""});
+            self.event(other_event(
+                "response.reasoning_summary_part.added",
+                json!({"item_id": id, "summary_index": 0, "part": part}),
+            ));
+            self.steps.push_back(Step::Pieces {
+                kind: PieceKind::Summary,
+                item_id: id.clone(),
+                text: MOCK_SUMMARY.to_owned(),
+                at: 0,
+                max: 8,
+            });
+            self.event(other_event(
+                "response.reasoning_summary_text.done",
+                json!({"item_id": id, "summary_index": 0, "text": MOCK_SUMMARY}),
+            ));
+            let part = json!({"type": "summary_text", "text": MOCK_SUMMARY});
+            self.event(other_event(
+                "response.reasoning_summary_part.done",
+                json!({"item_id": id, "summary_index": 0, "part": part}),
+            ));
+            summary.push(part);
+        }
+        let mut done = object(json!({"type": "reasoning", "id": id, "summary": summary}));
+        if request.includes(INCLUDE_ENCRYPTED_REASONING) {
+            done.insert(
+                "encrypted_content".to_owned(),
+                Value::from(mock_encrypted(&id)),
+            );
+        }
+        self.event(Event::OutputItemDone(OutputItemEvent::new(
+            OutputItem::Other(done),
+        )));
+        Ok(())
+    }
+
+    fn message(&mut self, text: String) -> Result<(), Error> {
+        self.spend(text.len())?;
+        self.message_steps(Step::Pieces {
+            kind: PieceKind::Text,
+            item_id: "msg_mock".to_owned(),
+            text,
+            at: 0,
+            max: ECHO_DELTA_BYTES,
+        });
+        Ok(())
+    }
+
+    /// A message streamed in exactly these deltas.
+    fn message_in(&mut self, pieces: &[&str]) {
+        let mut first = true;
+        for piece in pieces {
+            let step = Step::Pieces {
+                kind: PieceKind::Text,
+                item_id: "msg_mock".to_owned(),
+                text: (*piece).to_owned(),
+                at: 0,
+                max: usize::MAX,
+            };
+            if first {
+                self.message_steps(step);
+                first = false;
+            } else {
+                // Before the done event the message's steps end with.
+                let at = self.steps.len() - 1;
+                self.steps.insert(at, step);
+            }
+        }
+    }
+
+    fn message_steps(&mut self, pieces: Step) {
         let id = "msg_mock".to_owned();
         let mut message = MessageItem::new();
         message.id = Some(id.clone());
         message.status = Some("in_progress".to_owned());
         message.content = Some(Vec::new());
-        self.events
-            .push(Event::OutputItemAdded(OutputItemEvent::new(
-                OutputItem::Message(message.clone()),
-            )));
+        self.event(Event::OutputItemAdded(OutputItemEvent::new(
+            OutputItem::Message(message.clone()),
+        )));
         let mut part = ContentPartEvent::new(ContentPart::OutputText(OutputTextPart::new("")));
-        part.item_id = Some(id.clone());
-        self.events.push(Event::ContentPartAdded(part));
-        for piece in pieces {
-            let mut delta = OutputTextDelta::new(*piece);
-            delta.item_id = Some(id.clone());
-            self.output_bytes += piece.len();
-            self.events.push(Event::OutputTextDelta(delta));
-        }
+        part.item_id = Some(id);
+        self.event(Event::ContentPartAdded(part));
+        self.steps.push_back(pieces);
         message.status = Some("completed".to_owned());
         message.content = None;
-        self.events.push(Event::OutputItemDone(OutputItemEvent::new(
+        self.event(Event::OutputItemDone(OutputItemEvent::new(
             OutputItem::Message(message),
         )));
     }
 
-    fn call(&mut self, number: usize, name: &str, schema: &Value) {
+    fn call(&mut self, number: usize, name: &str, schema: &Value) -> Result<(), Error> {
         let id = format!("fc_mock_{number}");
         let mut call = FunctionCallItem::new(format!("call_mock_{number}"), name);
         call.id = Some(id.clone());
         call.arguments = Some(String::new());
         call.status = Some("in_progress".to_owned());
-        self.events
-            .push(Event::OutputItemAdded(OutputItemEvent::new(
-                OutputItem::FunctionCall(call.clone()),
-            )));
-        let arguments = instance(schema).to_string();
-        for piece in chunks(&arguments, ARGUMENT_DELTA_BYTES) {
-            self.events.push(Event::FunctionCallArgumentsDelta(
-                FunctionCallArgumentsDelta::new(id.clone(), piece),
-            ));
-        }
-        self.output_bytes += arguments.len() + name.len();
+        self.event(Event::OutputItemAdded(OutputItemEvent::new(
+            OutputItem::FunctionCall(call.clone()),
+        )));
+        let budget = self.limit.saturating_sub(self.output_bytes);
+        let arguments = instance(schema, budget)?.to_string();
+        self.spend(arguments.len() + name.len())?;
+        self.steps.push_back(Step::Pieces {
+            kind: PieceKind::Arguments,
+            item_id: id,
+            text: arguments,
+            at: 0,
+            max: ARGUMENT_DELTA_BYTES,
+        });
         call.arguments = None;
         call.status = Some("completed".to_owned());
-        self.events.push(Event::OutputItemDone(OutputItemEvent::new(
+        self.event(Event::OutputItemDone(OutputItemEvent::new(
             OutputItem::FunctionCall(call),
         )));
+        Ok(())
     }
 
-    fn finish(mut self) -> Vec<Event> {
-        let tokens = |bytes: usize| bytes.div_ceil(4) as u64;
-        let response = Response {
-            id: Some("resp_mock".to_owned()),
-            status: Some("completed".to_owned()),
-            usage: Some(Usage::new(
-                tokens(self.input_bytes),
-                tokens(self.output_bytes),
-                0,
-            )),
-            ..Response::default()
-        };
-        self.events
-            .push(Event::ResponseCompleted(ResponseEvent::new(response)));
-        self.events
+    /// Ends the answer: `response.completed` with usage (`completed`), or nothing more (a
+    /// failed request, whose `error` event the normalizer follows with `response.failed`).
+    fn finish(mut self, completed: bool) -> MockEvents {
+        if completed {
+            let tokens = |bytes: usize| bytes.div_ceil(4) as u64;
+            let mut usage = Usage::new(tokens(self.input_bytes), tokens(self.output_bytes), 0);
+            usage.output_tokens_details = Some(OutputTokensDetails {
+                reasoning_tokens: Some(tokens(self.reasoning_bytes)),
+                extra: Map::new(),
+            });
+            let response = Response {
+                id: Some("resp_mock".to_owned()),
+                status: Some("completed".to_owned()),
+                usage: Some(usage),
+                ..Response::default()
+            };
+            self.event(Event::ResponseCompleted(ResponseEvent::new(response)));
+        }
+        MockEvents { steps: self.steps }
+    }
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
     }
 }
 
 /// The deepest schema nesting the instance generator follows.
 const MAX_DEPTH: usize = 16;
 
+/// What one generated JSON value counts against the budget, besides its strings' bytes: about
+/// what it costs in memory, so that the budget bounds memory too.
+const NODE_COST: usize = 64;
+
+/// The bytes an instance may still take.
+struct Budget {
+    left: usize,
+    limit: usize,
+}
+
+impl Budget {
+    fn spend(&mut self, bytes: usize) -> Result<(), Error> {
+        match self.left.checked_sub(bytes) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(Error::new(ErrorKind::OutputTooLarge { limit: self.limit })),
+        }
+    }
+
+    /// A copy of a value taken from the schema (`const`, `enum`, ...), paid for.
+    fn copy(&mut self, value: &Value) -> Result<Value, Error> {
+        self.spend(NODE_COST.saturating_add(value.to_string().len()))?;
+        Ok(value.clone())
+    }
+}
+
 /// A value valid for the JSON Schema `schema`, as small and predictable as possible: `const`,
 /// `enum`, `default` and `examples` first, then by type (objects with their declared
 /// properties, strings honouring `format` and length bounds, numbers inside their bounds and
 /// multiples, arrays of `minItems` items). Local `$ref`s are followed; `pattern` is not
 /// honoured.
-pub(crate) fn instance(schema: &Value) -> Value {
-    let value = generate(schema, schema, 0);
+///
+/// Generating takes time and memory linear in the instance, which may cost at most `budget`
+/// bytes (its strings plus [`NODE_COST`] per value): past it, `output_too_large`.
+pub(crate) fn instance(schema: &Value, budget: usize) -> Result<Value, Error> {
+    let mut budget = Budget {
+        left: budget,
+        limit: budget,
+    };
+    let value = generate(schema, schema, 0, &mut budget)?;
     // A function's arguments are an object.
-    if value.is_object() {
+    Ok(if value.is_object() {
         value
     } else {
         Value::Object(Map::new())
-    }
+    })
 }
 
-fn generate(schema: &Value, root: &Value, depth: usize) -> Value {
+fn generate(
+    schema: &Value,
+    root: &Value,
+    depth: usize,
+    budget: &mut Budget,
+) -> Result<Value, Error> {
+    budget.spend(NODE_COST)?;
     let Value::Object(s) = schema else {
-        return match schema {
+        return Ok(match schema {
             Value::Bool(true) => Value::from("mock"),
             _ => Value::Null,
-        };
+        });
     };
     if depth > MAX_DEPTH {
-        return Value::Null;
+        return Ok(Value::Null);
     }
     if let Some(Value::String(reference)) = s.get("$ref") {
         if let Some(target) = reference
             .strip_prefix('#')
             .and_then(|pointer| root.pointer(pointer))
         {
-            return generate(target, root, depth + 1);
+            return generate(target, root, depth + 1, budget);
         }
     }
     if let Some(value) = s.get("const") {
-        return value.clone();
+        return budget.copy(value);
     }
     if let Some(Value::Array(values)) = s.get("enum") {
         if let Some(first) = values.first() {
-            return first.clone();
+            return budget.copy(first);
         }
     }
     if let Some(value) = s.get("default") {
-        return value.clone();
+        return budget.copy(value);
     }
     if let Some(Value::Array(examples)) = s.get("examples") {
         if let Some(first) = examples.first() {
-            return first.clone();
+            return budget.copy(first);
         }
     }
     if let Some(Value::Array(all)) = s.get("allOf") {
         let mut merged = Map::new();
         let mut other = None;
         for sub in all {
-            match generate(sub, root, depth + 1) {
+            match generate(sub, root, depth + 1, budget)? {
                 Value::Object(map) => merged.extend(map),
                 value => other = other.or(Some(value)),
             }
         }
         let own = own_type(s);
         if own.as_deref() == Some("object") || (own.is_none() && other.is_none()) {
-            if let Value::Object(map) = generate_typed(s, "object", root, depth) {
+            if let Value::Object(map) = generate_typed(s, "object", root, depth, budget)? {
                 for (k, v) in map {
                     merged.entry(k).or_insert(v);
                 }
             }
-            return Value::Object(merged);
+            return Ok(Value::Object(merged));
         }
         if let Some(value) = other {
-            return value;
+            return Ok(value);
         }
     }
     for key in ["anyOf", "oneOf"] {
@@ -383,12 +731,12 @@ fn generate(schema: &Value, root: &Value, depth: usize) -> Value {
                 .find(|o| o.get("type").and_then(Value::as_str) != Some("null"))
                 .or(options.first());
             if let Some(option) = pick {
-                return generate(option, root, depth + 1);
+                return generate(option, root, depth + 1, budget);
             }
         }
     }
     let ty = own_type(s).unwrap_or_else(|| infer_type(s).to_owned());
-    generate_typed(s, &ty, root, depth)
+    generate_typed(s, &ty, root, depth, budget)
 }
 
 /// The schema's `type`: the first non-null one of a list.
@@ -430,8 +778,14 @@ fn infer_type(s: &Map<String, Value>) -> &'static str {
     }
 }
 
-fn generate_typed(s: &Map<String, Value>, ty: &str, root: &Value, depth: usize) -> Value {
-    match ty {
+fn generate_typed(
+    s: &Map<String, Value>,
+    ty: &str,
+    root: &Value,
+    depth: usize,
+    budget: &mut Budget,
+) -> Result<Value, Error> {
+    Ok(match ty {
         "object" => {
             let mut out = Map::new();
             let properties = s.get("properties").and_then(Value::as_object);
@@ -445,14 +799,14 @@ fn generate_typed(s: &Map<String, Value>, ty: &str, root: &Value, depth: usize) 
                     // Every declared property near the top, only required ones deeper down,
                     // so recursive schemas stay small.
                     if depth < 3 || required.contains(&name.as_str()) {
-                        out.insert(name.clone(), generate(sub, root, depth + 1));
+                        out.insert(name.clone(), generate(sub, root, depth + 1, budget)?);
                     }
                 }
             }
             for name in required {
                 if !out.contains_key(name) {
                     let value = match s.get("additionalProperties") {
-                        Some(sub @ Value::Object(_)) => generate(sub, root, depth + 1),
+                        Some(sub @ Value::Object(_)) => generate(sub, root, depth + 1, budget)?,
                         _ => Value::from("mock"),
                     };
                     out.insert(name.to_owned(), value);
@@ -469,14 +823,14 @@ fn generate_typed(s: &Map<String, Value>, ty: &str, root: &Value, depth: usize) 
             let mut out = Vec::new();
             if let Some(Value::Array(prefix)) = s.get("prefixItems") {
                 for sub in prefix {
-                    out.push(generate(sub, root, depth + 1));
+                    out.push(generate(sub, root, depth + 1, budget)?);
                 }
             }
             let want = min.max(1).min(max).min(16) as usize;
             let unique = s.get("uniqueItems") == Some(&Value::Bool(true));
             if let Some(items @ Value::Object(_)) = s.get("items") {
                 while out.len() < want {
-                    let mut value = generate(items, root, depth + 1);
+                    let mut value = generate(items, root, depth + 1, budget)?;
                     if unique {
                         vary(&mut value, out.len());
                     }
@@ -484,6 +838,7 @@ fn generate_typed(s: &Map<String, Value>, ty: &str, root: &Value, depth: usize) 
                 }
             } else if s.get("items").is_none() && s.get("prefixItems").is_none() {
                 while out.len() < want {
+                    budget.spend(NODE_COST)?;
                     out.push(Value::from(format!("mock{}", out.len())));
                 }
             }
@@ -505,16 +860,22 @@ fn generate_typed(s: &Map<String, Value>, ty: &str, root: &Value, depth: usize) 
                 _ => "mock",
             }
             .to_owned();
-            let min = s.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let min = s.get("minLength").and_then(Value::as_u64).unwrap_or(0);
+            let min = usize::try_from(min).unwrap_or(usize::MAX);
             let max = s
                 .get("maxLength")
                 .and_then(Value::as_u64)
                 .map(|m| m as usize);
-            while text.chars().count() < min {
-                text.push('x');
-            }
+            // Pad to `minLength` (in characters) in one step: linear, and paid for first, so a
+            // `minLength` of 10^12 is an error, not an endless loop.
+            let count = text.chars().count();
+            let pad = min.saturating_sub(count);
+            budget.spend(text.len().saturating_add(pad))?;
+            text.extend(std::iter::repeat_n('x', pad));
             if let Some(max) = max {
-                text = text.chars().take(max).collect();
+                if count.max(min) > max {
+                    text = text.chars().take(max).collect();
+                }
             }
             Value::from(text)
         }
@@ -522,7 +883,7 @@ fn generate_typed(s: &Map<String, Value>, ty: &str, root: &Value, depth: usize) 
         "boolean" => Value::Bool(true),
         "null" => Value::Null,
         _ => Value::Null,
-    }
+    })
 }
 
 /// Makes the `i`th copy of an array item differ from the others, for `uniqueItems`.
@@ -633,6 +994,145 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn instances_are_bounded() {
+        // Padding is linear and paid for first: a huge minLength is an error at once.
+        let huge = json!({"type": "object", "properties": {"s": {"type": "string", "minLength": 1_000_000_000_000u64}}, "required": ["s"]});
+        assert_eq!(
+            instance(&huge, 1 << 20).unwrap_err().code(),
+            "output_too_large"
+        );
+        let big = json!({"type": "object", "properties": {"s": {"type": "string", "minLength": 300_000}}});
+        assert_eq!(
+            instance(&big, 1 << 20).unwrap()["s"]
+                .as_str()
+                .unwrap()
+                .len(),
+            300_000
+        );
+        // Nesting that multiplies values (16 items, 16 levels deep) runs out of budget, not
+        // of memory.
+        let mut nested = json!({"type": "string"});
+        for _ in 0..16 {
+            nested = json!({"type": "array", "items": nested, "minItems": 16});
+        }
+        let wide = json!({"type": "object", "properties": {"a": nested}});
+        assert_eq!(
+            instance(&wide, 1 << 20).unwrap_err().code(),
+            "output_too_large"
+        );
+    }
+
+    fn request_with(tools: &[(&str, Value)], choice: &str, input: Option<Vec<Value>>) -> Request {
+        let mut options = crate::RequestOptions::new();
+        options.prompt = Some("hi".to_owned());
+        options.input = input;
+        for (name, schema) in tools {
+            options
+                .tools
+                .push(crate::FunctionTool::new(*name, schema.clone()).unwrap());
+        }
+        options.tool_choice = choice.parse().unwrap();
+        options.build().unwrap()
+    }
+
+    #[test]
+    fn the_output_limit_is_checked_before_events_are_made() {
+        let mut options = crate::RequestOptions::new();
+        options.prompt = Some("x".repeat(5000));
+        let request = options.build().unwrap();
+        assert_eq!(
+            MockMode::Echo.stream(&request, 4000).unwrap_err().code(),
+            "output_too_large"
+        );
+        let tool = json!({"type": "object", "properties": {"s": {"type": "string", "minLength": 4000}}, "required": ["s"]});
+        let request = request_with(&[("f", tool)], "auto", None);
+        assert_eq!(
+            MockMode::ToolCall
+                .stream(&request, 4000)
+                .unwrap_err()
+                .code(),
+            "output_too_large"
+        );
+        // Under the limit, events are made as they are taken.
+        let mut events = MockMode::Echo.stream(&request, 1 << 20).unwrap();
+        let first: Vec<Event> = events.by_ref().take(5).collect();
+        assert_eq!(first[4].event_type(), "response.output_text.delta");
+        assert!(events.count() > 3);
+    }
+
+    #[test]
+    fn tool_choice_none_is_respected() {
+        let schema = json!({"type": "object"});
+        for mode in [MockMode::ToolCall, MockMode::ToolLoop] {
+            let request = request_with(&[("f", schema.clone())], "none", None);
+            let events = mode.events(&request).unwrap();
+            assert!(
+                events.iter().all(|e| !matches!(
+                    e,
+                    Event::OutputItemAdded(OutputItemEvent {
+                        item: OutputItem::FunctionCall(_),
+                        ..
+                    })
+                )),
+                "{mode}: {events:?}"
+            );
+            assert!(events
+                .iter()
+                .any(|e| e.event_type() == "response.output_text.delta"));
+        }
+        // `none` needs no tool at all.
+        let request = request_with(&[], "none", None);
+        assert!(MockMode::ToolCall.events(&request).is_ok());
+    }
+
+    #[test]
+    fn reasoning_items_must_come_back_with_their_encrypted_content() {
+        let mut options = crate::RequestOptions::new();
+        options.prompt = Some("hi".to_owned());
+        options.reasoning_summary = Some(crate::ReasoningSummary::Auto);
+        let request = options.build().unwrap();
+        let events = MockMode::Text.events(&request).unwrap();
+        let done = events
+            .iter()
+            .find_map(|e| match e {
+                Event::OutputItemDone(OutputItemEvent {
+                    item: OutputItem::Other(item),
+                    ..
+                }) => Some(item.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(done["encrypted_content"], "mock-encrypted:rs_mock_1");
+        assert_eq!(done["summary"][0]["text"], MOCK_SUMMARY);
+        let user = json!({"role": "user", "content": "hi"});
+        for (item, ok) in [
+            (Value::Object(done.clone()), true),
+            (
+                json!({"type": "reasoning", "id": "rs_mock_1", "summary": []}),
+                false,
+            ),
+            (
+                json!({"type": "reasoning", "id": "rs_mock_1", "summary": [], "encrypted_content": "forged"}),
+                false,
+            ),
+        ] {
+            options.input = Some(vec![user.clone(), item, user.clone()]);
+            let events = MockMode::Text.events(&options.build().unwrap()).unwrap();
+            let error = events.iter().any(|e| matches!(e, Event::Error(_)));
+            assert_eq!(error, !ok, "{events:?}");
+        }
+        // Stored responses keep their reasoning: no encrypted content needed.
+        options.store = true;
+        options.input = Some(vec![
+            user.clone(),
+            json!({"type": "reasoning", "id": "rs_1", "summary": []}),
+            user,
+        ]);
+        let events = MockMode::Text.events(&options.build().unwrap()).unwrap();
+        assert!(!events.iter().any(|e| matches!(e, Event::Error(_))));
+    }
+
+    #[test]
     fn chunks_respect_character_boundaries() {
         let text = format!("x{}", "é".repeat(40));
         let pieces = chunks(&text, 8);
@@ -644,7 +1144,7 @@ mod tests {
     }
 
     fn assert_valid(schema: &Value) {
-        let value = instance(schema);
+        let value = instance(schema, 1 << 20).unwrap();
         let validator = jsonschema::validator_for(schema).expect("a valid schema");
         let errors: Vec<String> = validator
             .iter_errors(&value)

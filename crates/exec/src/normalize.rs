@@ -7,8 +7,9 @@ use serde_json::{Number, Value};
 
 use crate::event::{
     ContentPart, ContentPartEvent, ErrorEvent, Event, FunctionCallArgumentsDelta,
-    FunctionCallArgumentsDone, FunctionCallItem, MessageItem, OutputItem, OutputItemEvent,
-    OutputTextDelta, OutputTextDone, OutputTextPart, Response, ResponseError, ResponseEvent, Usage,
+    FunctionCallArgumentsDone, FunctionCallItem, MessageItem, OtherEvent, OutputItem,
+    OutputItemEvent, OutputTextDelta, OutputTextDone, OutputTextPart, Response, ResponseError,
+    ResponseEvent, Usage,
 };
 use crate::sse::SseEvent;
 use crate::Request;
@@ -59,6 +60,11 @@ pub struct UpstreamFailure {
     pub message: String,
     /// The HTTP status, when the failure is an HTTP response; written as `http_status`.
     pub http_status: Option<u16>,
+    /// The provider's own error object, as sent (`{"message", "type", "code", "param"}` for
+    /// OpenAI-style bodies); written as the `error` member of the `error` event, so that
+    /// nothing the provider said is lost. Its `param` and `type` also go to the failed
+    /// response's `error`.
+    pub details: Option<Box<Value>>,
 }
 
 impl UpstreamFailure {
@@ -68,7 +74,25 @@ impl UpstreamFailure {
             code: code.into(),
             message: message.into(),
             http_status: None,
+            details: None,
         }
+    }
+
+    /// Sets the provider's error object.
+    #[must_use]
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(Box::new(details));
+        self
+    }
+
+    /// The `param` of the provider's error object, when it names one.
+    pub fn param(&self) -> Option<&str> {
+        self.details.as_ref()?.get("param")?.as_str()
+    }
+
+    /// The `type` of the provider's error object, when it names one.
+    pub fn error_type(&self) -> Option<&str> {
+        self.details.as_ref()?.get("type")?.as_str()
     }
 
     /// Sets the HTTP status.
@@ -95,6 +119,10 @@ impl UpstreamFailure {
             crate::ErrorKind::EventTooLarge { limit } => UpstreamFailure::new(
                 "event_too_large",
                 format!("the upstream sent an event larger than the limit of {limit} bytes"),
+            ),
+            crate::ErrorKind::CommentTooLarge { limit } => UpstreamFailure::new(
+                "comment_too_large",
+                format!("the upstream sent a comment line longer than the limit of {limit} bytes"),
             ),
             crate::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
                 UpstreamFailure::new("timeout", format!("the upstream stream timed out: {io}"))
@@ -145,6 +173,27 @@ enum Kind {
     Other(OutputItem),
 }
 
+impl Kind {
+    /// Whether `item` is an item of this kind: the same variant, and for other items the same
+    /// `type`.
+    fn admits(&self, item: &OutputItem) -> bool {
+        match (self, item) {
+            (Kind::Message { .. }, OutputItem::Message(_))
+            | (Kind::Call { .. }, OutputItem::FunctionCall(_)) => true,
+            (Kind::Other(known), OutputItem::Other(_)) => known.item_type() == item.item_type(),
+            _ => false,
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Kind::Message { .. } => "message".to_owned(),
+            Kind::Call { .. } => "function_call".to_owned(),
+            Kind::Other(item) => item.item_type().to_owned(),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Part {
     template: ContentPart,
@@ -161,6 +210,8 @@ struct Part {
 /// the stream ([`fail`](Normalizer::fail)) and the end of the body
 /// ([`finish`](Normalizer::finish)); each call returns the events to emit. The output:
 ///
+/// - starts with `response.created` (made up when the provider sends none, as v0-style and
+///   compatible servers do), and every response object in it has the same `id`;
 /// - every event has `sequence_number`, counting from 0 in output order (upstream numbers are
 ///   replaced), and the members the Responses API requires (`output_index`, `item_id`,
 ///   `content_index`, `logprobs`, `annotations`, full `response` objects, usage with cached
@@ -168,15 +219,22 @@ struct Part {
 /// - every item has its whole lifecycle in order: `output_item.added`; for messages
 ///   `content_part.added`, text deltas, `output_text.done`, `content_part.done`; for function
 ///   calls argument deltas and `function_call_arguments.done`; then `output_item.done`. Missing
-///   steps are filled in (an upstream that sends only `output_item.done` still gives a delta), and
-///   the final text or arguments always equal the concatenated deltas; an upstream whose final
-///   value disagrees with its own deltas fails the response (`arguments_mismatch`,
-///   `text_mismatch`);
+///   steps are filled in (an upstream that sends only `output_item.done` still gives a delta);
+/// - **nothing is lost**: a final value (`output_text.done`, `function_call_arguments.done`,
+///   `output_item.done`, and last the completed response's `output`) wins over what came
+///   before it. When it extends the deltas, the rest is sent as one more delta; when it
+///   contradicts them, the done events carry the final value and a [note](Normalizer::take_notes)
+///   says so. Items still open at `response.completed` are closed from the completed response's
+///   own copy of them, and items only that copy shows are played out before it;
+/// - an item whose kind changes (an id reused for another kind of item, a call whose `call_id`
+///   changes) fails the response (`item_kind_mismatch`): it is never passed through;
 /// - the stream ends with exactly one terminal event. An upstream `error`, a `response.failed`,
 ///   an HTTP or transport failure and a stream that stops before its terminal event each give
-///   an `error` event followed by `response.failed`;
-/// - events of other types pass through unchanged apart from `sequence_number`; events after the
-///   terminal one are dropped (and counted).
+///   an `error` event followed by `response.failed`, whose `error.code` is the failure's own
+///   code (`invalid_api_key`, `stream_truncated`, `cancelled`, ...);
+/// - events of other types pass through unchanged apart from `sequence_number` (and an
+///   `output_index` filled in for the item their `item_id` names); events after the terminal one
+///   are dropped (and counted).
 ///
 /// The normalizer is also how to *produce* the protocol: build events with only the members you
 /// know (the constructors of the event types take just the required ones) and push them through
@@ -194,6 +252,7 @@ struct Part {
 /// out.extend(normalizer.finish());
 /// let types: Vec<_> = out.iter().map(|e| e.event_type()).collect();
 /// assert_eq!(types, [
+///     "response.created",
 ///     "response.output_item.added",
 ///     "response.content_part.added",
 ///     "response.output_text.delta",
@@ -202,13 +261,17 @@ struct Part {
 ///     "response.failed",
 /// ]);
 /// assert_eq!(normalizer.outcome(), Some(Outcome::Failed));
-/// assert_eq!(out[5].sequence_number(), Some(5));
+/// assert_eq!(out[6].sequence_number(), Some(6));
 /// # Ok::<(), agentwire_exec::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct Normalizer {
     defaults: Defaults,
+    /// `response.created` has been emitted.
+    started: bool,
     response_id: Option<String>,
+    /// The first response object has been emitted: its id is the stream's.
+    id_fixed: bool,
     created_at: Option<Number>,
     model: Option<String>,
     seq: u64,
@@ -218,6 +281,7 @@ pub struct Normalizer {
     error: Option<ResponseError>,
     outcome: Option<Outcome>,
     ignored: u64,
+    notes: Vec<String>,
     max_output_bytes: usize,
     /// What is left of `max_output_bytes`.
     budget: usize,
@@ -229,6 +293,13 @@ pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 << 20;
 /// What an item and a content part count against the output limit, for their bookkeeping.
 const ITEM_COST: usize = 256;
 const PART_COST: usize = 128;
+
+/// The most notes a normalizer keeps; later ones are counted in the last.
+const MAX_NOTES: usize = 64;
+
+fn kind_mismatch(message: String) -> UpstreamFailure {
+    UpstreamFailure::new("item_kind_mismatch", message)
+}
 
 impl Normalizer {
     /// A normalizer for the response to `request`, whose model, instructions and tools fill
@@ -246,7 +317,9 @@ impl Normalizer {
                 parallel_tool_calls: request.parallel_tool_calls.unwrap_or(true),
                 created_at: 0,
             },
+            started: false,
             response_id: None,
+            id_fixed: false,
             created_at: None,
             model: None,
             seq: 0,
@@ -256,6 +329,7 @@ impl Normalizer {
             error: None,
             outcome: None,
             ignored: 0,
+            notes: Vec::new(),
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             budget: DEFAULT_MAX_OUTPUT_BYTES,
         }
@@ -311,6 +385,20 @@ impl Normalizer {
         self.seq
     }
 
+    /// Takes the notes gathered since the last call: one sentence each about something the
+    /// upstream did that the normalizer repaired without failing the response (a final value
+    /// that contradicts its deltas and wins, a response id that changed, ...). A program shows
+    /// them as warnings; `agentwire exec` prints them on standard error.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
+
+    fn note(&mut self, note: String) {
+        if self.notes.len() < MAX_NOTES {
+            self.notes.push(note);
+        }
+    }
+
     /// Takes one framed server-sent event: its data is one JSON event. Empty data and the
     /// `[DONE]` sentinel are skipped.
     pub fn push_sse(&mut self, event: &SseEvent) -> Vec<Event> {
@@ -345,10 +433,30 @@ impl Normalizer {
             self.ignored += 1;
             return out;
         }
+        if !matches!(event, Event::ResponseCreated(_)) {
+            // A stream that begins with another response event (`response.in_progress`,
+            // `response.queued`, ...) names the response the made-up `response.created` is about.
+            if !self.started {
+                match &event {
+                    Event::ResponseInProgress(e)
+                    | Event::ResponseCompleted(e)
+                    | Event::ResponseFailed(e)
+                    | Event::ResponseIncomplete(e) => self.absorb(&e.response),
+                    Event::Other(other) => {
+                        if let Some(id) = other_response_id(other) {
+                            self.response_id = Some(id.to_owned());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            self.start(&mut out);
+        }
         let result = match event {
             Event::ResponseCreated(mut e) => {
                 self.absorb(&e.response);
                 self.fill_response(&mut e.response, "in_progress");
+                self.started = true;
                 self.emit(&mut out, Event::ResponseCreated(e));
                 Ok(())
             }
@@ -365,7 +473,7 @@ impl Normalizer {
             Event::ContentPartDone(e) => self.part_done(e, &mut out),
             Event::FunctionCallArgumentsDelta(e) => self.arguments_delta(e, &mut out),
             Event::FunctionCallArgumentsDone(e) => self.arguments_done(e, &mut out),
-            Event::OutputItemDone(e) => self.item_done(e, &mut out),
+            Event::OutputItemDone(e) => self.item_done(e, None, &mut out),
             Event::ResponseCompleted(e) => self.terminal(e, Outcome::Completed, &mut out),
             Event::ResponseIncomplete(e) => self.terminal(e, Outcome::Incomplete, &mut out),
             Event::ResponseFailed(e) => self.terminal(e, Outcome::Failed, &mut out),
@@ -373,8 +481,34 @@ impl Normalizer {
                 self.error_event(e, &mut out);
                 Ok(())
             }
-            other => {
-                self.emit(&mut out, other);
+            Event::Other(mut other) => {
+                // An event about an item (reasoning summaries, web searches, ...) gets the
+                // item's position.
+                let index = other
+                    .fields
+                    .get("item_id")
+                    .and_then(Value::as_str)
+                    .and_then(|id| self.lookup(id));
+                if let Some(index) = index {
+                    other.fields.insert(
+                        "output_index".to_owned(),
+                        Value::from(self.items[index].output_index),
+                    );
+                }
+                // Other response events (`response.queued`, ...) keep the stream's id too.
+                if let Some(id) = other_response_id(&other).map(str::to_owned) {
+                    let kept = self.response_id.clone().unwrap_or_default();
+                    if id != kept {
+                        self.note(format!(
+                            "the upstream's {} names response `{id}`; the stream keeps `{kept}`",
+                            other.event_type
+                        ));
+                    }
+                    if let Some(Value::Object(response)) = other.fields.get_mut("response") {
+                        response.insert("id".to_owned(), Value::from(kept));
+                    }
+                }
+                self.emit(&mut out, Event::Other(other));
                 Ok(())
             }
         };
@@ -385,21 +519,55 @@ impl Normalizer {
     }
 
     /// Reports a failure outside the stream: emits an `error` event with the failure's code,
-    /// message and `http_status`, then `response.failed`. Nothing happens once the stream has
-    /// ended.
+    /// message, `param`, `http_status` and the provider's error object (`error`), then
+    /// `response.failed`. Nothing happens once the stream has ended.
+    ///
+    /// ```
+    /// use agentwire_exec::{http_failure, Event, Normalizer, RequestOptions};
+    ///
+    /// let mut options = RequestOptions::new();
+    /// options.prompt = Some("hi".to_owned());
+    /// let mut normalizer = Normalizer::new(&options.build()?);
+    /// let failure = http_failure(404, r#"{"error":{"message":"The model `gpt-9` does not exist","type":"invalid_request_error","param":"model","code":"model_not_found"}}"#);
+    /// let out = normalizer.fail(failure);
+    /// let Event::Error(error) = &out[1] else { unreachable!() };
+    /// assert_eq!((error.code.as_deref(), error.param.as_deref()), (Some("model_not_found"), Some("model")));
+    /// assert_eq!(error.extra["error"]["type"], "invalid_request_error");
+    /// let Event::ResponseFailed(failed) = &out[2] else { unreachable!() };
+    /// let response_error = failed.response.error.as_ref().unwrap();
+    /// assert_eq!(response_error.code.as_deref(), Some("model_not_found"));
+    /// assert_eq!(response_error.error_type(), Some("invalid_request_error"));
+    /// # Ok::<(), agentwire_exec::Error>(())
+    /// ```
     pub fn fail(&mut self, failure: UpstreamFailure) -> Vec<Event> {
         let mut out = Vec::new();
         if self.outcome.is_some() {
             return out;
         }
-        let mut error = ErrorEvent::new(Some(failure.code.clone()), failure.message.clone());
+        self.start(&mut out);
+        let param = failure.param().map(str::to_owned);
+        let error_type = failure.error_type().map(str::to_owned);
+        if self.error.is_none() {
+            let mut response_error =
+                ResponseError::new(Some(failure.code.clone()), failure.message.clone());
+            response_error.param.clone_from(&param);
+            if let Some(error_type) = error_type {
+                response_error
+                    .extra
+                    .insert("type".to_owned(), Value::from(error_type));
+            }
+            self.error = Some(response_error);
+        }
+        let mut error = ErrorEvent::new(Some(failure.code), failure.message);
+        error.param = param;
         if let Some(status) = failure.http_status {
             error
                 .extra
                 .insert("http_status".to_owned(), Value::from(status));
         }
-        self.error
-            .get_or_insert_with(|| ResponseError::new(Some(failure.code), failure.message));
+        if let Some(details) = failure.details {
+            error.extra.insert("error".to_owned(), *details);
+        }
         self.emit(&mut out, Event::Error(error));
         let response = Response::default();
         self.finish_failed(response, &mut out);
@@ -415,6 +583,7 @@ impl Normalizer {
             return out;
         }
         if self.error.is_some() {
+            self.start(&mut out);
             self.finish_failed(Response::default(), &mut out);
             return out;
         }
@@ -422,6 +591,17 @@ impl Normalizer {
             "stream_truncated",
             "the upstream stream ended before a terminal event",
         ))
+    }
+
+    /// Emits a made-up `response.created` when the stream has not begun with one.
+    fn start(&mut self, out: &mut Vec<Event>) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        let mut response = Response::default();
+        self.fill_response(&mut response, "in_progress");
+        self.emit(out, Event::ResponseCreated(ResponseEvent::new(response)));
     }
 
     fn emit(&mut self, out: &mut Vec<Event>, mut event: Event) {
@@ -432,8 +612,16 @@ impl Normalizer {
 
     /// Remembers the identity of the response from an upstream response object.
     fn absorb(&mut self, response: &Response) {
-        if self.response_id.is_none() {
-            self.response_id.clone_from(&response.id);
+        if let Some(id) = &response.id {
+            if !self.id_fixed {
+                self.response_id = Some(id.clone());
+            } else if self.response_id.as_deref().unwrap_or("") != id {
+                let kept = self.response_id.clone().unwrap_or_default();
+                self.note(format!(
+                    "the upstream changed the response id to `{id}` after the stream began; \
+                     the stream keeps `{kept}`"
+                ));
+            }
         }
         if self.created_at.is_none() {
             self.created_at.clone_from(&response.created_at);
@@ -443,10 +631,11 @@ impl Normalizer {
         }
     }
 
-    fn fill_response(&self, response: &mut Response, status: &str) {
-        if response.id.is_none() {
-            response.id = Some(self.response_id.clone().unwrap_or_default());
-        }
+    fn fill_response(&mut self, response: &mut Response, status: &str) {
+        // Every response object of a stream has the same id (consumers such as the OpenAI
+        // SDK's stream helper reject a change).
+        self.id_fixed = true;
+        response.id = Some(self.response_id.clone().unwrap_or_default());
         response.object.get_or_insert_with(|| "response".to_owned());
         if response.created_at.is_none() {
             response.created_at = Some(
@@ -546,7 +735,17 @@ impl Normalizer {
         mut e: OutputItemEvent,
         out: &mut Vec<Event>,
     ) -> Result<(), UpstreamFailure> {
-        let output_index = e.output_index.unwrap_or_else(|| self.next_output_index());
+        let next = self.next_output_index();
+        let output_index = match e.output_index {
+            Some(index) if self.items.iter().any(|item| item.output_index == index) => {
+                self.note(format!(
+                    "the upstream gave two items output_index {index}; the second one gets {next}"
+                ));
+                next
+            }
+            Some(index) => index,
+            None => next,
+        };
         e.output_index = Some(output_index);
         let id = match e.item.id() {
             Some(id) => id.to_owned(),
@@ -560,10 +759,19 @@ impl Normalizer {
             }
         };
         self.spend(ITEM_COST)?;
-        if self.by_id.contains_key(&id) {
+        if let Some(index) = self.lookup(&id) {
+            let code = if self.items[index].kind.admits(&e.item) {
+                "duplicate_item"
+            } else {
+                "item_kind_mismatch"
+            };
             return Err(UpstreamFailure::new(
-                "duplicate_item",
-                format!("the upstream announced item `{id}` twice"),
+                code,
+                format!(
+                    "the upstream announced item `{id}` twice (a {} and then a {})",
+                    self.items[index].kind.name(),
+                    e.item.item_type()
+                ),
             ));
         }
         let mut initial_arguments = String::new();
@@ -659,13 +867,11 @@ impl Normalizer {
                     item.id
                 ),
             )),
-            _ => Err(UpstreamFailure::new(
-                "invalid_event",
-                format!(
-                    "the upstream sent text for item `{}`, which is not a message",
-                    item.id
-                ),
-            )),
+            _ => Err(kind_mismatch(format!(
+                "the upstream sent text for item `{}`, which is a {}, not a message",
+                item.id,
+                item.kind.name()
+            ))),
         }
     }
 
@@ -770,6 +976,39 @@ impl Normalizer {
         self.close_text(item, part, Some(e), out)
     }
 
+    /// Makes `final_text` the text of a part whose deltas gave something else: when it extends
+    /// them, the rest goes out as one more delta; otherwise the part takes the final text and a
+    /// note says so (the done events carry it).
+    fn settle_text(
+        &mut self,
+        item: usize,
+        part: usize,
+        final_text: &str,
+        out: &mut Vec<Event>,
+    ) -> Result<(), UpstreamFailure> {
+        let item_id = self.items[item].id.clone();
+        let p = self.part_mut(item, part);
+        let had_deltas = p.deltas;
+        if let Some(rest) = final_text.strip_prefix(p.text.as_str()) {
+            if had_deltas {
+                self.note(format!(
+                    "the final text of item `{item_id}` goes on past its deltas; the rest is \
+                     sent as one more delta"
+                ));
+            }
+            let mut delta = OutputTextDelta::new(rest);
+            delta.item_id = Some(item_id);
+            delta.content_index = Some(part as u64);
+            return self.text_delta(delta, out);
+        }
+        self.spend(final_text.len())?;
+        final_text.clone_into(&mut self.part_mut(item, part).text);
+        self.note(format!(
+            "the final text of item `{item_id}` differs from its deltas; the final text wins"
+        ));
+        Ok(())
+    }
+
     /// Emits `output_text.done` for a part (from the upstream's event, or made up), after a
     /// delta carrying the text when no delta came.
     fn close_text(
@@ -789,23 +1028,11 @@ impl Normalizer {
             ));
         }
         let mut done = upstream.unwrap_or_else(|| OutputTextDone::new(p.text.clone()));
-        if !p.deltas && !done.text.is_empty() {
-            let text = done.text.clone();
-            let mut delta = OutputTextDelta::new(text);
-            delta.item_id = Some(item_id.clone());
-            delta.content_index = Some(part as u64);
-            self.text_delta(delta, out)?;
-        } else if done.text.is_empty() {
-            done.text.clone_from(&self.part_mut(item, part).text);
-        } else if done.text != self.part_mut(item, part).text {
-            return Err(UpstreamFailure::new(
-                "text_mismatch",
-                format!(
-                    "the upstream's final text of item `{item_id}` differs from its concatenated deltas"
-                ),
-            ));
+        if !done.text.is_empty() && done.text != p.text {
+            self.settle_text(item, part, &done.text, out)?;
         }
         let p = self.part_mut(item, part);
+        done.text.clone_from(&p.text);
         p.text_done = true;
         done.item_id = Some(item_id);
         done.output_index = Some(output_index);
@@ -850,17 +1077,18 @@ impl Normalizer {
             _ => None,
         };
         if is_text && !p.text_done {
-            let done = final_text.clone().map(OutputTextDone::new);
+            let done = final_text.map(OutputTextDone::new);
             self.close_text(item, part, done, out)?;
-        } else if let Some(text) = &final_text {
-            if *text != self.part_mut(item, part).text {
-                return Err(UpstreamFailure::new(
-                    "text_mismatch",
-                    format!(
-                        "the upstream's final text of item `{}` differs from its concatenated deltas",
-                        self.items[item].id
-                    ),
+        } else if let Some(text) = final_text {
+            if text != self.part_mut(item, part).text {
+                // After output_text.done: the text is final, and the part's copy contradicts it.
+                self.spend(text.len())?;
+                let item_id = self.items[item].id.clone();
+                self.note(format!(
+                    "content_part.done of item `{item_id}` differs from its output_text.done; \
+                     the later one wins"
                 ));
+                self.part_mut(item, part).text = text;
             }
         }
         let p = self.part_mut(item, part);
@@ -904,10 +1132,10 @@ impl Normalizer {
                 "invalid_event",
                 format!("the upstream sent arguments for call `{item_id}` after they were done"),
             )),
-            _ => Err(UpstreamFailure::new(
-                "invalid_event",
-                format!("the upstream sent arguments for item `{item_id}`, which is not a function call"),
-            )),
+            kind => Err(kind_mismatch(format!(
+                "the upstream sent arguments for item `{item_id}`, which is a {}, not a function call",
+                kind.name()
+            ))),
         }
     }
 
@@ -940,6 +1168,45 @@ impl Normalizer {
         self.close_arguments(index, Some(e), out)
     }
 
+    fn call_arguments(&self, index: usize) -> (&str, bool) {
+        match &self.items[index].kind {
+            Kind::Call {
+                arguments, deltas, ..
+            } => (arguments, *deltas),
+            _ => unreachable!("called for function calls"),
+        }
+    }
+
+    /// Makes `final_arguments` the arguments of a call whose deltas gave something else (see
+    /// [`settle_text`](Normalizer::settle_text)).
+    fn settle_arguments(
+        &mut self,
+        index: usize,
+        final_arguments: &str,
+        out: &mut Vec<Event>,
+    ) -> Result<(), UpstreamFailure> {
+        let id = self.items[index].id.clone();
+        let (so_far, had_deltas) = self.call_arguments(index);
+        if let Some(rest) = final_arguments.strip_prefix(so_far) {
+            if had_deltas {
+                self.note(format!(
+                    "the final arguments of call `{id}` go on past its deltas; the rest is sent \
+                     as one more delta"
+                ));
+            }
+            let delta = FunctionCallArgumentsDelta::new(id, rest);
+            return self.arguments_delta(delta, out);
+        }
+        self.spend(final_arguments.len())?;
+        if let Kind::Call { arguments, .. } = &mut self.items[index].kind {
+            final_arguments.clone_into(arguments);
+        }
+        self.note(format!(
+            "the final arguments of call `{id}` differ from its deltas; the final arguments win"
+        ));
+        Ok(())
+    }
+
     /// Emits `function_call_arguments.done` (from the upstream's event, or made up with the
     /// given final arguments), after a delta carrying the arguments when no delta came.
     fn close_arguments(
@@ -950,27 +1217,13 @@ impl Normalizer {
     ) -> Result<(), UpstreamFailure> {
         let id = self.items[index].id.clone();
         let output_index = self.items[index].output_index;
-        let Kind::Call {
-            arguments, deltas, ..
-        } = &self.items[index].kind
-        else {
-            unreachable!("close_arguments is called for function calls")
-        };
-        let mut done = upstream
-            .unwrap_or_else(|| FunctionCallArgumentsDone::new(id.clone(), arguments.clone()));
-        if !*deltas && !done.arguments.is_empty() {
-            let delta = FunctionCallArgumentsDelta::new(id.clone(), done.arguments.clone());
-            self.arguments_delta(delta, out)?;
-        } else if done.arguments.is_empty() {
-            done.arguments.clone_from(arguments);
-        } else if done.arguments != *arguments {
-            return Err(UpstreamFailure::new(
-                "arguments_mismatch",
-                format!(
-                    "the upstream's final arguments of call `{id}` differ from its concatenated deltas"
-                ),
-            ));
+        let mut done = upstream.unwrap_or_else(|| {
+            FunctionCallArgumentsDone::new(id.clone(), self.call_arguments(index).0)
+        });
+        if !done.arguments.is_empty() && done.arguments != self.call_arguments(index).0 {
+            self.settle_arguments(index, &done.arguments, out)?;
         }
+        done.arguments = self.call_arguments(index).0.to_owned();
         if let Kind::Call { arguments_done, .. } = &mut self.items[index].kind {
             *arguments_done = true;
         }
@@ -980,28 +1233,40 @@ impl Normalizer {
         Ok(())
     }
 
+    /// Finds the item an `output_item.done` (or a completed response's item at `position`)
+    /// is about: by id, else a call by `call_id`, else the open message, else (for a completed
+    /// response's item without id) the item of the same kind at that position.
+    fn find_item(&self, item: &OutputItem, position: Option<u64>) -> Option<usize> {
+        if let Some(id) = item.id() {
+            if let Some(index) = self.lookup(id) {
+                return Some(index);
+            }
+        }
+        match item {
+            OutputItem::FunctionCall(call) => self.items.iter().position(|known| {
+                matches!(&known.kind, Kind::Call { template, .. } if template.call_id == call.call_id)
+            }),
+            _ if item.id().is_some() => None,
+            OutputItem::Message(_) if position.is_none() => self
+                .current_message
+                .filter(|&i| self.items[i].done.is_none()),
+            _ => position.and_then(|position| {
+                self.items.iter().position(|known| {
+                    known.output_index == position && known.kind.admits(item)
+                })
+            }),
+        }
+    }
+
+    /// Closes an item with its final form: an upstream `output_item.done`, or a completed
+    /// response's copy of an item still open (`found` given then).
     fn item_done(
         &mut self,
         mut e: OutputItemEvent,
+        found: Option<usize>,
         out: &mut Vec<Event>,
     ) -> Result<(), UpstreamFailure> {
-        // Find the item: by id, else a call by call_id, else the open message.
-        let found = match &e.item {
-            OutputItem::FunctionCall(call) => match &call.id {
-                Some(id) => self.lookup(id),
-                None => self.items.iter().position(|item| {
-                    matches!(&item.kind, Kind::Call { template, .. } if template.call_id == call.call_id)
-                }),
-            },
-            OutputItem::Message(message) => match &message.id {
-                Some(id) => self.lookup(id),
-                None => self
-                    .current_message
-                    .filter(|&i| self.items[i].done.is_none()),
-            },
-            OutputItem::Other(_) => e.item.id().and_then(|id| self.lookup(id)),
-        };
-        let index = match found {
+        let index = match found.or_else(|| self.find_item(&e.item, None)) {
             Some(index) => index,
             None => {
                 // Announce the item first, empty.
@@ -1030,25 +1295,24 @@ impl Normalizer {
                 self.items.len() - 1
             }
         };
+        let id = self.items[index].id.clone();
+        if !self.items[index].kind.admits(&e.item) {
+            return Err(kind_mismatch(format!(
+                "item `{id}` changed its kind from {} to {}",
+                self.items[index].kind.name(),
+                e.item.item_type()
+            )));
+        }
         if self.items[index].done.is_some() {
             return Err(UpstreamFailure::new(
                 "invalid_event",
-                format!(
-                    "the upstream sent output_item.done twice for item `{}`",
-                    self.items[index].id
-                ),
+                format!("the upstream sent output_item.done twice for item `{id}`"),
             ));
         }
-        let id = self.items[index].id.clone();
         e.output_index = Some(self.items[index].output_index);
         match &mut e.item {
             OutputItem::FunctionCall(call) => {
-                if !matches!(self.items[index].kind, Kind::Call { .. }) {
-                    return Err(UpstreamFailure::new(
-                        "invalid_event",
-                        format!("item `{id}` changed its type"),
-                    ));
-                }
+                self.check_call_id(index, call)?;
                 let final_arguments = call.arguments.clone().filter(|a| !a.is_empty());
                 let arguments_done = matches!(
                     self.items[index].kind,
@@ -1062,31 +1326,16 @@ impl Normalizer {
                         .clone()
                         .map(|a| FunctionCallArgumentsDone::new(id.clone(), a));
                     self.close_arguments(index, done, out)?;
-                }
-                let Kind::Call { arguments, .. } = &self.items[index].kind else {
-                    unreachable!("checked above")
-                };
-                if let Some(final_arguments) = final_arguments {
-                    if final_arguments != *arguments {
-                        return Err(UpstreamFailure::new(
-                            "arguments_mismatch",
-                            format!(
-                                "the upstream's final arguments of call `{id}` differ from its concatenated deltas"
-                            ),
-                        ));
+                } else if let Some(final_arguments) = &final_arguments {
+                    if final_arguments != self.call_arguments(index).0 {
+                        self.revise_arguments(index, final_arguments)?;
                     }
                 }
-                call.arguments = Some(arguments.clone());
+                call.arguments = Some(self.call_arguments(index).0.to_owned());
                 call.id = Some(id.clone());
                 call.status.get_or_insert_with(|| "completed".to_owned());
             }
             OutputItem::Message(message) => {
-                if !matches!(self.items[index].kind, Kind::Message { .. }) {
-                    return Err(UpstreamFailure::new(
-                        "invalid_event",
-                        format!("item `{id}` changed its type"),
-                    ));
-                }
                 // Reconcile the final content with the parts seen: close open parts with the
                 // final text, and play out parts that only the final item shows.
                 let final_parts = message.content.take();
@@ -1110,12 +1359,7 @@ impl Normalizer {
                             )?;
                         } else if let ContentPart::OutputText(p) = final_part {
                             if !p.text.is_empty() && p.text != self.part_mut(index, i).text {
-                                return Err(UpstreamFailure::new(
-                                    "text_mismatch",
-                                    format!(
-                                        "the upstream's final text of item `{id}` differs from its concatenated deltas"
-                                    ),
-                                ));
+                                self.revise_text(index, i, &p.text)?;
                             }
                         }
                     }
@@ -1161,6 +1405,8 @@ impl Normalizer {
                 if !map.contains_key("id") {
                     map.insert("id".to_owned(), Value::from(id.clone()));
                 }
+                // The item's final form is kept for the response objects: pay for it.
+                self.spend(Value::Object(map.clone()).to_string().len())?;
             }
         }
         self.items[index].done = Some(e.item.clone());
@@ -1168,7 +1414,137 @@ impl Normalizer {
         Ok(())
     }
 
-    /// Emits the done events of every item still open.
+    /// A call's `call_id` is what the orchestrator answers with: it must not change.
+    fn check_call_id(&self, index: usize, call: &FunctionCallItem) -> Result<(), UpstreamFailure> {
+        match &self.items[index].kind {
+            Kind::Call { template, .. } if template.call_id != call.call_id => {
+                Err(kind_mismatch(format!(
+                    "call `{}` changed its call_id from `{}` to `{}`",
+                    self.items[index].id, template.call_id, call.call_id
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Arguments that arrive after `function_call_arguments.done` and contradict it: the later
+    /// one wins.
+    fn revise_arguments(&mut self, index: usize, value: &str) -> Result<(), UpstreamFailure> {
+        self.spend(value.len())?;
+        let id = self.items[index].id.clone();
+        self.note(format!(
+            "the upstream revised the arguments of call `{id}` after they were done; the later \
+             arguments win"
+        ));
+        if let Kind::Call { arguments, .. } = &mut self.items[index].kind {
+            value.clone_into(arguments);
+        }
+        Ok(())
+    }
+
+    /// Text that arrives after a part was done and contradicts it: the later one wins.
+    fn revise_text(&mut self, item: usize, part: usize, text: &str) -> Result<(), UpstreamFailure> {
+        self.spend(text.len())?;
+        let id = self.items[item].id.clone();
+        self.note(format!(
+            "the upstream revised the text of item `{id}` after it was done; the later text wins"
+        ));
+        text.clone_into(&mut self.part_mut(item, part).text);
+        Ok(())
+    }
+
+    /// Takes one item of the completed response's `output`: closes the stream's item from it
+    /// when still open, revises it when done (the completed response is the last word), plays
+    /// it out when the stream never showed it.
+    fn adopt_final(
+        &mut self,
+        position: u64,
+        item: OutputItem,
+        out: &mut Vec<Event>,
+    ) -> Result<(), UpstreamFailure> {
+        let Some(index) = self.find_item(&item, Some(position)) else {
+            return self.item_done(OutputItemEvent::new(item), None, out);
+        };
+        if self.items[index].done.is_none() {
+            let mut done = OutputItemEvent::new(item);
+            done.output_index = Some(self.items[index].output_index);
+            return self.item_done(done, Some(index), out);
+        }
+        let id = self.items[index].id.clone();
+        if !self.items[index].kind.admits(&item) {
+            return Err(kind_mismatch(format!(
+                "the completed response gives item `{id}` as a {}, the stream as a {}",
+                item.item_type(),
+                self.items[index].kind.name()
+            )));
+        }
+        let Some(known) = self.items[index].done.take() else {
+            unreachable!("checked above")
+        };
+        let revised = match (known, item) {
+            (OutputItem::FunctionCall(known), OutputItem::FunctionCall(mut call)) => {
+                self.check_call_id(index, &call)?;
+                match call.arguments.as_deref() {
+                    Some(arguments)
+                        if !arguments.is_empty()
+                            && Some(arguments) != known.arguments.as_deref() =>
+                    {
+                        self.revise_arguments(index, arguments)?;
+                    }
+                    _ => call.arguments.clone_from(&known.arguments),
+                }
+                call.id = Some(id);
+                call.status = call.status.or(known.status);
+                OutputItem::FunctionCall(call)
+            }
+            (OutputItem::Message(known), OutputItem::Message(mut message)) => {
+                let known_parts = known.content.unwrap_or_default();
+                match message.content.as_mut() {
+                    None => message.content = Some(known_parts),
+                    Some(parts) => {
+                        for (i, part) in parts.iter_mut().enumerate() {
+                            let (
+                                ContentPart::OutputText(theirs),
+                                Some(ContentPart::OutputText(mine)),
+                            ) = (part, known_parts.get(i))
+                            else {
+                                continue;
+                            };
+                            if theirs.text.is_empty() {
+                                theirs.text.clone_from(&mine.text);
+                            } else if theirs.text != mine.text {
+                                let text = theirs.text.clone();
+                                if i < self.part_count(index) {
+                                    self.revise_text(index, i, &text)?;
+                                }
+                            }
+                            theirs.annotations.get_or_insert_with(Vec::new);
+                        }
+                    }
+                }
+                message.id = Some(id);
+                message.role = message.role.or(known.role);
+                message.status = message.status.or(known.status);
+                OutputItem::Message(message)
+            }
+            (_, OutputItem::Other(mut map)) => {
+                map.entry("id").or_insert_with(|| Value::from(id));
+                OutputItem::Other(map)
+            }
+            _ => unreachable!("admits() checked the kinds"),
+        };
+        self.items[index].done = Some(revised);
+        Ok(())
+    }
+
+    fn part_count(&self, item: usize) -> usize {
+        match &self.items[item].kind {
+            Kind::Message { parts, .. } => parts.len(),
+            _ => 0,
+        }
+    }
+
+    /// Emits the done events of every item still open, from what the stream gave.
     fn close_open_items(&mut self, out: &mut Vec<Event>) -> Result<(), UpstreamFailure> {
         for index in 0..self.items.len() {
             if self.items[index].done.is_some() {
@@ -1190,7 +1566,7 @@ impl Normalizer {
             };
             let mut done = OutputItemEvent::new(item);
             done.output_index = Some(self.items[index].output_index);
-            self.item_done(done, out)?;
+            self.item_done(done, Some(index), out)?;
         }
         Ok(())
     }
@@ -1204,18 +1580,25 @@ impl Normalizer {
         self.absorb(&e.response);
         if outcome == Outcome::Failed || self.error.is_some() {
             if self.error.is_none() {
-                let (code, message) = match &e.response.error {
-                    Some(error) => (error.code.clone(), error.message.clone()),
-                    None => (None, "the response failed".to_owned()),
+                let error = match &e.response.error {
+                    Some(error) => error.clone(),
+                    None => ResponseError::new(None, "the response failed"),
                 };
-                let error = ErrorEvent::new(code.clone(), message.clone());
-                self.error = Some(ResponseError::new(code, message));
-                self.emit(out, Event::Error(error));
+                let mut event = ErrorEvent::new(error.code.clone(), error.message.clone());
+                event.param.clone_from(&error.param);
+                self.error = Some(error);
+                self.emit(out, Event::Error(event));
             }
             self.finish_failed(e.response, out);
             return Ok(());
         }
         if outcome == Outcome::Completed {
+            // The completed response's output is the last word on every item.
+            if let Some(final_items) = e.response.output.take() {
+                for (position, item) in final_items.into_iter().enumerate() {
+                    self.adopt_final(position as u64, item, out)?;
+                }
+            }
             self.close_open_items(out)?;
             e.response.status = Some("completed".to_owned());
             let usage = e.response.usage.get_or_insert_with(|| Usage::new(0, 0, 0));
@@ -1233,7 +1616,8 @@ impl Normalizer {
         Ok(())
     }
 
-    /// Emits `response.failed` with the first error seen.
+    /// Emits `response.failed` with the first error seen (its own code: the `error` event
+    /// before it says the same).
     fn finish_failed(&mut self, mut response: Response, out: &mut Vec<Event>) {
         response.status = Some("failed".to_owned());
         if response.error.is_none() {
@@ -1241,9 +1625,7 @@ impl Normalizer {
                 .error
                 .clone()
                 .unwrap_or_else(|| ResponseError::new(None, "the response failed"));
-            // The response object's code is one of the API's; the `error` event before it
-            // carries the precise one.
-            error.code = Some(api_error_code(error.code.as_deref()).to_owned());
+            error.code.get_or_insert_with(|| "server_error".to_owned());
             response.error = Some(error);
         }
         crate::wire::remove(&mut response.extra, "error");
@@ -1262,45 +1644,24 @@ impl Normalizer {
         if e.param.is_none() {
             e.param = e.nested("param").map(str::to_owned);
         }
-        self.error.get_or_insert_with(|| {
-            ResponseError::new(e.code.clone(), e.message.clone().unwrap_or_default())
-        });
+        if self.error.is_none() {
+            let mut error =
+                ResponseError::new(e.code.clone(), e.message.clone().unwrap_or_default());
+            error.param.clone_from(&e.param);
+            if let Some(error_type) = e.nested("type") {
+                error
+                    .extra
+                    .insert("type".to_owned(), Value::from(error_type));
+            }
+            self.error = Some(error);
+        }
         self.emit(out, Event::Error(e));
     }
 }
 
-/// The codes a response object's `error.code` may take (openai-python 3.54's
-/// `ResponseError.code`).
-const API_ERROR_CODES: &[&str] = &[
-    "server_error",
-    "rate_limit_exceeded",
-    "invalid_prompt",
-    "data_residency_mismatch",
-    "bio_policy",
-    "misalignment_policy_violation",
-    "vector_store_timeout",
-    "invalid_image",
-    "invalid_image_format",
-    "invalid_base64_image",
-    "invalid_image_url",
-    "image_too_large",
-    "image_too_small",
-    "image_parse_error",
-    "image_content_policy_violation",
-    "invalid_image_mode",
-    "image_file_too_large",
-    "unsupported_image_media_type",
-    "empty_image_file",
-    "failed_to_download_image",
-    "image_file_not_found",
-];
-
-/// `code` if the API knows it, else `server_error`.
-fn api_error_code(code: Option<&str>) -> &str {
-    match code {
-        Some(code) if API_ERROR_CODES.contains(&code) => code,
-        _ => "server_error",
-    }
+/// The id of the response object an event of another type carries (`response.queued`).
+fn other_response_id(event: &OtherEvent) -> Option<&str> {
+    event.fields.get("response")?.get("id")?.as_str()
 }
 
 /// A part as announced before its content: an `output_text` part with empty text and no
@@ -1388,22 +1749,43 @@ mod tests {
                     added,
                     r#"{"type":"response.output_text.delta","item_id":"fc_1","delta":"x"}"#,
                 ],
-                "invalid_event",
+                "item_kind_mismatch",
             ),
             (
                 vec![
                     message,
                     r#"{"type":"response.function_call_arguments.delta","item_id":"m","delta":"x"}"#,
                 ],
-                "invalid_event",
+                "item_kind_mismatch",
+            ),
+            // Issue 22: an id reused for an item of another kind.
+            (
+                vec![
+                    added,
+                    r#"{"type":"response.output_item.done","item":{"type":"reasoning","id":"fc_1","summary":[]}}"#,
+                ],
+                "item_kind_mismatch",
+            ),
+            (
+                vec![
+                    added,
+                    r#"{"type":"response.output_item.added","item":{"type":"message","id":"fc_1"}}"#,
+                ],
+                "item_kind_mismatch",
             ),
             (
                 vec![
                     message,
-                    r#"{"type":"response.output_text.delta","item_id":"m","delta":"a"}"#,
-                    r#"{"type":"response.output_text.done","item_id":"m","text":"b"}"#,
+                    r#"{"type":"response.completed","response":{"output":[{"type":"function_call","id":"m","call_id":"c9","name":"f","arguments":"{}"}]}}"#,
                 ],
-                "text_mismatch",
+                "item_kind_mismatch",
+            ),
+            (
+                vec![
+                    added,
+                    r#"{"type":"response.output_item.done","item":{"type":"function_call","id":"fc_1","call_id":"other","name":"f","arguments":"{}"}}"#,
+                ],
+                "item_kind_mismatch",
             ),
             (vec![r#"{"no":"type"}"#], "invalid_event"),
             (vec!["[1,2]"], "invalid_event"),
@@ -1417,6 +1799,107 @@ mod tests {
             assert_eq!(error_code(&events).as_deref(), Some(code), "{lines:?}");
             assert!(events.last().unwrap().is_terminal());
         }
+    }
+
+    fn notes_of(lines: &[&str]) -> (Vec<Event>, Option<Outcome>, Vec<String>) {
+        let mut options = RequestOptions::new();
+        options.prompt = Some("hi".to_owned());
+        let mut normalizer = Normalizer::new(&options.build().unwrap());
+        let mut out = Vec::new();
+        for line in lines {
+            out.extend(normalizer.push_json(line));
+        }
+        out.extend(normalizer.finish());
+        (out, normalizer.outcome(), normalizer.take_notes())
+    }
+
+    fn final_arguments(events: &[Event]) -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::OutputItemDone(OutputItemEvent {
+                    item: OutputItem::FunctionCall(call),
+                    ..
+                }) => call.arguments.clone(),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_open_call_is_closed_from_the_completed_response() {
+        // Issue 23: the call is still open at response.completed; its arguments are in the
+        // completed response's output only.
+        let (events, outcome, notes) = notes_of(&[
+            r#"{"type":"response.output_item.added","item":{"type":"function_call","id":"fc_1","call_id":"c","name":"f"}}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","delta":"{\"a\":"}"#,
+            r#"{"type":"response.completed","response":{"output":[{"type":"function_call","id":"fc_1","call_id":"c","name":"f","arguments":"{\"a\":1}"}]}}"#,
+        ]);
+        assert_eq!(outcome, Some(Outcome::Completed));
+        assert_eq!(final_arguments(&events), [r#"{"a":1}"#]);
+        // The rest went out as a delta: the deltas add up.
+        let deltas: String = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::FunctionCallArgumentsDelta(d) => Some(d.delta.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(deltas, r#"{"a":1}"#);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        // A contradiction: the completed response wins, and a note says so.
+        let (events, outcome, notes) = notes_of(&[
+            r#"{"type":"response.output_item.added","item":{"type":"function_call","id":"fc_1","call_id":"c","name":"f"}}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","delta":"{\"a\":2}"}"#,
+            r#"{"type":"response.completed","response":{"output":[{"type":"function_call","id":"fc_1","call_id":"c","name":"f","arguments":"{\"a\":1}"}]}}"#,
+        ]);
+        assert_eq!(outcome, Some(Outcome::Completed));
+        assert_eq!(final_arguments(&events), [r#"{"a":1}"#]);
+        assert!(notes[0].contains("the final arguments win"), "{notes:?}");
+        let Some(Event::ResponseCompleted(completed)) = events.last() else {
+            panic!()
+        };
+        let Some(OutputItem::FunctionCall(call)) =
+            completed.response.output.as_ref().unwrap().first()
+        else {
+            panic!()
+        };
+        assert_eq!(call.arguments.as_deref(), Some(r#"{"a":1}"#));
+    }
+
+    #[test]
+    fn final_text_wins_over_its_deltas() {
+        let (events, outcome, notes) = notes_of(&[
+            r#"{"type":"response.output_item.added","item":{"type":"message","id":"m"}}"#,
+            r#"{"type":"response.output_text.delta","item_id":"m","delta":"helo"}"#,
+            r#"{"type":"response.output_text.done","item_id":"m","text":"hello"}"#,
+            r#"{"type":"response.completed","response":{}}"#,
+        ]);
+        assert_eq!(outcome, Some(Outcome::Completed));
+        assert!(notes[0].contains("the final text wins"), "{notes:?}");
+        let done = events.iter().find_map(|e| match e {
+            Event::OutputTextDone(d) => Some(d.text.clone()),
+            _ => None,
+        });
+        assert_eq!(done.as_deref(), Some("hello"));
+    }
+
+    #[test]
+    fn every_stream_starts_with_one_response_id() {
+        let (events, _, notes) = notes_of(&[
+            r#"{"type":"response.output_text.delta","delta":"x"}"#,
+            r#"{"type":"response.completed","response":{"id":"resp_late"}}"#,
+        ]);
+        assert_eq!(events[0].event_type(), "response.created");
+        let ids: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ResponseCreated(r) | Event::ResponseCompleted(r) => r.response.id.clone(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, ["", ""]);
+        assert!(notes[0].contains("resp_late"), "{notes:?}");
     }
 
     #[test]
@@ -1455,7 +1938,7 @@ mod tests {
         assert_eq!(response.model.as_deref(), Some(crate::DEFAULT_MODEL));
         assert_eq!(response.status.as_deref(), Some("failed"));
         let error = response.error.as_ref().unwrap();
-        assert_eq!(error.code.as_deref(), Some("server_error"));
+        assert_eq!(error.code.as_deref(), Some("stream_truncated"));
         assert_eq!(
             error.message,
             "the upstream stream ended before a terminal event"
@@ -1469,7 +1952,7 @@ mod tests {
         options.prompt = Some("hi".to_owned());
         let mut normalizer = Normalizer::new(&options.build().unwrap());
         let done = normalizer.push_json(r#"{"type":"response.completed","response":{}}"#);
-        assert_eq!(done.len(), 1);
+        assert_eq!(done.len(), 2, "created, then completed");
         assert!(normalizer
             .push_json(r#"{"type":"response.output_text.delta","delta":"late"}"#)
             .is_empty());
@@ -1478,7 +1961,7 @@ mod tests {
             .is_empty());
         assert!(normalizer.finish().is_empty());
         assert_eq!(normalizer.ignored_after_terminal(), 1);
-        assert_eq!(normalizer.emitted(), 1);
+        assert_eq!(normalizer.emitted(), 2);
         // [DONE] and empty data are not events.
         assert!(normalizer.push_json(" [DONE] ").is_empty());
         assert_eq!(normalizer.ignored_after_terminal(), 1);

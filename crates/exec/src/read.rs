@@ -33,19 +33,34 @@ fn json_error(bytes: &[u8], e: &serde_json::Error) -> Error {
         return Error::new(ErrorKind::InvalidUtf8 {
             offset: utf8.valid_up_to(),
         })
-        .at_column(utf8.valid_up_to() as u64 + 1);
+        .at_column(char_column(bytes, utf8.valid_up_to()));
     }
-    let message = e.to_string();
-    let message = match message.rfind(" at line ") {
-        Some(i) => message[..i].to_owned(),
-        None => message,
-    };
-    let error = Error::new(ErrorKind::InvalidJson { message });
+    let error = Error::new(ErrorKind::InvalidJson {
+        message: strip_position(e),
+    });
     if e.column() > 0 {
-        error.at_column(e.column() as u64)
+        // serde_json counts the column in bytes, up to and including the offending one.
+        error.at_column(char_column(bytes, e.column() - 1))
     } else {
         error
     }
+}
+
+/// serde_json's message without its ` at line L column C` suffix.
+pub(crate) fn strip_position(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message,
+    }
+}
+
+/// The 1-based column, in characters, of the byte at `offset` of a line.
+pub(crate) fn char_column(line: &[u8], offset: usize) -> u64 {
+    let prefix = &line[..offset.min(line.len())];
+    // Count the bytes that start a character: every byte but UTF-8 continuation bytes.
+    let chars = prefix.iter().filter(|&&b| (b & 0xC0) != 0x80).count();
+    chars as u64 + 1
 }
 
 /// Reads events from JSONL, one per line.
@@ -267,7 +282,7 @@ mod tests {
         assert_eq!(err.code(), "missing_field");
         assert_eq!(
             err.to_string(),
-            "line 1: response.output_item.added: missing field `item.call_id`"
+            "missing_field at line 1: response.output_item.added: missing field `item.call_id`"
         );
         let err = from_str(
             r#"{"type":"response.completed","response":{"output":[{"type":"message","content":[{"type":"output_text","text":3}]}]}}"#,
@@ -275,7 +290,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "line 1: response.completed: field `response.output[0].content[0].text` must be a string, found a number"
+            "invalid_field at line 1: response.completed: field `response.output[0].content[0].text` must be a string, found a number"
         );
     }
 }

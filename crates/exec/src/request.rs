@@ -87,16 +87,187 @@ impl fmt::Display for ToolChoice {
     }
 }
 
-/// A `--tool` value, `name:json=PATH`: a tool name and the path of its JSON Schema file.
+/// Generates `FromStr`, `Display` and `as_str` for a plain enum of names.
+macro_rules! named_enum {
+    ($name:ident, $kind:ident, $expected:literal, { $($variant:ident => $text:literal,)* }) => {
+        impl $name {
+            /// The name as the API spells it.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)*
+                }
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = Error;
+
+            fn from_str(s: &str) -> Result<Self, Error> {
+                match s {
+                    $($text => Ok($name::$variant),)*
+                    _ => Err(Error::new(ErrorKind::$kind {
+                        value: s.to_owned(),
+                        expected: $expected,
+                    })),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+/// How much a reasoning model thinks before it answers: the request's `reasoning.effort`.
 ///
-/// The value is split at the first `:json=`; the name must be a valid tool name and the path
-/// non-empty. Reading the file is the caller's business.
+/// ```
+/// use agentwire_exec::ReasoningEffort;
+/// assert_eq!("high".parse::<ReasoningEffort>()?, ReasoningEffort::High);
+/// assert_eq!("extreme".parse::<ReasoningEffort>().unwrap_err().code(), "invalid_option");
+/// # Ok::<(), agentwire_exec::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReasoningEffort {
+    /// `minimal`.
+    Minimal,
+    /// `low`.
+    Low,
+    /// `medium`.
+    Medium,
+    /// `high`.
+    High,
+}
+
+named_enum!(ReasoningEffort, InvalidOption, "minimal, low, medium or high", {
+    Minimal => "minimal",
+    Low => "low",
+    Medium => "medium",
+    High => "high",
+});
+
+/// Whether and how a reasoning model summarizes its reasoning: the request's
+/// `reasoning.summary`. The summary streams as `response.reasoning_summary_*` events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReasoningSummary {
+    /// `auto`: the most detailed summary the model offers.
+    Auto,
+    /// `concise`.
+    Concise,
+    /// `detailed`.
+    Detailed,
+}
+
+named_enum!(ReasoningSummary, InvalidOption, "auto, concise or detailed", {
+    Auto => "auto",
+    Concise => "concise",
+    Detailed => "detailed",
+});
+
+/// The `include` value that asks for the encrypted reasoning of each reasoning item, so that
+/// the items can be passed back as input in the next turn without server-side storage.
+pub const INCLUDE_ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
+
+/// The format of the model's text output: the request's `text.format`.
+///
+/// ```
+/// use agentwire_exec::TextFormat;
+/// use serde_json::json;
+///
+/// // A bare JSON Schema, named after its file.
+/// let format = TextFormat::json_schema("person", json!({"type": "object"}))?;
+/// assert_eq!(
+///     format.to_value(),
+///     json!({"type": "json_schema", "name": "person", "schema": {"type": "object"}, "strict": false})
+/// );
+/// // The API's own format object, as written.
+/// let format = TextFormat::json_schema(
+///     "ignored",
+///     json!({"name": "person", "strict": true, "schema": {"type": "object"}}),
+/// )?;
+/// assert_eq!(format.to_value()["strict"], true);
+/// # Ok::<(), agentwire_exec::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TextFormat {
+    /// Plain text (the API's default).
+    Text,
+    /// Any JSON object.
+    JsonObject,
+    /// Structured output: JSON valid for a schema. The value is the whole format object
+    /// (`type`, `name`, `schema`, `strict`, optional `description`).
+    JsonSchema(Map<String, Value>),
+}
+
+impl TextFormat {
+    /// A `json_schema` format from a file's JSON: either the API's format object (an object
+    /// with `name` and an object `schema`, sent as written apart from `type`), or a bare JSON
+    /// Schema object, named `name` and sent with `strict: false` (strict mode needs a rewritten
+    /// schema, as for tools).
+    ///
+    /// Fails when the value is not an object, its schema is not an object, or the name is not
+    /// 1 to 64 characters from `A-Za-z0-9_-`.
+    pub fn json_schema(name: &str, value: Value) -> Result<Self, Error> {
+        let Value::Object(object) = value else {
+            return Err(Error::new(ErrorKind::SchemaNotObject {
+                name: name.to_owned(),
+                found: kind_of(&value),
+            }));
+        };
+        let wrapped = matches!(object.get("schema"), Some(Value::Object(_)))
+            && matches!(object.get("name"), Some(Value::String(_)));
+        let mut format = Map::new();
+        format.insert("type".to_owned(), Value::from("json_schema"));
+        if wrapped {
+            for (key, value) in object {
+                if key != "type" {
+                    format.insert(key, value);
+                }
+            }
+        } else {
+            format.insert("name".to_owned(), Value::from(name));
+            format.insert("schema".to_owned(), Value::Object(object));
+            format.insert("strict".to_owned(), Value::Bool(false));
+        }
+        let name = format.get("name").and_then(Value::as_str).unwrap_or("");
+        if !is_valid_tool_name(name) {
+            return Err(Error::new(ErrorKind::InvalidToolName {
+                name: name.to_owned(),
+            }));
+        }
+        Ok(TextFormat::JsonSchema(format))
+    }
+
+    /// The request's `text.format` value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            TextFormat::Text => json!({"type": "text"}),
+            TextFormat::JsonObject => json!({"type": "json_object"}),
+            TextFormat::JsonSchema(format) => Value::Object(format.clone()),
+        }
+    }
+}
+
+/// A `--tool` value, `name:json=PATH[:description=TEXT]`: a tool name, the path of its JSON
+/// Schema file and optionally what the tool does.
+///
+/// The value is split at the first `:json=`, and the rest at the first `:description=`; the
+/// name must be a valid tool name and the path non-empty. Reading the file is the caller's
+/// business.
 ///
 /// ```
 /// use agentwire_exec::ToolSpec;
 ///
 /// let spec: ToolSpec = "web_fetch:json=/tmp/schema.json".parse()?;
 /// assert_eq!((spec.name.as_str(), spec.path.as_str()), ("web_fetch", "/tmp/schema.json"));
+/// let spec: ToolSpec = "web_fetch:json=fetch.json:description=Fetch a URL: GET only".parse()?;
+/// assert_eq!(spec.path, "fetch.json");
+/// assert_eq!(spec.description.as_deref(), Some("Fetch a URL: GET only"));
 /// assert_eq!("web fetch:json=x".parse::<ToolSpec>().unwrap_err().code(), "invalid_tool_name");
 /// # Ok::<(), agentwire_exec::Error>(())
 /// ```
@@ -107,6 +278,8 @@ pub struct ToolSpec {
     pub name: String,
     /// The schema file's path, as given.
     pub path: String,
+    /// What the tool does, for the model.
+    pub description: Option<String>,
 }
 
 impl FromStr for ToolSpec {
@@ -114,7 +287,11 @@ impl FromStr for ToolSpec {
 
     fn from_str(s: &str) -> Result<Self, Error> {
         let invalid = || Error::new(ErrorKind::InvalidToolSpec { spec: s.to_owned() });
-        let (name, path) = s.split_once(":json=").ok_or_else(invalid)?;
+        let (name, rest) = s.split_once(":json=").ok_or_else(invalid)?;
+        let (path, description) = match rest.split_once(":description=") {
+            Some((path, description)) => (path, Some(description.to_owned())),
+            None => (rest, None),
+        };
         if path.is_empty() {
             return Err(invalid());
         }
@@ -126,6 +303,7 @@ impl FromStr for ToolSpec {
         Ok(ToolSpec {
             name: name.to_owned(),
             path: path.to_owned(),
+            description,
         })
     }
 }
@@ -165,6 +343,46 @@ impl FunctionTool {
         })
     }
 
+    /// A tool named `name` from a schema file's JSON: a bare JSON Schema object, or a function
+    /// tool object (`{"type": "function", "description": ..., "parameters": {...}}`, `type`
+    /// optional) whose `description` and `parameters` are used.
+    ///
+    /// ```
+    /// use agentwire_exec::FunctionTool;
+    /// use serde_json::json;
+    ///
+    /// let tool = FunctionTool::from_json(
+    ///     "web_fetch",
+    ///     json!({"description": "Fetch a URL", "parameters": {"type": "object"}}),
+    /// )?;
+    /// assert_eq!(tool.description.as_deref(), Some("Fetch a URL"));
+    /// assert_eq!(tool.parameters, json!({"type": "object"}));
+    /// # Ok::<(), agentwire_exec::Error>(())
+    /// ```
+    pub fn from_json(name: impl Into<String>, value: Value) -> Result<Self, Error> {
+        let wrapper = match &value {
+            Value::Object(map) => {
+                matches!(map.get("parameters"), Some(Value::Object(_)))
+                    && map
+                        .get("type")
+                        .is_none_or(|t| t.as_str() == Some("function"))
+            }
+            _ => false,
+        };
+        if !wrapper {
+            return FunctionTool::new(name, value);
+        }
+        let Value::Object(mut map) = value else {
+            unreachable!("checked above")
+        };
+        let parameters = map.remove("parameters").unwrap_or(Value::Null);
+        let mut tool = FunctionTool::new(name, parameters)?;
+        if let Some(Value::String(description)) = map.remove("description") {
+            tool.description = Some(description);
+        }
+        Ok(tool)
+    }
+
     /// Sets the description.
     #[must_use]
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
@@ -191,7 +409,7 @@ impl FunctionTool {
 /// Everything that shapes one turn's request: the `agentwire exec` flags, as data.
 ///
 /// ```
-/// use agentwire_exec::{FunctionTool, RequestOptions, ToolChoice};
+/// use agentwire_exec::{FunctionTool, ReasoningEffort, ReasoningSummary, RequestOptions, ToolChoice};
 /// use serde_json::json;
 ///
 /// let mut options = RequestOptions::new();
@@ -212,11 +430,22 @@ impl FunctionTool {
 ///                    "parameters": {"type": "object"}, "strict": false}],
 ///         "tool_choice": {"type": "function", "name": "web_fetch"},
 ///         "parallel_tool_calls": true,
+///         "include": ["reasoning.encrypted_content"],
 ///         "store": false,
 ///         "stream": true,
 ///         "prompt_cache_key": "s-1"
 ///     })
 /// );
+///
+/// // A reasoning turn that continues a stored response.
+/// options.reasoning_effort = Some(ReasoningEffort::High);
+/// options.reasoning_summary = Some(ReasoningSummary::Auto);
+/// options.store = true;
+/// options.previous_response_id = Some("resp_1".to_owned());
+/// let body = options.build()?.to_value();
+/// assert_eq!(body["reasoning"], json!({"effort": "high", "summary": "auto"}));
+/// assert_eq!((&body["store"], &body["previous_response_id"]), (&json!(true), &json!("resp_1")));
+/// assert!(body.get("include").is_none());
 /// # Ok::<(), agentwire_exec::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -242,6 +471,26 @@ pub struct RequestOptions {
     pub parallel_tool_calls: bool,
     /// Sent as `prompt_cache_key`, so that turns of one session share the prompt cache.
     pub session_id: Option<String>,
+    /// The most output tokens (reasoning included), sent as `max_output_tokens`.
+    pub max_output_tokens: Option<u64>,
+    /// `reasoning.effort`.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// `reasoning.summary`.
+    pub reasoning_summary: Option<ReasoningSummary>,
+    /// `text.format`: structured output.
+    pub text_format: Option<TextFormat>,
+    /// Whether the provider stores the response (`store`), so that a later turn can continue
+    /// from it with `previous_response_id`. Default `false`: the caller sends the whole
+    /// conversation each turn.
+    pub store: bool,
+    /// Continues from a stored response: the provider prepends its conversation, so `input`
+    /// holds only the new items, and a `function_call_output` may answer a call of that
+    /// response.
+    pub previous_response_id: Option<String>,
+    /// The `include` list. `None` means the default: [`INCLUDE_ENCRYPTED_REASONING`] when
+    /// `store` is `false` (so that reasoning items can be passed back as input next turn),
+    /// nothing otherwise.
+    pub include: Option<Vec<String>>,
 }
 
 impl Default for RequestOptions {
@@ -257,6 +506,13 @@ impl Default for RequestOptions {
             tool_choice: ToolChoice::Auto,
             parallel_tool_calls: true,
             session_id: None,
+            max_output_tokens: None,
+            reasoning_effort: None,
+            reasoning_summary: None,
+            text_format: None,
+            store: false,
+            previous_response_id: None,
+            include: None,
         }
     }
 }
@@ -277,9 +533,10 @@ impl RequestOptions {
     ///   `web_search: true`); `required` and `function:<name>` need tools, and the function
     ///   must be declared.
     pub fn build(&self) -> Result<Request, Error> {
+        let continued = self.previous_response_id.is_some();
         let input = match (&self.input, &self.prompt) {
             (Some(items), _) => {
-                check_input(items)?;
+                check_items(items, continued)?;
                 items.clone()
             }
             (None, Some(prompt)) => {
@@ -332,6 +589,18 @@ impl RequestOptions {
             }
             _ => {}
         }
+        let mut reasoning = Map::new();
+        if let Some(effort) = self.reasoning_effort {
+            reasoning.insert("effort".to_owned(), Value::from(effort.as_str()));
+        }
+        if let Some(summary) = self.reasoning_summary {
+            reasoning.insert("summary".to_owned(), Value::from(summary.as_str()));
+        }
+        let include = match &self.include {
+            Some(include) => include.clone(),
+            None if self.store => Vec::new(),
+            None => vec![INCLUDE_ENCRYPTED_REASONING.to_owned()],
+        };
         Ok(Request {
             model: self.model.clone(),
             instructions,
@@ -339,8 +608,16 @@ impl RequestOptions {
             tools: Some(tools),
             tool_choice: Some(self.tool_choice.to_value()),
             parallel_tool_calls: Some(self.parallel_tool_calls),
-            store: Some(false),
+            max_output_tokens: self.max_output_tokens,
+            reasoning: (!reasoning.is_empty()).then_some(Value::Object(reasoning)),
+            text: self
+                .text_format
+                .as_ref()
+                .map(|format| json!({"format": format.to_value()})),
+            include: (!include.is_empty()).then_some(include),
+            store: Some(self.store),
             stream: Some(true),
+            previous_response_id: self.previous_response_id.clone(),
             prompt_cache_key: self.session_id.clone(),
             extra: Map::new(),
         })
@@ -363,11 +640,21 @@ wire_object! {
         tool_choice: opt Value,
         /// Whether the model may call several tools in one turn.
         parallel_tool_calls: opt bool,
-        /// Whether the provider stores the response: always `false`, the caller sends the whole
-        /// conversation each turn.
+        /// The most output tokens, reasoning included.
+        max_output_tokens: opt u64,
+        /// `{"effort": ..., "summary": ...}` for reasoning models.
+        reasoning: opt Value,
+        /// `{"format": ...}`: the format of the text output.
+        text: opt Value,
+        /// Extra output to include, such as `reasoning.encrypted_content`.
+        include: opt Vec<String>,
+        /// Whether the provider stores the response (by default `false`: the caller sends the
+        /// whole conversation each turn).
         store: opt bool,
         /// Always `true`: the response streams as server-sent events.
         stream: opt bool,
+        /// The stored response this turn continues from.
+        previous_response_id: opt String,
         /// The prompt cache key (the session id).
         prompt_cache_key: opt String,
     }
@@ -381,7 +668,7 @@ impl Request {
                 reason: crate::wire::describe(&e),
             })
         })?;
-        check_input(&request.input)?;
+        check_items(&request.input, request.previous_response_id.is_some())?;
         Ok(request)
     }
 
@@ -411,6 +698,16 @@ impl Request {
         })
     }
 
+    /// Whether `tool_choice` is `none`: the model must not call tools.
+    pub fn tool_choice_is_none(&self) -> bool {
+        self.tool_choice.as_ref().and_then(Value::as_str) == Some("none")
+    }
+
+    /// Whether `include` asks for `value`.
+    pub fn includes(&self, value: &str) -> bool {
+        self.include.iter().flatten().any(|v| v == value)
+    }
+
     /// The function named by `tool_choice`, when it names one.
     pub fn tool_choice_function(&self) -> Option<&str> {
         let choice = self.tool_choice.as_ref()?;
@@ -436,6 +733,12 @@ impl Request {
 ///
 /// Items are never changed: unknown members (`id`, `status`, ...) are sent as given.
 pub fn check_input(items: &[Value]) -> Result<(), Error> {
+    check_items(items, false)
+}
+
+/// [`check_input`]; a turn that `continued` a stored response may answer that response's calls,
+/// so outputs without an earlier call are accepted then.
+pub(crate) fn check_items(items: &[Value], continued: bool) -> Result<(), Error> {
     if items.is_empty() {
         return Err(Error::new(ErrorKind::NoInput));
     }
@@ -552,6 +855,7 @@ pub fn check_input(items: &[Value]) -> Result<(), Error> {
                 }
                 match calls.get_mut(call_id) {
                     Some((_, answered)) => *answered = true,
+                    None if continued => {}
                     None => {
                         return Err(Error::new(ErrorKind::OrphanFunctionCallOutput {
                             index,

@@ -4,9 +4,10 @@
 //! `\r`; a leading byte-order mark is dropped; `:` starts a comment; `data` lines of one event
 //! are joined with `\n`; `event`, `id` and `retry` are recorded; an empty line dispatches the
 //! event, and an event with no data is not dispatched; an event left open at the end of the
-//! stream is discarded. Two differences: a line that is not UTF-8 is an error (the standard
-//! replaces bytes, which would corrupt data silently), and one event may hold at most a fixed
-//! number of bytes, so memory stays bounded whatever the server sends.
+//! stream is discarded. Three differences: a line that is not UTF-8 is an error (the standard
+//! replaces bytes, which would corrupt data silently), one event may hold at most a fixed number
+//! of bytes, and one comment line at most another, so memory stays bounded whatever the server
+//! sends. Comments are never held in memory and do not count toward the event's size.
 
 use std::io::Read;
 
@@ -15,6 +16,13 @@ use crate::{Error, ErrorKind};
 /// The default largest event [`SseDecoder`] accepts: 32 MiB of field lines. The final event of
 /// a response repeats the whole output, so events can be large.
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 32 << 20;
+
+/// The default longest comment line [`SseDecoder`] accepts: 1 MiB. Comments (`: keep-alive`)
+/// are skipped without being held, so this bounds only how long one comment may go on.
+pub const DEFAULT_MAX_COMMENT_BYTES: usize = 1 << 20;
+
+/// The byte-order mark a stream may start with.
+const BOM: &[u8] = "\u{feff}".as_bytes();
 
 /// One dispatched server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,10 +60,16 @@ pub struct SseEvent {
 #[derive(Debug)]
 pub struct SseDecoder {
     max_event_bytes: usize,
+    max_comment_bytes: usize,
     line: Vec<u8>,
+    /// The current line is a comment: its bytes are counted, not kept.
+    in_comment: bool,
+    comment_bytes: usize,
     /// The last byte of the previous chunk was `\r`: a `\n` starting this chunk belongs to it.
     after_cr: bool,
+    /// Nothing but a prefix of the byte-order mark has been seen; how much of it.
     at_start: bool,
+    bom_matched: usize,
     line_no: u64,
     /// Bytes of field lines of the current event so far.
     event_bytes: usize,
@@ -72,6 +86,7 @@ pub struct SseDecoder {
 #[derive(Debug, Clone, Copy)]
 enum ErrorKindCopy {
     TooLarge,
+    CommentTooLarge,
     Utf8,
 }
 
@@ -86,9 +101,13 @@ impl SseDecoder {
     pub fn new() -> Self {
         SseDecoder {
             max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
+            max_comment_bytes: DEFAULT_MAX_COMMENT_BYTES,
             line: Vec::new(),
+            in_comment: false,
+            comment_bytes: 0,
             after_cr: false,
             at_start: true,
+            bom_matched: 0,
             line_no: 0,
             event_bytes: 0,
             event_start: None,
@@ -101,11 +120,20 @@ impl SseDecoder {
         }
     }
 
-    /// Sets the largest event accepted: the bytes of its field lines, comments included, line
-    /// breaks excluded.
+    /// Sets the largest event accepted: the bytes of its field lines (`data`, `event`, `id`,
+    /// `retry` and unknown fields), line breaks and comments excluded.
     #[must_use]
     pub fn max_event_bytes(mut self, limit: usize) -> Self {
         self.max_event_bytes = limit;
+        self
+    }
+
+    /// Sets the longest comment line accepted, in bytes (without its line break). Comments are
+    /// skipped as they arrive, so they cost no memory whatever this limit; past it the stream
+    /// is rejected (`comment_too_large`). Default [`DEFAULT_MAX_COMMENT_BYTES`].
+    #[must_use]
+    pub fn max_comment_bytes(mut self, limit: usize) -> Self {
+        self.max_comment_bytes = limit;
         self
     }
 
@@ -115,6 +143,20 @@ impl SseDecoder {
             return Err(self.repeat(failed));
         }
         let mut rest = chunk;
+        while self.at_start && !rest.is_empty() {
+            if rest[0] == BOM[self.bom_matched] {
+                self.bom_matched += 1;
+                rest = &rest[1..];
+                if self.bom_matched == BOM.len() {
+                    self.at_start = false;
+                }
+            } else {
+                // Not a byte-order mark after all: the bytes seen belong to the first line.
+                self.at_start = false;
+                let seen = self.bom_matched;
+                self.push_bytes(&BOM[..seen])?;
+            }
+        }
         if self.after_cr {
             self.after_cr = false;
             if let Some(tail) = rest.strip_prefix(b"\n") {
@@ -149,6 +191,12 @@ impl SseDecoder {
     /// line seen but no empty line after it): per the standard it is discarded, and a caller
     /// can report the stream as cut.
     pub fn finish(&mut self) -> Option<u64> {
+        if self.at_start && self.bom_matched > 0 && self.failed.is_none() {
+            // A stream of one or two bytes of a byte-order mark: an unfinished line.
+            self.line.extend_from_slice(&BOM[..self.bom_matched]);
+        }
+        self.in_comment = false;
+        self.comment_bytes = 0;
         if !self.line.is_empty() && self.failed.is_none() {
             // A last line without a line break still belongs to the open event.
             self.event_start.get_or_insert(self.line_no + 1);
@@ -164,12 +212,32 @@ impl SseDecoder {
             ErrorKindCopy::TooLarge => Error::new(ErrorKind::EventTooLarge {
                 limit: self.max_event_bytes,
             }),
+            ErrorKindCopy::CommentTooLarge => Error::new(ErrorKind::CommentTooLarge {
+                limit: self.max_comment_bytes,
+            }),
             ErrorKindCopy::Utf8 => Error::new(ErrorKind::InvalidUtf8 { offset: 0 }),
         }
         .at_line(self.line_no + 1)
     }
 
     fn push_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if self.line.is_empty() && !self.in_comment && bytes[0] == b':' {
+            self.in_comment = true;
+        }
+        if self.in_comment {
+            self.comment_bytes = self.comment_bytes.saturating_add(bytes.len());
+            if self.comment_bytes > self.max_comment_bytes {
+                self.failed = Some(ErrorKindCopy::CommentTooLarge);
+                return Err(Error::new(ErrorKind::CommentTooLarge {
+                    limit: self.max_comment_bytes,
+                })
+                .at_line(self.line_no + 1));
+            }
+            return Ok(());
+        }
         if self.event_bytes + self.line.len() + bytes.len() > self.max_event_bytes {
             self.failed = Some(ErrorKindCopy::TooLarge);
             self.line = Vec::new();
@@ -185,6 +253,17 @@ impl SseDecoder {
 
     fn end_line(&mut self, out: &mut Vec<SseEvent>) -> Result<(), Error> {
         self.line_no += 1;
+        // A line break ends any byte-order mark prefix: what was seen is the line.
+        if self.at_start {
+            self.at_start = false;
+            let seen = self.bom_matched;
+            self.push_bytes(&BOM[..seen])?;
+        }
+        if self.in_comment {
+            self.in_comment = false;
+            self.comment_bytes = 0;
+            return Ok(());
+        }
         let mut line = std::mem::take(&mut self.line);
         let result = self.process_line(&line, out);
         line.clear();
@@ -193,29 +272,19 @@ impl SseDecoder {
     }
 
     fn process_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), Error> {
-        let mut line = line;
-        if self.at_start {
-            self.at_start = false;
-            if let Some(rest) = line.strip_prefix("\u{feff}".as_bytes()) {
-                line = rest;
-            }
-        }
         if line.is_empty() {
             self.dispatch(out);
             return Ok(());
         }
         self.event_bytes += line.len();
         self.event_start.get_or_insert(self.line_no);
-        if line[0] == b':' {
-            return Ok(());
-        }
         let text = std::str::from_utf8(line).map_err(|e| {
             self.failed = Some(ErrorKindCopy::Utf8);
             Error::new(ErrorKind::InvalidUtf8 {
                 offset: e.valid_up_to(),
             })
             .at_line(self.line_no)
-            .at_column(e.valid_up_to() as u64 + 1)
+            .at_column(crate::read::char_column(line, e.valid_up_to()))
         })?;
         let (field, value) = match text.find(':') {
             Some(i) => {
@@ -391,7 +460,8 @@ mod tests {
         assert_eq!(whole.len(), 3);
         assert_eq!(whole[0].event.as_deref(), Some("a"));
         assert_eq!(whole[0].data, "1\n2");
-        assert_eq!(whole[0].line, 1);
+        // The event starts at its first field line: the comment before it is not part of it.
+        assert_eq!(whole[0].line, 2);
         assert_eq!(whole[1].data, "");
         assert_eq!(whole[1].id.as_deref(), Some("7"));
         assert_eq!(whole[1].retry, None);
@@ -412,6 +482,57 @@ mod tests {
         assert_eq!(events.len(), 1);
         assert_eq!(end.as_deref(), Some("open@3"));
         let (_, end) = decode_in_chunks(b"data: \xff\n\n", 100, 50);
+        assert_eq!(end.as_deref(), Some("invalid_utf8@Some(1)"));
+    }
+
+    #[test]
+    fn comments_are_bounded_apart_from_events() {
+        // Comments before and inside an event do not count toward its size...
+        let body = format!(
+            ": {}\ndata: {}\n: {}\n\n",
+            "c".repeat(200),
+            "x".repeat(40),
+            "c".repeat(200)
+        );
+        let (events, end) = decode_in_chunks(body.as_bytes(), 7, 50);
+        assert_eq!(end, None);
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].data, "x".repeat(40));
+        assert_eq!(events[0].line, 2);
+        // ...nor does a flood of them cost memory or open an event.
+        let mut decoder = SseDecoder::new().max_event_bytes(10).max_comment_bytes(10);
+        let mut out = Vec::new();
+        for _ in 0..10_000 {
+            decoder.feed(b": ping\r\n", &mut out).unwrap();
+        }
+        assert_eq!(decoder.finish(), None);
+        assert!(out.is_empty());
+        // One comment line over its own limit is an error, whatever the chunking.
+        let long = format!("data: a\n\n:{}\n", "c".repeat(30));
+        for chunk in [1, 3, 100] {
+            let mut decoder = SseDecoder::new().max_comment_bytes(20);
+            let mut out = Vec::new();
+            let error = long
+                .as_bytes()
+                .chunks(chunk)
+                .find_map(|piece| decoder.feed(piece, &mut out).err())
+                .unwrap();
+            assert_eq!((error.code(), error.line()), ("comment_too_large", Some(3)));
+            assert_eq!(out.len(), 1);
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_across_chunks() {
+        let body = "\u{feff}: hi\ndata: a\n\n";
+        for chunk in 1..5 {
+            let (events, end) = decode_in_chunks(body.as_bytes(), chunk, 100);
+            assert_eq!(end, None);
+            assert_eq!(events.len(), 1, "{chunk}");
+            assert_eq!((events[0].data.as_str(), events[0].line), ("a", 2));
+        }
+        // Half a mark is not one: the line is not UTF-8.
+        let (_, end) = decode_in_chunks(b"\xef\xbbdata: a\n\n", 1, 100);
         assert_eq!(end.as_deref(), Some("invalid_utf8@Some(1)"));
     }
 

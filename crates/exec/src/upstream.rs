@@ -103,8 +103,11 @@ pub fn parse_retry_after(
 /// The failure an HTTP error answer stands for.
 ///
 /// The OpenAI error body `{"error": {"message", "type", "code", "param"}}` gives the message and
-/// the code (`code`, else `type`); another body gives its first 500 characters; the code is
-/// `http_error` when the body names none. The status is kept as `http_status`.
+/// the code (`code`, else `type`), and is kept whole as the failure's
+/// [`details`](UpstreamFailure::details) (so `param` and `type` reach the `error` event and the
+/// failed response); another body gives its first 500 characters; the code is `http_error`
+/// when the body names none. The status is kept as `http_status`. Servers that send a number as
+/// `code` (llama.cpp's `{"error": {"code": 400, ...}}`) are read the same way, by `type`.
 ///
 /// ```
 /// let failure = agentwire_exec::http_failure(
@@ -114,6 +117,7 @@ pub fn parse_retry_after(
 /// assert_eq!(failure.code, "invalid_api_key");
 /// assert_eq!(failure.message, "HTTP 401: Incorrect API key provided.");
 /// assert_eq!(failure.http_status, Some(401));
+/// assert_eq!(failure.error_type(), Some("invalid_request_error"));
 /// assert_eq!(agentwire_exec::http_failure(502, "").message, "HTTP 502");
 /// ```
 pub fn http_failure(status: u16, body: &str) -> UpstreamFailure {
@@ -140,5 +144,9 @@ pub fn http_failure(status: u16, body: &str) -> UpstreamFailure {
     } else {
         format!("HTTP {status}: {detail}")
     };
-    UpstreamFailure::new(code, message).with_http_status(status)
+    let failure = UpstreamFailure::new(code, message).with_http_status(status);
+    match error {
+        Some(details @ Value::Object(_)) => failure.with_details(details.clone()),
+        _ => failure,
+    }
 }

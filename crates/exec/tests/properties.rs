@@ -511,3 +511,67 @@ proptest! {
         prop_assert!(transcript.messages.len() + transcript.tool_calls.len() <= 24);
     }
 }
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Issue 23: every stream the normalizer makes of a generated upstream turn (any dialect,
+    /// calls left open at `response.completed`, final values that contradict their deltas,
+    /// items only the completed response shows, any ending) is well formed and assembles to the
+    /// turn the upstream meant. The cargo-fuzz target `exec_turn` runs the same oracle.
+    #[test]
+    fn every_stream_assembles_to_the_turn_the_upstream_meant(
+        bytes in prop::collection::vec(any::<u8>(), 0..160),
+    ) {
+        let turn = agentwire_testkit::exec::turn(&bytes);
+        if let Err(bug) = agentwire_testkit::exec::check_turn(&turn) {
+            prop_assert!(false, "{}\nupstream: {:#?}", bug, turn.upstream);
+        }
+    }
+
+    /// The same for Chat Completions answers, translated by `ChatStream`.
+    #[test]
+    fn every_chat_answer_assembles_to_the_turn_it_meant(
+        bytes in prop::collection::vec(any::<u8>(), 0..120),
+    ) {
+        let turn = agentwire_testkit::exec::chat_turn(&bytes);
+        if let Err(bug) = agentwire_testkit::exec::check_chat_turn(&turn) {
+            prop_assert!(false, "{}\nchunks: {:#?}", bug, turn.chunks);
+        }
+    }
+
+    /// Arbitrary chunk data never breaks the stream.
+    #[test]
+    fn any_chunk_data_gives_a_well_formed_stream(
+        lines in prop::collection::vec(chunk_line(), 0..12),
+    ) {
+        let input = lines.join("\n");
+        prop_assert!(agentwire_testkit::exec::chat_bytes(input.as_bytes()).is_ok());
+    }
+}
+
+/// A chunk line: mostly plausible chunks, some noise.
+fn chunk_line() -> impl Strategy<Value = String> {
+    let delta = prop_oneof![
+        text().prop_map(|t| json!({"content": t})),
+        text().prop_map(|t| json!({"reasoning_content": t})),
+        (0u64..3, prop::option::of("[a-z_]{1,4}"), text()).prop_map(|(i, name, args)| {
+            let mut call = json!({"index": i, "function": {"arguments": args}});
+            if let Some(name) = name {
+                call["id"] = json!(format!("c{i}"));
+                call["function"]["name"] = json!(name);
+            }
+            json!({"tool_calls": [call]})
+        }),
+        Just(json!({"tool_calls": "x"})),
+        Just(json!({"content": 7})),
+    ];
+    prop_oneof![
+        6 => (delta, prop::option::of(prop_oneof![Just("stop"), Just("length"), Just("tool_calls")]))
+            .prop_map(|(d, f)| json!({"id": "x", "choices": [{"index": 0, "delta": d, "finish_reason": f}]}).to_string()),
+        1 => Just("[DONE]".to_owned()),
+        1 => Just(r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}"#.to_owned()),
+        1 => Just(r#"{"error":{"message":"boom","code":500}}"#.to_owned()),
+        1 => text(),
+    ]
+}
