@@ -1041,7 +1041,7 @@ pub fn decode(input: &str) -> Result<Vec<Section>> {
 }
 
 /// [`decode`] with the given limits.
-pub fn decode_with_limits(input: &str, limits: Limits) -> Result<Vec<Section>> {
+pub(crate) fn decode_with_limits(input: &str, limits: Limits) -> Result<Vec<Section>> {
     StrDecoder::with_limits(input, limits)
         .sections()
         .map(|s| s.map(|s| s.to_owned_section()))

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::decoder::Section;
+use crate::decoder::{Limits, Section};
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::escape::{escape_first_into, escape_into, push_bytes};
 use crate::float::{write_go_g32, write_go_g64};
@@ -284,17 +284,29 @@ pub struct Encoder<W: Write> {
     section: Option<OpenSection>,
     /// A write to the underlying writer failed; the output is incomplete.
     failed: bool,
+    /// What a decoder with these limits reads: the encoder refuses to write more.
+    limits: Limits,
 }
 
 impl<W: Write> Encoder<W> {
     /// An encoder writing to `writer`. Begin a section with [`Encoder::begin_section`].
+    ///
+    /// It writes only what a decoder with the default [`Limits`] reads: a line longer than
+    /// the line limit (`line_too_long`), a header with more fields or meta pairs than the
+    /// limits (`too_many_fields`, `too_many_meta`) are errors here rather than at the reader.
     pub fn new(writer: W) -> Self {
+        Self::with_limits(writer, Limits::default())
+    }
+
+    /// An encoder that writes only what a decoder with `limits` reads.
+    pub fn with_limits(writer: W, limits: Limits) -> Self {
         Encoder {
             writer: Some(writer),
             buf: Vec::with_capacity(8 * 1024),
             lines: 0,
             section: None,
             failed: false,
+            limits,
         }
     }
 
@@ -351,7 +363,7 @@ impl<W: Write> Encoder<W> {
             });
             return Ok(());
         }
-        write_header(&mut self.buf, header, line)?;
+        self.write_checked_header(header, line)?;
         self.lines += 1;
         self.section = Some(OpenSection {
             header: header.clone(),
@@ -360,6 +372,57 @@ impl<W: Write> Encoder<W> {
             comments: Vec::new(),
             names: vec![None; header.fields.len()],
         });
+        self.maybe_flush()
+    }
+
+    /// Writes a header line, refusing what a decoder with the encoder's limits would refuse.
+    fn write_checked_header(&mut self, header: &Header, line: u64) -> Result<()> {
+        if header.fields.len() > self.limits.max_fields {
+            return Err(Error::at(
+                ErrorKind::TooManyFields {
+                    count: header.fields.len(),
+                    limit: self.limits.max_fields,
+                },
+                line,
+                1,
+            ));
+        }
+        if header.meta.len() > self.limits.max_meta {
+            return Err(Error::at(
+                ErrorKind::TooManyMeta {
+                    count: header.meta.len(),
+                    limit: self.limits.max_meta,
+                },
+                line,
+                1,
+            ));
+        }
+        let start = self.buf.len();
+        write_header(&mut self.buf, header, line)?;
+        if self.buf.len() - start - 1 > self.limits.max_line_length {
+            self.buf.truncate(start);
+            return Err(self.line_too_long(line));
+        }
+        Ok(())
+    }
+
+    fn line_too_long(&self, line: u64) -> Error {
+        Error::at(
+            ErrorKind::LineTooLong {
+                limit: self.limits.max_line_length,
+            },
+            line,
+            1,
+        )
+    }
+
+    /// Writes an empty row line: the reference's row for `{}`, one empty field.
+    pub(crate) fn write_blank_row(&mut self) -> Result<()> {
+        if self.section.is_none() {
+            return Err(Error::at(ErrorKind::NoSection, self.lines + 1, 1));
+        }
+        self.buf.push(b'\n');
+        self.lines += 1;
         self.maybe_flush()
     }
 
@@ -423,6 +486,10 @@ impl<W: Write> Encoder<W> {
         }
         if width == 1 && self.buf.len() == start {
             return Err(self.row_error(start, ErrorKind::EmptyRow));
+        }
+        if self.buf.len() - start > self.limits.max_line_length {
+            self.buf.truncate(start);
+            return Err(self.line_too_long(self.lines + 1));
         }
         self.buf.push(b'\n');
         self.lines += 1;
@@ -516,7 +583,7 @@ impl<W: Write> Encoder<W> {
         };
         let mut header = section.header.clone();
         header.fields = names;
-        if let Err(e) = write_header(&mut self.buf, &header, line) {
+        if let Err(e) = self.write_checked_header(&header, line) {
             self.section = Some(section);
             return Err(e);
         }
@@ -542,6 +609,9 @@ impl<W: Write> Encoder<W> {
     /// not start with a header.
     pub fn write_comment(&mut self, text: &str) -> Result<()> {
         let line = self.lines + 1;
+        if text.len() + 2 > self.limits.max_line_length {
+            return Err(self.line_too_long(line));
+        }
         match &mut self.section {
             None => Err(Error::at(ErrorKind::NoSection, line, 1)),
             Some(section) if section.deferred => {

@@ -1,5 +1,6 @@
-//! JSON as the Go reference writes it inside cells: compact, object keys sorted byte-wise,
-//! `<`, `>`, `&`, U+2028 and U+2029 escaped (`encoding/json`'s HTML-safe defaults).
+//! JSON as the Go reference writes it inside cells: compact, `<`, `>`, `&`, U+2028 and U+2029
+//! escaped (`encoding/json`'s HTML-safe defaults), object keys in the map's order (sorted
+//! byte-wise, as Go's, with serde_json's default maps).
 //!
 //! Numbers keep their lexeme when serde_json's `arbitrary_precision` feature is on (as Go's
 //! `json.Number` does); otherwise integers are written in decimal and floats in Go's
@@ -101,7 +102,7 @@ pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-/// Appends `value` as compact JSON with sorted keys; fails past [`MAX_DEPTH`] levels.
+/// Appends `value` as compact JSON; fails past [`MAX_DEPTH`] levels.
 pub(crate) fn write_json(out: &mut Vec<u8>, value: &Value) -> Result<()> {
     write_at(out, value, 0)
 }
@@ -130,10 +131,10 @@ fn write_at(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<()> {
             if depth >= MAX_DEPTH {
                 return Err(ErrorKind::DepthLimit { limit: MAX_DEPTH }.into());
             }
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            // Keys in the map's order: sorted, as Go writes them, with serde_json's default
+            // maps; the input's order with `preserve_order`.
             out.push(b'{');
-            for (i, (key, item)) in entries.into_iter().enumerate() {
+            for (i, (key, item)) in map.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
@@ -196,19 +197,6 @@ pub(crate) fn parse_json(text: &str) -> std::result::Result<Value, String> {
     Ok(value)
 }
 
-/// Parses a JSON number lexeme (the whole of `text`) into a `Number`.
-pub(crate) fn parse_number(text: &str) -> std::result::Result<Number, String> {
-    let mut parser = Parser {
-        bytes: text.as_bytes(),
-        text,
-        pos: 0,
-    };
-    match parser.number()? {
-        Value::Number(n) if parser.pos == text.len() => Ok(n),
-        _ => Err(format!("{text:?} is not a JSON number")),
-    }
-}
-
 struct Parser<'t> {
     bytes: &'t [u8],
     text: &'t str,
@@ -217,10 +205,14 @@ struct Parser<'t> {
 
 impl Parser<'_> {
     fn error(&self, what: &str) -> String {
-        format!(
-            "{what} at character {}",
-            self.text[..self.pos.min(self.text.len())].chars().count() + 1
-        )
+        // `pos` may sit inside a character (after a backslash, say): count the characters
+        // that start before it.
+        let end = self.pos.min(self.text.len());
+        let before = self.text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| (b as i8) >= -0x40)
+            .count();
+        format!("{what} at character {}", before + 1)
     }
 
     fn skip_ws(&mut self) {
@@ -382,57 +374,14 @@ impl Parser<'_> {
 
     fn number(&mut self) -> std::result::Result<Value, String> {
         let start = self.pos;
-        let digits = |p: &mut Self| {
-            let from = p.pos;
-            while p.bytes.get(p.pos).is_some_and(u8::is_ascii_digit) {
-                p.pos += 1;
-            }
-            p.pos - from
-        };
-        if self.bytes.get(self.pos) == Some(&b'-') {
-            self.pos += 1;
-        }
-        let integer_start = self.pos;
-        if digits(self) == 0 || (self.bytes[integer_start] == b'0' && self.pos - integer_start > 1)
-        {
+        let Some((len, _)) = crate::value::number_syntax(&self.bytes[start..]) else {
             return Err(self.error("invalid number"));
-        }
-        let mut float = false;
-        if self.bytes.get(self.pos) == Some(&b'.') {
-            self.pos += 1;
-            float = true;
-            if digits(self) == 0 {
-                return Err(self.error("invalid number"));
-            }
-        }
-        if let Some(b'e' | b'E') = self.bytes.get(self.pos) {
-            self.pos += 1;
-            float = true;
-            if let Some(b'+' | b'-') = self.bytes.get(self.pos) {
-                self.pos += 1;
-            }
-            if digits(self) == 0 {
-                return Err(self.error("invalid number"));
-            }
-        }
+        };
+        self.pos += len;
         let lexeme = &self.text[start..self.pos];
-        if arbitrary_precision() {
-            return serde_json::from_str::<Number>(lexeme)
-                .map(Value::Number)
-                .map_err(|e| e.to_string());
-        }
-        if !float {
-            if let Ok(u) = lexeme.parse::<u64>() {
-                return Ok(Value::Number(u.into()));
-            }
-            if let Ok(i) = lexeme.parse::<i64>() {
-                return Ok(Value::Number(i.into()));
-            }
-        }
-        let f: f64 = lexeme.parse().map_err(|_| self.error("invalid number"))?;
-        Number::from_f64(f)
+        crate::value::exact_number(lexeme)
             .map(Value::Number)
-            .ok_or_else(|| self.error("number out of range"))
+            .map_err(|e| format!("{} at character {}", e.message(lexeme), start + 1))
     }
 }
 
@@ -494,11 +443,14 @@ mod tests {
             "tru",
             "[1] x",
             "\"\\ud800\"",
+            "\"\\é\"",
+            "\"\\\u{10348}x\"",
         ] {
             assert!(parse_json(bad).is_err(), "{bad:?}");
         }
-        assert_eq!(parse_number("12").unwrap(), Number::from(12));
-        assert!(parse_number("1 ").is_err());
+        assert!(parse_json("[1e400]").is_err());
+        assert!(parse_json("[1e-400]").is_err());
+        assert!(parse_json("[0e-400]").is_ok());
         let deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
         assert!(parse_json(&deep).is_ok());
         let deeper = format!("{}{}", "[".repeat(129), "]".repeat(129));

@@ -462,7 +462,7 @@ fn single_row<S: SectionSource, T: DeserializeOwned>(
         ));
     }
     rows.pop()
-        .ok_or_else(|| ErrorKind::Deserialize("no row".into()).into())
+        .ok_or_else(|| ErrorKind::Custom("no row".into()).into())
 }
 
 impl Sections for SymbolSource {
@@ -1582,6 +1582,6 @@ mod tests {
             }],
             ..Cycles::default()
         };
-        assert_eq!(bad.to_gcx().unwrap_err().code(), "serialize");
+        assert_eq!(bad.to_gcx().unwrap_err().code(), "custom");
     }
 }

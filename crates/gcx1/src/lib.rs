@@ -87,7 +87,6 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used)]
 
-mod any;
 mod de;
 mod decoder;
 mod encoder;
@@ -98,18 +97,15 @@ mod format;
 mod header;
 mod json;
 mod layouts;
+mod schema;
 mod ser;
+mod value;
 mod workspace;
 
-pub use any::{
-    decode_any, decode_any_reader, decode_any_with_limits, decode_any_with_tool, encode_any,
-    encode_any_to_writer, from_reader, from_str, to_string, to_writer, ROWS_META, SHAPE_META,
-    TYPES_META,
-};
 pub use de::{DeserializeRecords, DeserializeRows};
 pub use decoder::{
-    decode, decode_reader, decode_with_limits, Cells, Decoder, Limits, ReadSections, Row, Rows,
-    Section, SectionRef, Sections, StrDecoder,
+    decode, decode_reader, Cells, Decoder, Limits, ReadSections, Row, Rows, Section, SectionRef,
+    Sections, StrDecoder,
 };
 pub use encoder::{encode, encode_to_writer, Cell, CellWriter, Encoder};
 pub use error::{Error, ErrorKind, HeaderPart, Position, Result};
@@ -121,6 +117,10 @@ pub use layouts::{
     DeadCodeItem, EditTarget, EditingContext, FileSummary, FileSymbol, FindUsages, Graph,
     GraphEdge, GraphTool, Hotspot, Hotspots, Layout, Orphan, ScoredSymbol, SearchSymbols,
     SmartContext, SymbolMatch, SymbolRef, SymbolSource, Usage,
+};
+pub use value::{
+    decode_any, encode_any, encode_any_to_writer, from_reader, from_slice, from_str, to_string,
+    to_vec, to_writer, Options, Payload, DEFAULT_TOOL, ROWS_META, SHAPE_META, TYPES_META,
 };
 pub use workspace::{
     check_call, CallError, CallErrorCode, ErrorEnvelope, RepoTarget, Scope, ToolDefinition,

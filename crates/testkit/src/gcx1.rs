@@ -16,10 +16,7 @@
 
 use std::io::BufReader;
 
-use agentwire_gcx1::{
-    decode, decode_any_reader, decode_any_with_tool, decode_reader, encode, encode_any, Header,
-    Section,
-};
+use agentwire_gcx1::{decode, decode_reader, encode, encode_any, Header, Options, Section};
 use serde_json::Value;
 
 use crate::{Bug, Roundtrip};
@@ -125,10 +122,14 @@ pub fn decode_roundtrip(input: &[u8]) -> Result<Roundtrip, Bug> {
 
 /// If `text` decodes as a generic-fallback payload, its value must survive another round.
 fn any_roundtrip(text: &str) -> Result<(), Bug> {
-    let Ok((tool, value)) = decode_any_with_tool(text) else {
+    let Ok(payload) = Options::new().decode_payload(text) else {
         return Ok(());
     };
-    match value_roundtrip(&tool, &value)? {
+    // Whatever decodes must also pass the bounded-memory check, and the reader must agree.
+    if let Err(e) = Options::new().validate(text.as_bytes()) {
+        return Err(Bug(format!("decode_any accepts what validate rejects ({e}): {text:?}")));
+    }
+    match value_roundtrip(&payload.tool, &payload.value)? {
         Roundtrip::Ok | Roundtrip::Rejected(_) => Ok(()),
     }
 }
@@ -189,18 +190,24 @@ pub fn value_roundtrip(tool: &str, value: &Value) -> Result<Roundtrip, Bug> {
         }
         Err(e) => return Err(Bug(format!("encode_any failed on {value}: {e}"))),
     };
-    let (decoded_tool, decoded) = decode_any_with_tool(&text).map_err(|e| {
+    let options = Options::new().tool(tool);
+    let payload = options.decode_payload(&text).map_err(|e| {
         Bug(format!(
             "decode_any failed: {e}\nvalue: {value}\ntext: {text:?}"
         ))
     })?;
+    let (decoded_tool, decoded) = (payload.tool, payload.value);
     if decoded_tool != tool || &decoded != value {
         return Err(Bug(format!(
             "encode_any → decode_any changed the value\nvalue:   {value}\ndecoded: {decoded}\ntext: {text:?}"
         )));
     }
-    let (_, streamed) = decode_any_reader(BufReader::with_capacity(5, text.as_bytes()))
+    let streamed: Value = options
+        .from_buf_reader(BufReader::with_capacity(5, text.as_bytes()))
         .map_err(|e| Bug(format!("streaming decode_any failed: {e}\n{text:?}")))?;
+    options
+        .validate(text.as_bytes())
+        .map_err(|e| Bug(format!("validate rejects what decode_any accepts: {e}\n{text:?}")))?;
     if &streamed != value {
         return Err(Bug(format!(
             "the streaming decode_any differs\nvalue:    {value}\nstreamed: {streamed}"
