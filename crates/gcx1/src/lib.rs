@@ -114,7 +114,7 @@ pub use format::{parse_format, Format};
 pub use header::{Header, TAG, VERSION};
 pub use layouts::{
     BatchSymbol, BatchSymbols, Contract, ContractOrphans, ContractsList, Cycle, Cycles, DeadCode,
-    DeadCodeItem, EditTarget, EditingContext, FileSummary, FileSymbol, FindUsages, Graph,
+    DeadCodeItem, EditTarget, EditingContext, Extra, FileSummary, FileSymbol, FindUsages, Graph,
     GraphEdge, GraphTool, Hotspot, Hotspots, Layout, Orphan, ScoredSymbol, SearchSymbols,
     SmartContext, SymbolMatch, SymbolRef, SymbolSource, Usage,
 };

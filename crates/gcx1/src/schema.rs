@@ -55,8 +55,12 @@ pub(crate) struct Tool {
     /// Column and meta types beyond the common ones.
     pub(crate) kinds: &'static [(&'static str, Kind)],
     /// The column order Gortex writes, per section key (`""` for the section named like the
-    /// tool).
+    /// tool): the seed's columns and the later ones, in Gortex's order.
     pub(crate) order: &'static [(&'static str, &'static [&'static str])],
+    /// The seed's columns per section, which the typed layouts always write.
+    pub(crate) seed: &'static [(&'static str, &'static [&'static str])],
+    /// Meta keys Gortex writes on a section other than the first (`count` on `.edges`).
+    pub(crate) meta_at: &'static [(&'static str, &'static str)],
 }
 
 impl Tool {
@@ -82,11 +86,23 @@ impl Tool {
     /// Gortex's column order for the section with `key` (`""`: the section named like the
     /// tool).
     pub(crate) fn order(&self, key: &str) -> &'static [&'static str] {
-        self.order
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map_or(&[], |(_, order)| order)
+        lookup(self.order, key)
     }
+
+    /// The seed's columns for the section with `key`.
+    pub(crate) fn seed(&self, key: &str) -> &'static [&'static str] {
+        lookup(self.seed, key)
+    }
+}
+
+fn lookup(
+    table: &'static [(&'static str, &'static [&'static str])],
+    key: &str,
+) -> &'static [&'static str] {
+    table
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(&[], |(_, columns)| columns)
 }
 
 use Kind::{Bool, Float, Int, List, Str};
@@ -229,6 +245,14 @@ const GRAPH_ORDER: &[(&str, &[&str])] = &[
 ];
 const SYMBOL_REF_ORDER: &[&str] = &["id", "kind", "name", "path", "line"];
 
+const GRAPH_SEED: &[(&str, &[&str])] = &[
+    ("nodes", SYMBOL_REF_ORDER),
+    (
+        "edges",
+        &["from", "to", "kind", "origin", "confidence", "label"],
+    ),
+];
+
 const fn graph(name: &'static str, wrapper: Option<&'static str>) -> Tool {
     Tool {
         name,
@@ -237,12 +261,15 @@ const fn graph(name: &'static str, wrapper: Option<&'static str>) -> Tool {
         sections: &[],
         kinds: &[],
         order: GRAPH_ORDER,
+        seed: GRAPH_SEED,
+        meta_at: &[("count", "edges")],
     }
 }
 
 /// Every tool the crate knows, by name.
 pub(crate) static TOOLS: &[Tool] = &[
     Tool {
+        meta_at: &[],
         name: "search_symbols",
         wrapper: Some("results"),
         record: false,
@@ -266,8 +293,10 @@ pub(crate) static TOOLS: &[Tool] = &[
                 "ui_component",
             ],
         )],
+        seed: &[("", &["id", "kind", "name", "path", "line", "sig"])],
     },
     Tool {
+        meta_at: &[],
         name: "winnow_symbols",
         wrapper: Some("results"),
         record: false,
@@ -293,8 +322,10 @@ pub(crate) static TOOLS: &[Tool] = &[
                 "test_runner",
             ],
         )],
+        seed: &[],
     },
     Tool {
+        meta_at: &[],
         name: "get_symbol_source",
         wrapper: None,
         record: true,
@@ -315,8 +346,24 @@ pub(crate) static TOOLS: &[Tool] = &[
                 "source",
             ],
         )],
+        seed: &[(
+            "",
+            &[
+                "id",
+                "kind",
+                "name",
+                "path",
+                "start_line",
+                "end_line",
+                "from_line",
+                "sig",
+                "etag",
+                "source",
+            ],
+        )],
     },
     Tool {
+        meta_at: &[],
         name: "batch_symbols",
         wrapper: Some("symbols"),
         record: false,
@@ -336,8 +383,22 @@ pub(crate) static TOOLS: &[Tool] = &[
                 "error",
             ],
         )],
+        seed: &[(
+            "",
+            &[
+                "id",
+                "kind",
+                "name",
+                "path",
+                "start_line",
+                "end_line",
+                "sig",
+                "error",
+            ],
+        )],
     },
     Tool {
+        meta_at: &[],
         name: "find_usages",
         wrapper: Some("edges"),
         record: false,
@@ -369,14 +430,29 @@ pub(crate) static TOOLS: &[Tool] = &[
             ("edges", EDGE_ORDER),
             ("notes", NOTES_ORDER),
         ],
+        seed: &[(
+            "",
+            &[
+                "from",
+                "to",
+                "edge_kind",
+                "origin",
+                "confidence",
+                "from_name",
+                "from_path",
+                "from_line",
+            ],
+        )],
     },
     Tool {
+        meta_at: &[],
         name: "get_file_summary",
         wrapper: Some("symbols"),
         record: false,
         sections: &[],
         kinds: &[],
         order: &[("", &["id", "kind", "name", "line", "sig"])],
+        seed: &[("", &["id", "kind", "name", "line", "sig"])],
     },
     graph("get_callers", None),
     graph("get_call_chain", None),
@@ -385,6 +461,7 @@ pub(crate) static TOOLS: &[Tool] = &[
     graph("walk_graph", None),
     graph("find_implementations", Some("implementations")),
     Tool {
+        meta_at: &[],
         name: "get_editing_context",
         wrapper: None,
         record: false,
@@ -412,8 +489,27 @@ pub(crate) static TOOLS: &[Tool] = &[
             ("called_by", &["id", "name", "path", "line"]),
             ("calls", &["id", "name", "path", "line"]),
         ],
+        seed: &[
+            (
+                "target",
+                &[
+                    "id",
+                    "kind",
+                    "name",
+                    "path",
+                    "start_line",
+                    "end_line",
+                    "sig",
+                    "etag",
+                ],
+            ),
+            ("callers", SYMBOL_REF_ORDER),
+            ("dependencies", SYMBOL_REF_ORDER),
+            ("tests", &["path"]),
+        ],
     },
     Tool {
+        meta_at: &[],
         name: "smart_context",
         wrapper: Some("symbols"),
         record: false,
@@ -426,16 +522,26 @@ pub(crate) static TOOLS: &[Tool] = &[
                 &["id", "kind", "name", "path", "line", "score", "reason"],
             ),
         ],
+        seed: &[
+            ("task", &["task"]),
+            (
+                "symbols",
+                &["id", "kind", "name", "path", "line", "score", "reason"],
+            ),
+        ],
     },
     Tool {
+        meta_at: &[],
         name: "analyze.dead_code",
         wrapper: Some("items"),
         record: false,
         sections: &[],
         kinds: &[],
         order: &[("", &["id", "kind", "name", "path", "line", "reason"])],
+        seed: &[("", &["id", "kind", "name", "path", "line", "reason"])],
     },
     Tool {
+        meta_at: &[],
         name: "analyze.hotspots",
         wrapper: Some("items"),
         record: false,
@@ -455,22 +561,57 @@ pub(crate) static TOOLS: &[Tool] = &[
                 "score",
             ],
         )],
+        seed: &[(
+            "",
+            &[
+                "id",
+                "name",
+                "path",
+                "line",
+                "fan_in",
+                "fan_out",
+                "cross_cut",
+                "score",
+            ],
+        )],
     },
     Tool {
+        meta_at: &[],
         name: "analyze.cycles",
         wrapper: Some("items"),
         record: false,
         sections: &[],
         kinds: &[("size", Int), ("nodes", List)],
         order: &[("", &["size", "severity", "nodes"])],
+        seed: &[("", &["size", "severity", "nodes"])],
     },
     Tool {
+        meta_at: &[],
         name: "contracts.list",
         wrapper: Some("contracts"),
         record: false,
         sections: &[],
         kinds: &[("providers", List), ("consumers", List), ("meta", Str)],
         order: &[(
+            "",
+            &[
+                "id",
+                "type",
+                "role",
+                "repo",
+                "method",
+                "path",
+                "file",
+                "line",
+                "service",
+                "providers",
+                "consumers",
+                "symbol_id",
+                "confidence",
+                "meta",
+            ],
+        )],
+        seed: &[(
             "",
             &[
                 "id",
@@ -484,12 +625,14 @@ pub(crate) static TOOLS: &[Tool] = &[
         )],
     },
     Tool {
+        meta_at: &[],
         name: "contracts.orphans",
         wrapper: Some("orphans"),
         record: false,
         sections: &[],
         kinds: &[],
         order: &[("", &["contract_id", "side", "repo", "symbol"])],
+        seed: &[("", &["contract_id", "side", "repo", "symbol"])],
     },
 ];
 

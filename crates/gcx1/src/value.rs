@@ -904,6 +904,8 @@ enum Member<'v> {
     Values(&'v [Value]),
     Single(&'v Map<String, Value>),
     Merge(&'v Value),
+    /// An empty array of a section the layout declares: its header alone.
+    Empty(&'static [&'static str]),
 }
 
 fn encode_value<W: Write>(writer: W, options: &Options, value: &Value) -> Result<()> {
@@ -928,6 +930,14 @@ impl<'o> Writer<'o> {
                 let mut header = Header::new(self.name, Vec::<String>::new());
                 if shape {
                     header.meta.insert(SHAPE_META.into(), "record".into());
+                }
+                if self.options.layout_columns && self.tool.is_some_and(|t| t.record) {
+                    // Gortex's get_symbol_source repeats the row's etag in the header.
+                    if let Some(Value::String(etag)) = map.get("etag") {
+                        if is_meta_text(etag) && !etag.is_empty() {
+                            header.meta.insert("etag".into(), etag.clone());
+                        }
+                    }
                 }
                 self.write_record(
                     encoder,
@@ -964,12 +974,12 @@ impl<'o> Writer<'o> {
     }
 
     /// The table `items` forms, if every item is an object and their keys can be fields.
-    fn table<'v>(&self, items: &'v [Value], order_key: &str) -> Option<Table<'v>> {
+    fn table<'v>(&self, items: &'v [Value]) -> Option<Table<'v>> {
         let mut rows = Vec::with_capacity(items.len());
         for item in items {
             rows.push(item.as_object()?);
         }
-        let fields = self.fields(&rows, order_key);
+        let fields = self.fields(&rows);
         let fits = !fields.is_empty()
             && fields.len() <= self.options.limits.max_fields
             && fields.iter().all(|k| is_field_name(k))
@@ -980,7 +990,7 @@ impl<'o> Writer<'o> {
 
     /// The union of the objects' keys: the tool's column order first (every column of it
     /// for layouts), then the other keys in the order they are first seen.
-    fn fields<'v>(&self, rows: &[&'v Map<String, Value>], order_key: &str) -> Vec<&'v str> {
+    fn fields<'v>(&self, rows: &[&'v Map<String, Value>]) -> Vec<&'v str> {
         let mut union: Vec<&'v str> = Vec::new();
         let mut seen: std::collections::HashSet<&'v str> = std::collections::HashSet::new();
         let mut previous: Option<&Map<String, Value>> = None;
@@ -997,17 +1007,23 @@ impl<'o> Writer<'o> {
             }
             previous = Some(object);
         }
+        union
+    }
+
+    /// `union` in the tool's column order, for layouts: the seed's columns even where no
+    /// row has a value, then Gortex's later ones, then any others.
+    fn ordered<'v>(&self, union: Vec<&'v str>, order_key: &str) -> Vec<&'v str> {
         let order = self.order(order_key);
         if order.is_empty() {
             return union;
         }
-        // `order`'s names are 'static; the union's borrow the value. Columns only the
-        // layout declares are written empty.
+        // `order`'s names are 'static; the union's borrow the value.
+        let seed = self.tool.map_or(&[][..], |t| t.seed(order_key));
         let mut fields: Vec<&'v str> = Vec::with_capacity(union.len());
         for name in order {
             if let Some(&key) = union.iter().find(|k| **k == *name) {
                 fields.push(key);
-            } else if self.options.layout_columns {
+            } else if seed.contains(name) {
                 fields.push(name);
             }
         }
@@ -1026,8 +1042,8 @@ impl<'o> Writer<'o> {
         bare: bool,
     ) -> Result<()> {
         if items.iter().all(Value::is_object) && !items.is_empty() {
-            if let Some(table) = self.table(items, order_key) {
-                return self.write_table(encoder, header, table, bare);
+            if let Some(table) = self.table(items) {
+                return self.write_table(encoder, header, order_key, table, bare);
             }
         }
         // Scalars, or objects that cannot be rows: one value per row.
@@ -1038,9 +1054,11 @@ impl<'o> Writer<'o> {
         &self,
         encoder: &mut Encoder<W>,
         mut header: Header,
-        table: Table<'_>,
+        order_key: &str,
+        mut table: Table<'_>,
         bare: bool,
     ) -> Result<()> {
+        table.fields = self.ordered(std::mem::take(&mut table.fields), order_key);
         let width = table.fields.len();
         let single = width == 1;
         // Every row's values in field order, found once and used twice.
@@ -1168,11 +1186,12 @@ impl<'o> Writer<'o> {
         }
         // The tool's column order first (layouts), then the object's.
         let order = self.order(order_key);
+        let seed = self.tool.map_or(&[][..], |t| t.seed(order_key));
         let mut fields: Vec<(&str, Option<&Value>)> = Vec::with_capacity(count);
         for name in order {
             match members.clone().find(|(k, _)| k == name) {
                 Some((k, v)) => fields.push((k, Some(v))),
-                None if self.options.layout_columns => fields.push((name, None)),
+                None if seed.contains(name) => fields.push((name, None)),
                 None => {}
             }
         }
@@ -1235,18 +1254,39 @@ impl<'o> Writer<'o> {
         };
         let meta_room = self.options.limits.max_meta.saturating_sub(3);
         let mut tables = 0;
+        let layout = self.options.layout_columns;
         for (key, value) in map {
             let key = key.as_str();
-            let sectionable = is_section_key(key);
+            // A section `tool.key` must not be named like a tool of its own.
+            let sectionable =
+                is_section_key(key) && schema::tool(&format!("{}.{key}", self.name)).is_none();
             let holds = self.tool.map_or(Holds::List, |t| t.holds(key));
+            let seed = self.tool.map_or(&[][..], |t| t.seed(key));
             match value {
+                Value::Array(items)
+                    if layout && sectionable && items.is_empty() && !seed.is_empty() =>
+                {
+                    tables += 1;
+                    plan.sections.push((key, Member::Empty(seed)));
+                }
+                scalar
+                    if layout
+                        && sectionable
+                        && holds == Holds::Merge
+                        && !matches!(scalar, Value::Array(_) | Value::Object(_) | Value::Null)
+                        && !matches!(scalar, Value::String(s) if s.is_empty()) =>
+                {
+                    plan.sections.push((key, Member::Merge(scalar)));
+                }
                 Value::Array(items)
                     if sectionable
                         && holds == Holds::List
                         && !items.is_empty()
                         && items.iter().all(Value::is_object) =>
                 {
-                    match self.table(items, key) {
+                    // A table of the lone column `value` needs `shape=`, which would make a
+                    // lone section read as bare rows: such a member rides as JSON instead.
+                    match self.table(items).filter(|t| t.fields != ["value"]) {
                         Some(table) => {
                             tables += 1;
                             plan.sections.push((key, Member::Table(table)));
@@ -1266,6 +1306,7 @@ impl<'o> Writer<'o> {
                     if sectionable
                         && holds == Holds::Single
                         && !object.is_empty()
+                        && !(object.len() == 1 && object.contains_key("value"))
                         && object.keys().all(|k| is_field_name(k)) =>
                 {
                     plan.sections.push((key, Member::Single(object)));
@@ -1290,15 +1331,6 @@ impl<'o> Writer<'o> {
             && !(plan.rest.len() == 1 && plan.rest[0].0 == "value");
         if tables == 0 || !fits_rest {
             return None;
-        }
-        // A lone section `tool.key` must not be a known tool's name (it would read as that
-        // tool's bare rows).
-        if plan.rest.is_empty() && plan.sections.len() == 1 {
-            let (key, _) = &plan.sections[0];
-            let is_base = plan.meta.len() > 0 && self.tool.and_then(|t| t.wrapper) == Some(key);
-            if !is_base && schema::tool(&format!("{}.{key}", self.name)).is_some() {
-                return None;
-            }
         }
         Some(plan)
     }
@@ -1328,9 +1360,37 @@ impl<'o> Writer<'o> {
     }
 
     fn write_wrapper<W: Write>(&self, encoder: &mut Encoder<W>, plan: Plan<'_>) -> Result<()> {
+        let layout = self.options.layout_columns;
         let mut meta: std::collections::BTreeMap<String, String> = plan.meta.into_iter().collect();
         let wrapper = self.tool.and_then(|t| t.wrapper);
         let mut sections = plan.sections;
+        if let Some(tool) = self.tool.filter(|_| layout) {
+            // The seed's section order (`.nodes` before `.edges`), the others after.
+            let rank = |key: &str| tool.seed.iter().position(|(k, _)| *k == key);
+            sections.sort_by_key(|(key, _)| rank(key).unwrap_or(usize::MAX));
+        }
+        // Layouts write Gortex's meta where Gortex does: the row count `edges` of
+        // find_usages, and `count` on a graph's `.edges`.
+        let mut placed: Vec<(&str, String, String)> = Vec::new();
+        if layout {
+            if let Some(tool) = self.tool {
+                for (key, section) in tool.meta_at {
+                    if let Some(text) = meta.remove(*key) {
+                        placed.push((section, (*key).to_owned(), text));
+                    }
+                }
+            }
+            if self.name == "find_usages" && !meta.contains_key("edges") {
+                let rows = sections.iter().find_map(|(key, member)| match member {
+                    Member::Table(table) if Some(*key) == wrapper => Some(table.rows.len()),
+                    Member::Empty(_) if Some(*key) == wrapper => Some(0),
+                    _ => None,
+                });
+                if let Some(rows) = rows {
+                    meta.insert("edges".into(), rows.to_string());
+                }
+            }
+        }
         // The first section: the rest of the members as one row under the tool's own name,
         // or (Gortex's shape) the tool's main table under its name, carrying the meta.
         if !plan.rest.is_empty() {
@@ -1341,31 +1401,60 @@ impl<'o> Writer<'o> {
             }
             self.write_record(encoder, header, "", plan.rest.iter().copied())?;
         } else if let Some(at) = sections.iter().position(|(key, member)| {
-            Some(*key) == wrapper && matches!(member, Member::Table(_)) && !meta.is_empty()
+            // A lone section under the tool's name reads as the wrapper's main table only
+            // when it carries meta; a layout reads it either way.
+            let base = match self.tool {
+                Some(tool) if layout => !tool.seed("").is_empty(),
+                _ => !meta.is_empty(),
+            };
+            Some(*key) == wrapper && matches!(member, Member::Table(_) | Member::Empty(_)) && base
         }) {
             let (_, member) = sections.remove(at);
             let mut header = Header::new(self.name, Vec::<String>::new());
             header.meta = std::mem::take(&mut meta);
-            if let Member::Table(table) = member {
-                self.write_table(encoder, header, table, false)?;
+            // Without meta the section reads as bare rows: one row needs `rows=1`.
+            if let (true, Member::Table(table)) = (header.meta.is_empty(), &member) {
+                if table.rows.len() == 1 {
+                    header.meta.insert(ROWS_META.into(), "1".into());
+                }
             }
+            self.write_member(encoder, header, "", member)?;
         }
         for (key, member) in sections {
             let mut header = Header::new(format!("{}.{key}", self.name), Vec::<String>::new());
             header.meta = std::mem::take(&mut meta);
-            match member {
-                Member::Table(table) => self.write_table(encoder, header, table, false)?,
-                Member::Values(items) => self.write_values(encoder, header, key, items, false)?,
-                Member::Single(object) => self.write_record(
-                    encoder,
-                    header,
-                    key,
-                    object.iter().map(|(k, v)| (k.as_str(), v)),
-                )?,
-                Member::Merge(value) => self.write_single_field(encoder, header, key, value)?,
+            for (section, meta_key, text) in &placed {
+                if *section == key {
+                    header.meta.insert(meta_key.clone(), text.clone());
+                }
             }
+            self.write_member(encoder, header, key, member)?;
         }
         Ok(())
+    }
+
+    fn write_member<W: Write>(
+        &self,
+        encoder: &mut Encoder<W>,
+        mut header: Header,
+        key: &str,
+        member: Member<'_>,
+    ) -> Result<()> {
+        match member {
+            Member::Table(table) => self.write_table(encoder, header, key, table, false),
+            Member::Values(items) => self.write_values(encoder, header, key, items, false),
+            Member::Single(object) => self.write_record(
+                encoder,
+                header,
+                key,
+                object.iter().map(|(k, v)| (k.as_str(), v)),
+            ),
+            Member::Merge(value) => self.write_single_field(encoder, header, key, value),
+            Member::Empty(columns) => {
+                header.fields = columns.iter().map(|c| (*c).to_owned()).collect();
+                encoder.begin_section(&header)
+            }
+        }
     }
 }
 
@@ -1925,6 +2014,48 @@ impl Wrapper {
 }
 
 // ---------------------------------------------------------------------------------------
+// Typed layouts
+
+/// Writes `value` as tool `tool`'s layout (`crate::layouts`): Gortex's column order, the
+/// seed's columns even when empty, Gortex's comments and meta placement.
+pub(crate) fn encode_layout<W: Write>(
+    encoder: &mut Encoder<W>,
+    tool: &str,
+    value: &Value,
+) -> Result<()> {
+    let options = Options::new().tool(tool).layout();
+    let writer = Writer {
+        options: &options,
+        name: tool,
+        tool: schema::tool(tool),
+    };
+    writer.write(encoder, value)
+}
+
+/// Reads a whole payload for a typed layout.
+pub(crate) fn decode_layout<S: SectionSource>(source: &mut S) -> Result<Decoded> {
+    decode_source(source, true)
+}
+
+impl Decoded {
+    /// A bare array (a layout's section without meta) as the member `key` of an object.
+    pub(crate) fn wrapped(self, key: &str) -> Self {
+        match self.value {
+            Value::Array(items) => {
+                let mut object = Map::new();
+                object.insert(key.to_owned(), Value::Array(items));
+                Decoded {
+                    tool: self.tool,
+                    value: Value::Object(object),
+                    lines: Lines::Object(vec![(key.to_owned(), self.lines)]),
+                }
+            }
+            value => Decoded { value, ..self },
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // Typed decoding, with the line of the offending row
 
 impl Decoded {
@@ -1932,10 +2063,16 @@ impl Decoded {
     pub(crate) fn into_typed<T: DeserializeOwned>(self) -> Result<T> {
         match value_into::<T>(self.value) {
             Ok(value) => Ok(value),
-            Err(value) => T::deserialize(Lined {
-                value: &value,
-                lines: &self.lines,
-            }),
+            Err(value) => {
+                let result = T::deserialize(Lined {
+                    value: &value,
+                    lines: &self.lines,
+                });
+                match (result, &self.lines) {
+                    (Err(e), Lines::Record(line)) => Err(e.or_position(Position::new(*line, 1))),
+                    (result, _) => result,
+                }
+            }
         }
     }
 }
@@ -1961,83 +2098,59 @@ fn from_json_error(e: &serde_json::Error) -> Error {
     }
 }
 
-/// A value with the lines its rows came from.
+/// A value with the lines its rows came from: a deserializer over `serde_json::Value` that
+/// reports errors at the row's line, and hands numbers out as `u64`, `i64` or `f64` (so that
+/// `#[serde(flatten)]` works with serde_json's `arbitrary_precision`).
 struct Lined<'a, 'l> {
     value: &'a Value,
     lines: &'l Lines,
 }
 
-impl Lined<'_, '_> {
-    fn at(&self) -> Option<u64> {
-        match self.lines {
-            Lines::Record(line) => Some(*line),
-            _ => None,
-        }
-    }
-
-    fn convert(&self, e: &serde_json::Error) -> Error {
-        let error = from_json_error(e);
-        match self.at() {
-            Some(line) => error.or_position(Position::new(line, 1)),
-            None => error,
-        }
-    }
-}
-
-macro_rules! forward {
-    ($($method:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {$(
-        fn $method<V: serde::de::Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value> {
-            serde::Deserializer::$method(self.value, $($arg,)* visitor).map_err(|e| self.convert(&e))
-        }
-    )*};
-}
+static NO_LINES: Lines = Lines::None;
 
 impl<'de> serde::Deserializer<'de> for Lined<'de, '_> {
     type Error = Error;
 
     fn deserialize_any<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        match (self.value, self.lines) {
-            (Value::Array(items), Lines::Array(lines)) => visitor.visit_seq(LinedSeq {
+        match self.value {
+            Value::Null => visitor.visit_unit(),
+            Value::Bool(b) => visitor.visit_bool(*b),
+            Value::Number(n) => {
+                if let Some(u) = n.as_u64() {
+                    visitor.visit_u64(u)
+                } else if let Some(i) = n.as_i64() {
+                    visitor.visit_i64(i)
+                } else if let Some(f) = n.as_f64().filter(|f| f.is_finite()) {
+                    visitor.visit_f64(f)
+                } else {
+                    serde::Deserializer::deserialize_any(self.value, visitor)
+                        .map_err(|e| from_json_error(&e))
+                }
+            }
+            Value::String(s) => visitor.visit_borrowed_str(s),
+            Value::Array(items) => visitor.visit_seq(LinedSeq {
                 items: items.iter(),
-                lines,
+                lines: match self.lines {
+                    Lines::Array(lines) => lines,
+                    _ => &[],
+                },
                 index: 0,
             }),
-            (Value::Object(map), Lines::Object(members)) => visitor.visit_map(LinedMap {
+            Value::Object(map) => visitor.visit_map(LinedMap {
                 entries: map.iter(),
-                members,
+                members: match self.lines {
+                    Lines::Object(members) => members,
+                    _ => &[],
+                },
                 pending: None,
             }),
-            _ => serde::Deserializer::deserialize_any(self.value, visitor)
-                .map_err(|e| self.convert(&e)),
         }
     }
 
-    fn deserialize_seq<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        match self.lines {
-            Lines::Array(_) => self.deserialize_any(visitor),
-            _ => serde::Deserializer::deserialize_seq(self.value, visitor)
-                .map_err(|e| self.convert(&e)),
-        }
-    }
-
-    fn deserialize_map<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        match self.lines {
-            Lines::Object(_) => self.deserialize_any(visitor),
-            _ => serde::Deserializer::deserialize_map(self.value, visitor)
-                .map_err(|e| self.convert(&e)),
-        }
-    }
-
-    fn deserialize_struct<V: serde::de::Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value> {
-        match self.lines {
-            Lines::Object(_) if self.value.is_object() => self.deserialize_any(visitor),
-            _ => serde::Deserializer::deserialize_struct(self.value, name, fields, visitor)
-                .map_err(|e| self.convert(&e)),
+    fn deserialize_option<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.value {
+            Value::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
         }
     }
 
@@ -2049,34 +2162,20 @@ impl<'de> serde::Deserializer<'de> for Lined<'de, '_> {
         visitor.visit_newtype_struct(self)
     }
 
-    forward!(
-        deserialize_bool(),
-        deserialize_i8(),
-        deserialize_i16(),
-        deserialize_i32(),
-        deserialize_i64(),
-        deserialize_i128(),
-        deserialize_u8(),
-        deserialize_u16(),
-        deserialize_u32(),
-        deserialize_u64(),
-        deserialize_u128(),
-        deserialize_f32(),
-        deserialize_f64(),
-        deserialize_char(),
-        deserialize_str(),
-        deserialize_string(),
-        deserialize_bytes(),
-        deserialize_byte_buf(),
-        deserialize_option(),
-        deserialize_unit(),
-        deserialize_unit_struct(name: &'static str),
-        deserialize_tuple(len: usize),
-        deserialize_tuple_struct(name: &'static str, len: usize),
-        deserialize_enum(name: &'static str, variants: &'static [&'static str]),
-        deserialize_identifier(),
-        deserialize_ignored_any(),
-    );
+    fn deserialize_enum<V: serde::de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        serde::Deserializer::deserialize_enum(self.value, name, variants, visitor)
+            .map_err(|e| from_json_error(&e))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
 }
 
 struct LinedSeq<'a, 'l> {
@@ -2138,12 +2237,11 @@ impl<'de> serde::de::MapAccess<'de> for LinedMap<'de, '_> {
         let Some((key, value)) = self.pending.take() else {
             return Err(ErrorKind::Custom("a map value without its key".into()).into());
         };
-        static NONE: Lines = Lines::None;
         let lines = self
             .members
             .iter()
             .find(|(k, _)| k == key)
-            .map_or(&NONE, |(_, lines)| lines);
+            .map_or(&NO_LINES, |(_, lines)| lines);
         seed.deserialize(Lined { value, lines })
     }
 
