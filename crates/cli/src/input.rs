@@ -50,11 +50,3 @@ pub(crate) fn open(path: Option<&Path>) -> Result<(Box<dyn std::io::BufRead>, St
         )),
     }
 }
-
-/// The name messages use for the input.
-pub(crate) fn name(path: Option<&Path>) -> String {
-    match path {
-        Some(path) if path != Path::new("-") => path.display().to_string(),
-        _ => "standard input".to_owned(),
-    }
-}

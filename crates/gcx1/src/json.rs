@@ -331,6 +331,7 @@ impl Parser<'_> {
                     return Ok(out);
                 }
                 Some(b'\\') => {
+                    let backslash = self.pos;
                     self.pos += 1;
                     let escape = self.bytes.get(self.pos).copied();
                     self.pos += 1;
@@ -363,7 +364,10 @@ impl Parser<'_> {
                                     .ok_or_else(|| self.error("unpaired surrogate"))?,
                             );
                         }
-                        _ => return Err(self.error("invalid escape")),
+                        _ => {
+                            self.pos = backslash;
+                            return Err(self.error("invalid escape"));
+                        }
                     }
                 }
                 Some(_) => return Err(self.error("control character in a string")),

@@ -119,8 +119,9 @@ pub use layouts::{
     SmartContext, SymbolMatch, SymbolRef, SymbolSource, Usage,
 };
 pub use value::{
-    decode_any, encode_any, encode_any_to_writer, from_reader, from_slice, from_str, to_string,
-    to_vec, to_writer, Options, Payload, DEFAULT_TOOL, ROWS_META, SHAPE_META, TYPES_META,
+    decode_any, encode_any, encode_any_to_writer, from_reader, from_slice, from_str, known_tools,
+    to_string, to_vec, to_writer, Options, Payload, DEFAULT_TOOL, ROWS_META, SHAPE_META,
+    TYPES_META,
 };
 pub use workspace::{
     check_call, CallError, CallErrorCode, ErrorEnvelope, RepoTarget, Scope, ToolDefinition,

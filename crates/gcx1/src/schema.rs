@@ -663,11 +663,11 @@ mod tests {
     #[test]
     fn lookups() {
         let search = tool("search_symbols").unwrap();
-        assert_eq!(search.kind("line"), Kind::Int);
-        assert_eq!(search.kind("is_test"), Kind::Bool);
+        assert_eq!(search.kind("line"), Int);
+        assert_eq!(search.kind("is_test"), Bool);
         assert_eq!(search.kind("unknown"), Kind::Auto);
         assert_eq!(search.order("")[4], "path_abs");
-        assert_eq!(tool("analyze.cycles").unwrap().kind("nodes"), Kind::List);
+        assert_eq!(tool("analyze.cycles").unwrap().kind("nodes"), List);
         assert_eq!(tool("get_callers").unwrap().kind("nodes"), Kind::Auto);
         assert_eq!(
             tool("get_editing_context").unwrap().holds("target"),

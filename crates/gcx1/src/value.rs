@@ -303,6 +303,16 @@ pub fn decode_any(input: &str) -> Result<Value> {
     Options::new().decode_any(input)
 }
 
+/// The tools the crate knows (Gortex's): their payloads are read with each column's type,
+/// and [`Layout`](crate::Layout) types exist for the spec's.
+///
+/// ```
+/// assert!(agentwire_gcx1::known_tools().any(|t| t == "get_callers"));
+/// ```
+pub fn known_tools() -> impl Iterator<Item = &'static str> {
+    schema::TOOLS.iter().map(|t| t.name)
+}
+
 /// Serializes `value` as GCX1 under the tool [`DEFAULT_TOOL`]; use [`Options`] for another
 /// tool name or other limits.
 ///
@@ -646,7 +656,7 @@ fn reads_back(kind: Kind, value: &Value) -> bool {
 /// Text a cell carries unchanged: not empty (that is a missing member) and no CR before an
 /// LF (CRLF reads back as LF).
 fn plain_text(s: &str) -> bool {
-    !s.is_empty() && !(s.contains('\r') && s.contains("\r\n"))
+    !s.is_empty() && !s.contains("\r\n")
 }
 
 /// Whether inference would read `s` as something other than text.

@@ -127,7 +127,9 @@ fn any_roundtrip(text: &str) -> Result<(), Bug> {
     };
     // Whatever decodes must also pass the bounded-memory check, and the reader must agree.
     if let Err(e) = Options::new().validate(text.as_bytes()) {
-        return Err(Bug(format!("decode_any accepts what validate rejects ({e}): {text:?}")));
+        return Err(Bug(format!(
+            "decode_any accepts what validate rejects ({e}): {text:?}"
+        )));
     }
     match value_roundtrip(&payload.tool, &payload.value)? {
         Roundtrip::Ok | Roundtrip::Rejected(_) => Ok(()),
@@ -205,9 +207,11 @@ pub fn value_roundtrip(tool: &str, value: &Value) -> Result<Roundtrip, Bug> {
     let streamed: Value = options
         .from_buf_reader(BufReader::with_capacity(5, text.as_bytes()))
         .map_err(|e| Bug(format!("streaming decode_any failed: {e}\n{text:?}")))?;
-    options
-        .validate(text.as_bytes())
-        .map_err(|e| Bug(format!("validate rejects what decode_any accepts: {e}\n{text:?}")))?;
+    options.validate(text.as_bytes()).map_err(|e| {
+        Bug(format!(
+            "validate rejects what decode_any accepts: {e}\n{text:?}"
+        ))
+    })?;
     if &streamed != value {
         return Err(Bug(format!(
             "the streaming decode_any differs\nvalue:    {value}\nstreamed: {streamed}"
