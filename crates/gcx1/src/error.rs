@@ -426,9 +426,34 @@ impl serde::ser::Error for Error {
     }
 }
 
+/// Whether a serde message reports a type or shape mismatch (serde's own wording).
+fn is_mismatch(message: &str) -> bool {
+    [
+        "invalid type",
+        "invalid value",
+        "invalid length",
+        "missing field",
+        "unknown field",
+        "unknown variant",
+        "duplicate field",
+    ]
+    .iter()
+    .any(|prefix| message.starts_with(prefix))
+}
+
+/// A message from serde or a `Deserialize` implementation: `type_mismatch` when it is serde's
+/// report of a type or shape mismatch, `custom` otherwise.
+pub(crate) fn serde_message(message: String) -> Error {
+    if is_mismatch(&message) {
+        ErrorKind::TypeMismatch(message).into()
+    } else {
+        ErrorKind::Custom(message).into()
+    }
+}
+
 impl serde::de::Error for Error {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        ErrorKind::Custom(msg.to_string()).into()
+        serde_message(msg.to_string())
     }
 
     fn invalid_type(

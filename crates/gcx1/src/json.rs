@@ -399,9 +399,10 @@ mod tests {
     }
 
     #[test]
-    fn go_escapes_and_sorted_keys() {
+    fn go_escapes_and_map_order() {
+        // Keys in the map's order: sorted by default, as written with `preserve_order`.
         assert_eq!(
-            text(&json!({"b": 1, "a": "<x>&\u{2028}\u{2029}", "c": [true, null]})),
+            text(&json!({"a": "<x>&\u{2028}\u{2029}", "b": 1, "c": [true, null]})),
             r#"{"a":"\u003cx\u003e\u0026\u2028\u2029","b":1,"c":[true,null]}"#
         );
         assert_eq!(
@@ -409,7 +410,7 @@ mod tests {
             "\"q\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f}é\""
         );
         assert_eq!(
-            text(&json!({"é": 1, "z": 2, "Z": 3})),
+            text(&json!({"Z": 3, "z": 2, "é": 1})),
             r#"{"Z":3,"z":2,"é":1}"#
         );
     }

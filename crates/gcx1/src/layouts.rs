@@ -239,51 +239,179 @@ pub(crate) fn read_rows<S: SectionSource, T: DeserializeOwned>(source: &mut S) -
 /// Members a layout's type does not name: later columns, meta and sections.
 pub type Extra = Map<String, Value>;
 
+/// How a member of a layout type's JSON form reads when absent, and when it is left out:
+/// text is left out when empty (Gortex writes an empty cell for "none"), options when none;
+/// line numbers and scores must be present.
+trait WireField: Sized {
+    /// The value of an absent member; `None` when the member is required.
+    fn absent() -> Option<Self>;
+
+    /// Whether the member is left out of the JSON form.
+    fn omit(&self) -> bool {
+        false
+    }
+}
+
+impl WireField for String {
+    fn absent() -> Option<Self> {
+        Some(String::new())
+    }
+
+    fn omit(&self) -> bool {
+        self.is_empty()
+    }
+}
+
+impl WireField for u64 {
+    fn absent() -> Option<Self> {
+        None
+    }
+}
+
+impl WireField for f64 {
+    fn absent() -> Option<Self> {
+        None
+    }
+}
+
+impl<T> WireField for Option<T> {
+    fn absent() -> Option<Self> {
+        Some(None)
+    }
+
+    fn omit(&self) -> bool {
+        self.is_none()
+    }
+}
+
+impl<T> WireField for Vec<T> {
+    fn absent() -> Option<Self> {
+        Some(Vec::new())
+    }
+}
+
+impl WireField for EditTarget {
+    fn absent() -> Option<Self> {
+        Some(EditTarget::default())
+    }
+}
+
+/// serde for a layout type: the named members, and every other member in `extra`. (Not
+/// `#[serde(flatten)]`, which breaks numbers when serde_json's `arbitrary_precision` is on,
+/// and would lose the row lines of errors.)
+macro_rules! wire_struct {
+    ($name:ident { $($field:ident = $wire:literal $(via $via:ident)?),* $(,)? } $(skip { $($skip:ident),* })?) => {
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let mut map = serializer.serialize_map(None)?;
+                $( wire_struct!(@write map, self.$field, $wire $(, $via)?); )*
+                for (key, value) in &self.extra {
+                    if ![$($wire),*].contains(&key.as_str()) {
+                        map.serialize_entry(key, value)?;
+                    }
+                }
+                map.end()
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Fields;
+
+                impl<'de> serde::de::Visitor<'de> for Fields {
+                    type Value = $name;
+
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str(concat!("a `", stringify!($name), "` object"))
+                    }
+
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut access: A,
+                    ) -> Result<$name, A::Error> {
+                        use serde::de::Error as _;
+                        $( let mut $field = None; )*
+                        let mut extra = Map::new();
+                        while let Some(key) = access.next_key::<String>()? {
+                            match key.as_str() {
+                                $( $wire => $field = Some(wire_struct!(@next access $(, $via)?)), )*
+                                _ => {
+                                    extra.insert(key, access.next_value::<Value>()?);
+                                }
+                            }
+                        }
+                        Ok($name {
+                            $( $field: match $field {
+                                Some(value) => value,
+                                None => WireField::absent()
+                                    .ok_or_else(|| A::Error::missing_field($wire))?,
+                            }, )*
+                            $($( $skip: Default::default(), )*)?
+                            extra,
+                        })
+                    }
+                }
+
+                deserializer.deserialize_map(Fields)
+            }
+        }
+    };
+    (@write $map:ident, $value:expr, $wire:literal) => {
+        if !WireField::omit(&$value) {
+            $map.serialize_entry($wire, &$value)?;
+        }
+    };
+    (@write $map:ident, $value:expr, $wire:literal, $via:ident) => {
+        $map.serialize_entry($wire, &$via::Write(&$value))?;
+    };
+    (@next $access:ident) => {
+        $access.next_value()?
+    };
+    (@next $access:ident, $via:ident) => {
+        $access.next_value::<$via::Read>()?.0
+    };
+}
+
 // ---------------------------------------------------------------------------------------
 // search_symbols
 
 /// One `search_symbols` row.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SymbolMatch {
     /// The node ID.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// `function`, `method`, `type`, `interface`, `variable`, `contract`, ...
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
     /// The short name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// The file path.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// The start line.
     pub line: u64,
     /// The extracted signature; may be empty.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub sig: String,
     /// Later columns (`path_abs`, `enclosing`, `is_test`, `test_role`, ...).
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
+wire_struct!(SymbolMatch { id = "id", kind = "kind", name = "name", path = "path", line = "line", sig = "sig" });
+
 /// A `search_symbols` response: header meta `total` and `truncated`, a `# N result(s)`
 /// comment, one row per hit.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SearchSymbols {
     /// The hits.
-    #[serde(default)]
     pub results: Vec<SymbolMatch>,
     /// Hits before the limit was applied.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
     /// Whether hits were cut by the limit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
     /// Further meta and sections.
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(SearchSymbols { results = "results", total = "total", truncated = "truncated" });
 
 impl ToolLayout for SearchSymbols {
     const ROWS: Option<&'static str> = Some("results");
@@ -299,19 +427,15 @@ impl ToolLayout for SearchSymbols {
 // get_symbol_source
 
 /// A `get_symbol_source` response: one row; Gortex repeats the etag in the header.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SymbolSource {
     /// The node ID.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// The node kind.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
     /// The name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// The file path.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// The symbol's first line.
     pub start_line: u64,
@@ -320,18 +444,16 @@ pub struct SymbolSource {
     /// The first line of `source` (may precede `start_line` by the context lines).
     pub from_line: u64,
     /// The signature.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub sig: String,
     /// The content hash for `if_none_match` caching.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub etag: String,
     /// The source text.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub source: String,
     /// Further columns and meta (`omissions`).
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(SymbolSource { id = "id", kind = "kind", name = "name", path = "path", start_line = "start_line", end_line = "end_line", from_line = "from_line", sig = "sig", etag = "etag", source = "source" });
 
 impl ToolLayout for SymbolSource {
     const ROWS: Option<&'static str> = None;
@@ -348,54 +470,45 @@ impl ToolLayout for SymbolSource {
 
 /// One `batch_symbols` row: a resolved symbol, or the ID that could not be resolved with
 /// `error` set.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BatchSymbol {
     /// The node ID.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// The node kind.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
     /// The name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// The file path.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// The first line; none when unresolved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_line: Option<u64>,
     /// The last line; none when unresolved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_line: Option<u64>,
     /// The signature.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub sig: String,
     /// The source text (the column is written when some symbol has source, as Gortex writes
     /// it when the call asked for source).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub source: String,
     /// Non-empty when the symbol could not be resolved.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub error: String,
     /// Further columns.
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
+wire_struct!(BatchSymbol { id = "id", kind = "kind", name = "name", path = "path", start_line = "start_line", end_line = "end_line", sig = "sig", source = "source", error = "error" });
+
 /// A `batch_symbols` response: meta `count`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BatchSymbols {
     /// The symbols, in request order.
-    #[serde(default)]
     pub symbols: Vec<BatchSymbol>,
     /// The number of symbols (Gortex writes it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     /// Further meta and sections.
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(BatchSymbols { symbols = "symbols", count = "count" });
 
 impl ToolLayout for BatchSymbols {
     const ROWS: Option<&'static str> = Some("symbols");
@@ -411,47 +524,42 @@ impl ToolLayout for BatchSymbols {
 // find_usages
 
 /// One `find_usages` row: an edge into the queried symbol.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Usage {
     /// The caller's ID.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub from: String,
     /// The called symbol's ID (the query subject).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub to: String,
     /// `calls`, `references`, `implements`, ...
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub edge_kind: String,
     /// The resolution tier: `lsp_resolved`, `lsp_dispatch`, `ast_resolved`, `ast_inferred`,
     /// `text_matched`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub origin: String,
     /// 0 to 1.
     pub confidence: f64,
     /// The caller's short name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub from_name: String,
     /// The caller's file path.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub from_path: String,
     /// The caller's start line (or the call site's).
     pub from_line: u64,
     /// Later columns (`context`, `tier`, `from_is_test`, ...).
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
+wire_struct!(Usage { from = "from", to = "to", edge_kind = "edge_kind", origin = "origin", confidence = "confidence", from_name = "from_name", from_path = "from_path", from_line = "from_line" });
+
 /// A `find_usages` response: the usages under `edges` (Gortex's JSON member; the header's
 /// `edges` meta counts them).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FindUsages {
     /// The usages.
-    #[serde(default)]
     pub edges: Vec<Usage>,
     /// Further meta (`truncated`, `total_edges`, `caveat`, ...) and sections (`notes`).
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(FindUsages { edges = "edges" });
 
 impl ToolLayout for FindUsages {
     const ROWS: Option<&'static str> = Some("edges");
@@ -467,49 +575,42 @@ impl ToolLayout for FindUsages {
 // get_file_summary
 
 /// One `get_file_summary` row: a symbol of the file.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileSymbol {
     /// The node ID.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// The node kind.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
     /// The short name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// The start line.
     pub line: u64,
     /// The signature.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub sig: String,
     /// Further columns.
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
+wire_struct!(FileSymbol { id = "id", kind = "kind", name = "name", line = "line", sig = "sig" });
+
 /// A `get_file_summary` response: meta `total_nodes`, `total_edges`, `truncated`, `etag`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileSummary {
     /// The symbols.
-    #[serde(default)]
     pub symbols: Vec<FileSymbol>,
     /// Nodes in the file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_nodes: Option<u64>,
     /// Edges touching the file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_edges: Option<u64>,
     /// Whether rows were cut.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
     /// The file's content hash.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Further meta and sections.
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(FileSummary { symbols = "symbols", total_nodes = "total_nodes", total_edges = "total_edges", truncated = "truncated", etag = "etag" });
 
 impl ToolLayout for FileSummary {
     const ROWS: Option<&'static str> = Some("symbols");
@@ -575,78 +676,66 @@ impl GraphTool {
 
 /// A symbol row: `.nodes` of the graph tools, and `.callers` / `.dependencies` of
 /// `get_editing_context`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SymbolRef {
     /// The node ID.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// The node kind.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
     /// The short name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// The file path.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// The start line.
     pub line: u64,
     /// Later columns (`path_abs`, `is_test`, `test_role`, `test_runner`).
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
+wire_struct!(SymbolRef { id = "id", kind = "kind", name = "name", path = "path", line = "line" });
+
 /// One `.edges` row of the graph tools.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct GraphEdge {
     /// The source node ID.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub from: String,
     /// The target node ID.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub to: String,
     /// The edge kind.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
     /// The resolution tier.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub origin: String,
     /// 0 to 1.
     pub confidence: f64,
     /// A human label for the confidence.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub label: String,
     /// Later columns (`tier`, `via`, `line`, `file_path`).
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
+wire_struct!(GraphEdge { from = "from", to = "to", kind = "kind", origin = "origin", confidence = "confidence", label = "label" });
+
 /// A graph tool's response: `<tool>.nodes` (meta `total`, `truncated`) then `<tool>.edges`
 /// (meta `count`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Graph {
     /// Which tool answered: the sections' name (not a member of the JSON form).
-    #[serde(skip)]
     pub tool: GraphTool,
     /// The nodes.
-    #[serde(default)]
     pub nodes: Vec<SymbolRef>,
     /// The edges.
-    #[serde(default)]
     pub edges: Vec<GraphEdge>,
     /// Nodes before truncation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
     /// Whether nodes were cut.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
     /// The number of edges (meta of `.edges`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     /// Further meta and sections (`notes`, `caller_notes`, `boundaries`).
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(Graph { nodes = "nodes", edges = "edges", total = "total", truncated = "truncated", count = "count" } skip { tool });
 
 impl ToolLayout for Graph {
     const ROWS: Option<&'static str> = None;
@@ -665,56 +754,48 @@ impl ToolLayout for Graph {
 // get_editing_context
 
 /// The `.target` row of `get_editing_context`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EditTarget {
     /// The node ID.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// The node kind.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
     /// The name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// The file path.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// The first line.
     pub start_line: u64,
     /// The last line.
     pub end_line: u64,
     /// The signature.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub sig: String,
     /// The content hash.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub etag: String,
     /// Further columns.
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(EditTarget { id = "id", kind = "kind", name = "name", path = "path", start_line = "start_line", end_line = "end_line", sig = "sig", etag = "etag" });
 
 /// A `get_editing_context` response as the spec lays it out: `.target` (one row),
 /// `.callers`, `.dependencies` and `.tests` (one `path` per row). Gortex's own sections
 /// (`.defines`, `.imports`, `.called_by`, `.calls`) land in `extra`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EditingContext {
     /// The symbol being edited.
-    #[serde(default)]
     pub target: EditTarget,
     /// Its callers.
-    #[serde(default)]
     pub callers: Vec<SymbolRef>,
     /// What it depends on.
-    #[serde(default)]
     pub dependencies: Vec<SymbolRef>,
     /// Test files covering it.
-    #[serde(default, with = "path_rows")]
     pub tests: Vec<String>,
     /// Further meta and sections.
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(EditingContext { target = "target", callers = "callers", dependencies = "dependencies", tests = "tests" via path_rows });
 
 /// `tests` travel as rows of one `path` column: `[{"path": ...}]` in the JSON form.
 mod path_rows {
@@ -725,15 +806,21 @@ mod path_rows {
         path: String,
     }
 
-    pub(super) fn serialize<S: Serializer>(paths: &[String], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(paths.iter().map(|path| PathRow { path: path.clone() }))
+    pub(super) struct Write<'a>(pub(super) &'a [String]);
+
+    impl Serialize for Write<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter().map(|path| PathRow { path: path.clone() }))
+        }
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
-        Ok(Vec::<PathRow>::deserialize(d)?
-            .into_iter()
-            .map(|row| row.path)
-            .collect())
+    pub(super) struct Read(pub(super) Vec<String>);
+
+    impl<'de> Deserialize<'de> for Read {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let rows = Vec::<PathRow>::deserialize(d)?;
+            Ok(Read(rows.into_iter().map(|row| row.path).collect()))
+        }
     }
 }
 
@@ -751,46 +838,41 @@ impl ToolLayout for EditingContext {
 // smart_context
 
 /// One `.symbols` row of `smart_context`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ScoredSymbol {
     /// The node ID.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// The node kind.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
     /// The short name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// The file path.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// The start line.
     pub line: u64,
     /// The relevance score.
     pub score: f64,
     /// Why it was picked.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
     /// Further columns (Gortex's `sig`, `source`).
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
+wire_struct!(ScoredSymbol { id = "id", kind = "kind", name = "name", path = "path", line = "line", score = "score", reason = "reason" });
+
 /// A `smart_context` response: `.task` (field `task`, one row; none when the task is
 /// empty) and `.symbols`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SmartContext {
     /// The task the context was built for.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub task: String,
     /// The symbols, most relevant first.
-    #[serde(default)]
     pub symbols: Vec<ScoredSymbol>,
     /// Further meta and sections.
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(SmartContext { task = "task", symbols = "symbols" });
 
 impl ToolLayout for SmartContext {
     const ROWS: Option<&'static str> = Some("symbols");
@@ -806,55 +888,47 @@ impl ToolLayout for SmartContext {
 // analyze.dead_code / analyze.hotspots / analyze.cycles
 
 /// One `analyze.dead_code` row.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeadCodeItem {
     /// The node ID.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// The node kind.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
     /// The short name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// The file path.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// The start line.
     pub line: u64,
     /// Why it is considered dead.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
     /// Further columns.
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(DeadCodeItem { id = "id", kind = "kind", name = "name", path = "path", line = "line", reason = "reason" });
 
 /// An `analyze` response of kind `dead_code` (section `analyze.dead_code`, meta `count`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeadCode {
     /// The findings.
-    #[serde(default)]
     pub items: Vec<DeadCodeItem>,
     /// The number of findings (Gortex writes it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     /// Further meta and sections.
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
+wire_struct!(DeadCode { items = "items", count = "count" });
+
 /// One `analyze.hotspots` row.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Hotspot {
     /// The node ID.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// The short name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// The file path.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// The start line.
     pub line: u64,
@@ -867,54 +941,52 @@ pub struct Hotspot {
     /// The hotspot score.
     pub score: f64,
     /// Further columns (Gortex's `betweenness`).
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
+wire_struct!(Hotspot { id = "id", name = "name", path = "path", line = "line", fan_in = "fan_in", fan_out = "fan_out", cross_cut = "cross_cut", score = "score" });
+
 /// An `analyze` response of kind `hotspots` (section `analyze.hotspots`, meta `count`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Hotspots {
     /// The findings.
-    #[serde(default)]
     pub items: Vec<Hotspot>,
     /// The number of findings (Gortex writes it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     /// Further meta and sections.
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(Hotspots { items = "items", count = "count" });
 
 /// One `analyze.cycles` row; `nodes` travels comma-joined (as a JSON array when an ID holds
 /// a comma or is empty).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Cycle {
     /// The number of nodes in the cycle.
     pub size: u64,
     /// The severity.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub severity: String,
     /// The node IDs.
-    #[serde(default)]
     pub nodes: Vec<String>,
     /// Further columns.
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
+wire_struct!(Cycle { size = "size", severity = "severity", nodes = "nodes" });
+
 /// An `analyze` response of kind `cycles` (section `analyze.cycles`, meta `count`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Cycles {
     /// The findings.
-    #[serde(default)]
     pub items: Vec<Cycle>,
     /// The number of findings (Gortex writes it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     /// Further meta and sections.
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(Cycles { items = "items", count = "count" });
 
 macro_rules! analyze {
     ($($t:ty => $tool:literal),*) => {$(
@@ -936,44 +1008,38 @@ analyze!(DeadCode => "analyze.dead_code", Hotspots => "analyze.hotspots", Cycles
 // contracts.list / contracts.orphans
 
 /// One `contracts.list` row; `providers` and `consumers` travel comma-joined.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Contract {
     /// The contract ID.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// `http`, `grpc`, `topic`, ...
-    #[serde(rename = "type", default, skip_serializing_if = "String::is_empty")]
     pub contract_type: String,
     /// The method, where the type has one.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub method: String,
     /// The path, topic or name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// The owning service.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub service: String,
     /// The symbols providing it.
-    #[serde(default)]
     pub providers: Vec<String>,
     /// The symbols consuming it.
-    #[serde(default)]
     pub consumers: Vec<String>,
     /// Gortex's later columns (`role`, `repo`, `file`, `line`, `symbol_id`, ...).
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
+wire_struct!(Contract { id = "id", contract_type = "type", method = "method", path = "path", service = "service", providers = "providers", consumers = "consumers" });
+
 /// A `contracts` response, action `list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ContractsList {
     /// The contracts.
-    #[serde(default)]
     pub contracts: Vec<Contract>,
     /// Further meta and sections.
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(ContractsList { contracts = "contracts" });
 
 impl ToolLayout for ContractsList {
     const ROWS: Option<&'static str> = Some("contracts");
@@ -986,35 +1052,32 @@ impl ToolLayout for ContractsList {
 }
 
 /// One `contracts.orphans` row.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Orphan {
     /// The contract.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub contract_id: String,
     /// `provider` or `consumer`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub side: String,
     /// The repository.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub repo: String,
     /// The symbol.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub symbol: String,
     /// Further columns.
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
+wire_struct!(Orphan { contract_id = "contract_id", side = "side", repo = "repo", symbol = "symbol" });
+
 /// A `contracts` response, action `check`: the orphans.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ContractOrphans {
     /// The orphans.
-    #[serde(default)]
     pub orphans: Vec<Orphan>,
     /// Further meta and sections.
-    #[serde(flatten)]
     pub extra: Extra,
 }
+
+wire_struct!(ContractOrphans { orphans = "orphans" });
 
 impl ToolLayout for ContractOrphans {
     const ROWS: Option<&'static str> = Some("orphans");

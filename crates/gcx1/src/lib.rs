@@ -11,22 +11,55 @@
 //! a.go::Server.Start<TAB>method<TAB>Start<TAB>a.go<TAB>118<TAB>
 //! ```
 //!
-//! This crate reads and writes it byte-compatibly with the Go reference encoder, and
-//! closes the reference's gaps: every payload it writes decodes back to exactly what was
-//! written (rows starting with `#` or `GCX`, empty one-column rows, lone CRs, JSON types),
-//! every bad input is a typed [`Error`] with a line and column, and every decoder enforces
-//! [`Limits`]. `docs/gcx1.md` in the repository lists each decision and deviation.
+//! This crate writes any JSON value (or `Serialize` type) as GCX1 in fewer tokens than
+//! compact JSON and reads it back exactly, and reads every payload Gortex (the format's
+//! origin) writes back into the JSON response it was made from. Every bad input is a typed
+//! [`Error`] with a line and column, and every decoder enforces [`Limits`], which the
+//! encoders respect too. `docs/gcx1.md` in the repository describes the shapes, the Gortex
+//! layouts and each decision.
 //!
 //! # The layers
 //!
 //! | layer | types | for |
 //! |---|---|---|
+//! | any value, serde_json-style | [`to_string`], [`to_vec`], [`to_writer`], [`from_str`], [`from_slice`], [`from_reader`], [`Options`], [`encode_any`], [`decode_any`] | any JSON value or serde type: wrapped responses as sections, cells typed by what they look like, exact round trips |
+//! | tool layouts | [`Layout`]: [`SearchSymbols`], [`SymbolSource`], [`Graph`], [`DeadCode`], ... | Gortex's tools as typed responses in one call |
 //! | sections and rows | [`Header`], [`Encoder`], [`Decoder`] (over `io::BufRead`), [`StrDecoder`] (over `&str`), [`Row`] | streaming any layout, borrowed cells without allocation |
 //! | serde rows | [`Encoder::serialize_row`], [`StrDecoder::deserialize`], [`Decoder::deserialize`] | your own row structs, csv-style |
-//! | tool layouts | [`Layout`]: [`SearchSymbols`], [`SymbolSource`], [`Graph`], [`DeadCode`], ... | the spec's per-tool layouts in one call |
-//! | generic fallback | [`encode_any`], [`decode_any`], [`to_string`], [`from_str`] | any JSON value or `Serialize` type, types preserved |
 //! | workspace shapes | [`ToolDefinitions`], [`ToolRequest`], [`ErrorEnvelope`], [`check_call`] | the scope registry, call envelope and protocol errors |
 //! | format selection | [`Format`], [`parse_format`] | the `format` argument of a tool call |
+//!
+//! # Any value
+//!
+//! An object holding arrays of objects is written one section per array, its other scalar
+//! members in the header; cells carry no type letters unless their text would read as
+//! something else (`"42"` the string needs one, `42` the number does not):
+//!
+//! ```
+//! use serde_json::json;
+//!
+//! let value = json!({
+//!     "edges": [{"from": "b.go::G", "to": "a.go::F"}],
+//!     "nodes": [{"id": "a.go::F", "line": 3}, {"id": "b.go::G", "line": 9}],
+//!     "truncated": false
+//! });
+//! let text = agentwire_gcx1::encode_any("get_callers", &value)?;
+//! assert_eq!(
+//!     text,
+//!     "GCX1 tool=get_callers.edges fields=from,to truncated=false\nb.go::G\ta.go::F\n\
+//!      GCX1 tool=get_callers.nodes fields=id,line\na.go::F\t3\nb.go::G\t9\n"
+//! );
+//! assert_eq!(agentwire_gcx1::decode_any(&text)?, value);
+//!
+//! let value = json!({"count": 42, "id": "42", "note": null, "ok": true, "tags": ["a"]});
+//! let text = agentwire_gcx1::encode_any("status", &value)?;
+//! assert_eq!(
+//!     text,
+//!     "GCX1 tool=status fields=count,id,note,ok,tags types=nsvbj\n42\t42\tnull\ttrue\t[\"a\"]\n"
+//! );
+//! assert_eq!(agentwire_gcx1::decode_any(&text)?, value);
+//! # Ok::<(), agentwire_gcx1::Error>(())
+//! ```
 //!
 //! # Writing and reading rows
 //!
@@ -52,24 +85,10 @@
 //! # Ok::<(), agentwire_gcx1::Error>(())
 //! ```
 //!
-//! # Any JSON value, types preserved
-//!
-//! ```
-//! use serde_json::json;
-//!
-//! let value = json!({"id": "42", "count": 42, "ok": true, "note": null, "tags": ["a"]});
-//! let text = agentwire_gcx1::encode_any("status", &value)?;
-//! assert_eq!(
-//!     text,
-//!     "GCX1 tool=status fields=count,id,note,ok,tags types=nsvbj\n42\t42\tnull\ttrue\t[\"a\"]\n"
-//! );
-//! assert_eq!(agentwire_gcx1::decode_any(&text)?, value);
-//! # Ok::<(), agentwire_gcx1::Error>(())
-//! ```
-//!
 //! # Errors
 //!
-//! Every error has a stable code ([`Error::code`]) and, almost always, a [`Position`]. A
+//! Every error has a stable code ([`Error::code`]), a 1-based [`Error::line`] and
+//! [`Error::column`] when known, and displays as `code at line L, column C: message`. A
 //! payload of another version is [`ErrorKind::UnsupportedVersion`], so callers can fall back
 //! to JSON:
 //!
@@ -77,13 +96,18 @@
 //! let err = agentwire_gcx1::decode("GCX2 tool=t fields=a\n").unwrap_err();
 //! assert!(err.is_unsupported_version());
 //! assert_eq!((err.code(), err.line(), err.column()), ("unsupported_version", Some(1), Some(1)));
+//! assert_eq!(
+//!     err.to_string(),
+//!     "unsupported_version at line 1, column 1: unsupported version `GCX2`: this decoder reads GCX1"
+//! );
 //! ```
 //!
 //! # Features of serde_json
 //!
 //! The crate uses serde_json with default features and works the same when another crate of
-//! the build turns on `arbitrary_precision` (numbers then keep their exact lexeme, as Go's
-//! `json.Number` does) or `preserve_order`.
+//! the build turns on `arbitrary_precision` (numbers then keep their exact lexeme, integers of
+//! any size included) or `preserve_order` (columns and JSON cells then follow the input's
+//! member order instead of the sorted one).
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used)]
 

@@ -2089,23 +2089,7 @@ impl Decoded {
 
 /// A `serde_json::Error` met while deserializing the rows, as this crate's error.
 fn from_json_error(e: &serde_json::Error) -> Error {
-    let message = e.to_string();
-    let mismatch = [
-        "invalid type",
-        "invalid value",
-        "invalid length",
-        "missing field",
-        "unknown field",
-        "unknown variant",
-        "duplicate field",
-    ]
-    .iter()
-    .any(|p| message.starts_with(p));
-    if mismatch {
-        ErrorKind::TypeMismatch(message).into()
-    } else {
-        ErrorKind::Custom(message).into()
-    }
+    crate::error::serde_message(e.to_string())
 }
 
 /// A value with the lines its rows came from: a deserializer over `serde_json::Value` that
@@ -2284,7 +2268,7 @@ mod tests {
     #[test]
     fn bare_shapes() {
         assert_eq!(
-            round(&json!({"b": "x", "a": "y"})),
+            round(&json!({"a": "y", "b": "x"})),
             "GCX1 tool=t fields=a,b\ny\tx\n"
         );
         assert_eq!(
@@ -2331,7 +2315,7 @@ mod tests {
     fn inference_and_type_letters() {
         assert_eq!(
             round(
-                &json!([{"id": 1, "ok": true, "tags": ["a"], "n": "x"}, {"id": 2, "ok": false, "n": "y"}])
+                &json!([{"id": 1, "n": "x", "ok": true, "tags": ["a"]}, {"id": 2, "n": "y", "ok": false}])
             ),
             "GCX1 tool=t fields=id,n,ok,tags\n1\tx\ttrue\t[\"a\"]\n2\ty\tfalse\t\n"
         );
