@@ -1271,7 +1271,11 @@ impl<'o> Writer<'o> {
             let sectionable =
                 is_section_key(key) && schema::tool(&format!("{}.{key}", self.name)).is_none();
             let holds = self.tool.map_or(Holds::List, |t| t.holds(key));
-            let seed = self.tool.map_or(&[][..], |t| t.seed(key));
+            // The tool's main rows (under its wrapper key) have the seed's `""` columns.
+            let seed = self.tool.map_or(&[][..], |t| match t.seed(key) {
+                [] if t.wrapper == Some(key) => t.seed(""),
+                seed => seed,
+            });
             match value {
                 Value::Array(items)
                     if layout && sectionable && items.is_empty() && !seed.is_empty() =>
@@ -1462,7 +1466,11 @@ impl<'o> Writer<'o> {
             Member::Merge(value) => self.write_single_field(encoder, header, key, value),
             Member::Empty(columns) => {
                 header.fields = columns.iter().map(|c| (*c).to_owned()).collect();
-                encoder.begin_section(&header)
+                encoder.begin_section(&header)?;
+                match self.comment(0) {
+                    Some(comment) if self.options.comments => encoder.write_comment(&comment),
+                    _ => Ok(()),
+                }
             }
         }
     }
