@@ -403,7 +403,7 @@ aerr = [
     ("010_scalar_json_in_nested_column", "GCX1 tool=t fields=a types=j\n1\n", "invalid_value", pos(2, 1)),
     ("011_missing_element", "GCX1 tool=t fields=value rows=2 types=v\n1\n\\\n", "invalid_value", pos(3, 1)),
     ("012_rows_beyond_the_count_stop_at_once", "GCX1 tool=t fields=a rows=2\n1\n2\n3\n4\n", "row_count", pos(4, 1)),
-    ("013_member_twice", "GCX1 tool=t.a fields=x\n1\nGCX1 tool=t.a fields=x\n2\n", "unexpected_section", pos(3, 1)),
+    ("013_member_twice", "GCX1 tool=t.a fields=x\n1\nGCX1 tool=t.b fields=y\n2\nGCX1 tool=t.a fields=x\n3\n", "unexpected_section", pos(5, 1)),
     ("014_section_of_another_tool", "GCX1 tool=t.a fields=x\n1\nGCX1 tool=u.b fields=x\n2\n", "unexpected_section", pos(3, 1)),
     ("015_known_integer_column", "GCX1 tool=search_symbols fields=id,line\na\t3.5\n", "invalid_value", pos(2, 3)),
     ("016_invalid_escape_before_a_multibyte_character", "GCX1 tool=t fields=a types=j\n\"\\\\\u00e9\"\n", "invalid_value", pos(2, 1)),
@@ -456,6 +456,8 @@ shape("011_one_row_member_is_still_an_array", "a member section holds an array, 
       "GCX1 tool=t.a fields=x\n1\nGCX1 tool=t.b fields=y\n2\n3\n")
 
 for n, desc, text, value, tool in [
+    ("decode_004_continued_sections", "consecutive sections of one name continue one array (a streaming writer re-heads when a row does not fit)",
+     "GCX1 tool=t fields=a\n1\nGCX1 tool=t fields=a,b types=nS\n2\tx\nGCX1 tool=t fields=value\n3\n", [{"a": 1}, {"a": 2, "b": "x"}, 3], "t"),
     ("decode_001_lone_member_section", "a lone section tool.key is the member key of a wrapper",
      "GCX1 tool=t.items fields=a n=2\n1\n2\n", {"items": [{"a": 1}, {"a": 2}], "n": 2}, "t"),
     ("decode_002_meta_of_every_section", "meta of every section are members of the wrapper; the first wins",

@@ -828,10 +828,19 @@ impl<R: BufRead> Decoder<R> {
             };
             if bytes.len() + take > limit {
                 let keep = limit + 1 - bytes.len().min(limit + 1);
+                bytes.reserve_exact(keep.min(take));
                 bytes.extend_from_slice(&available[..keep.min(take)]);
                 self.core.line_no += 1;
                 self.core.state = State::Done;
                 return Err(self.core.line_too_long(&bytes));
+            }
+            if bytes.len() + take > bytes.capacity() {
+                // Grow by doubling, but never past the line limit: a line at the limit costs
+                // the limit, not the next power of two.
+                let wanted = (bytes.capacity() * 2)
+                    .max(bytes.len() + take)
+                    .min(limit + 1);
+                bytes.reserve_exact(wanted.max(bytes.len() + take) - bytes.len());
             }
             bytes.extend_from_slice(&available[..take]);
             self.reader.consume(take + usize::from(newline));

@@ -123,6 +123,7 @@ mod json;
 mod layouts;
 mod schema;
 mod ser;
+mod stream;
 mod value;
 mod workspace;
 
@@ -142,6 +143,7 @@ pub use layouts::{
     GraphEdge, GraphTool, Hotspot, Hotspots, Layout, Orphan, ScoredSymbol, SearchSymbols,
     SmartContext, SymbolMatch, SymbolRef, SymbolSource, Usage,
 };
+pub use stream::{DeserializeValues, RowReader, RowValue, RowWriter};
 pub use value::{
     decode_any, encode_any, encode_any_to_writer, from_reader, from_slice, from_str, known_tools,
     to_string, to_vec, to_writer, Options, Payload, DEFAULT_TOOL, ROWS_META, SHAPE_META,

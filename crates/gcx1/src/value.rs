@@ -780,17 +780,56 @@ impl Column {
     }
 }
 
+/// The columns a section was written with: what a streaming writer needs to add rows.
+#[derive(Debug, Clone)]
+pub(crate) struct Columns {
+    pub(crate) fields: Vec<String>,
+    pub(crate) modes: Vec<Mode>,
+    /// Rows are objects (a table), not the elements themselves (a `fields=value` section).
+    pub(crate) objects: bool,
+}
+
+impl Columns {
+    /// Whether `value` (an element `None` when missing) can be written in a column of `mode`
+    /// and read back as itself.
+    pub(crate) fn accepts(mode: Mode, value: Option<&Value>, single_column: bool) -> bool {
+        let Some(value) = value else {
+            return match mode {
+                Mode::Plain(_) => !single_column,
+                Mode::Letter(letter) => {
+                    !single_column && matches!(letter, b'S' | b'N' | b'B' | b'J' | b'v')
+                }
+            };
+        };
+        let letter = match mode {
+            Mode::Plain(kind) => return reads_back(kind, value),
+            Mode::Letter(letter) => letter,
+        };
+        match value {
+            Value::Null => letter == b'v',
+            Value::Bool(_) => matches!(letter, b'b' | b'B' | b'v'),
+            Value::Number(n) => matches!(letter, b'n' | b'N' | b'v') && number_reads_back(n),
+            Value::String(s) if s.contains("\r\n") => letter == b'v',
+            Value::String(s) if s.is_empty() => {
+                letter == b'v' || (letter == b's' && !single_column)
+            }
+            Value::String(_) => matches!(letter, b's' | b'S' | b'v'),
+            Value::Array(_) | Value::Object(_) => matches!(letter, b'j' | b'J' | b'v'),
+        }
+    }
+}
+
 /// How a column's cells are written: plainly (read by the column's kind) or under a letter.
-#[derive(Clone, Copy)]
-enum Mode {
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Mode {
     Plain(Kind),
     Letter(u8),
 }
 
 /// One cell of the value codec.
-struct ValueCell<'v> {
-    mode: Mode,
-    value: Option<&'v Value>,
+pub(crate) struct ValueCell<'v> {
+    pub(crate) mode: Mode,
+    pub(crate) value: Option<&'v Value>,
 }
 
 impl Cell for ValueCell<'_> {
@@ -882,19 +921,19 @@ fn is_meta_text(text: &str) -> bool {
 
 /// The sections of a bare value need `shape=` under a dotted tool name the crate does not
 /// know (a lone dotted section is otherwise a wrapper's member).
-fn needs_shape(name: &str) -> bool {
+pub(crate) fn needs_shape(name: &str) -> bool {
     name.contains('.') && schema::tool(name).is_none()
 }
 
 /// The shared context of one encoding.
-struct Writer<'o> {
-    options: &'o Options,
-    name: &'o str,
-    tool: Option<&'static Tool>,
+pub(crate) struct Writer<'o> {
+    pub(crate) options: &'o Options,
+    pub(crate) name: &'o str,
+    pub(crate) tool: Option<&'static Tool>,
 }
 
 /// An array of objects that can be rows: its objects and their union of keys.
-struct Table<'v> {
+pub(crate) struct Table<'v> {
     rows: Vec<&'v Map<String, Value>>,
     fields: Vec<&'v str>,
 }
@@ -919,18 +958,14 @@ enum Member<'v> {
 }
 
 fn encode_value<W: Write>(writer: W, options: &Options, value: &Value) -> Result<()> {
-    let w = Writer {
-        options,
-        name: &options.tool,
-        tool: schema::tool(&options.tool),
-    };
+    let w = Writer::new(options);
     let mut encoder = Encoder::with_limits(writer, options.limits);
     w.write(&mut encoder, value)?;
     encoder.finish().map(drop)
 }
 
 impl<'o> Writer<'o> {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>, value: &Value) -> Result<()> {
+    pub(crate) fn write<W: Write>(&self, encoder: &mut Encoder<W>, value: &Value) -> Result<()> {
         let shape = needs_shape(self.name);
         match value {
             Value::Object(map) => {
@@ -969,7 +1004,17 @@ impl<'o> Writer<'o> {
                     header.meta.insert(SHAPE_META.into(), "scalar".into());
                 }
                 self.write_values(encoder, header, "", std::slice::from_ref(scalar), false)
+                    .map(drop)
             }
+        }
+    }
+
+    /// A writer of `options`' tool.
+    pub(crate) fn new(options: &'o Options) -> Self {
+        Writer {
+            options,
+            name: &options.tool,
+            tool: schema::tool(&options.tool),
         }
     }
 
@@ -984,7 +1029,7 @@ impl<'o> Writer<'o> {
     }
 
     /// The table `items` forms, if every item is an object and their keys can be fields.
-    fn table<'v>(&self, items: &'v [Value]) -> Option<Table<'v>> {
+    pub(crate) fn table<'v>(&self, items: &'v [Value]) -> Option<Table<'v>> {
         let mut rows = Vec::with_capacity(items.len());
         for item in items {
             rows.push(item.as_object()?);
@@ -1053,21 +1098,24 @@ impl<'o> Writer<'o> {
     ) -> Result<()> {
         if items.iter().all(Value::is_object) && !items.is_empty() {
             if let Some(table) = self.table(items) {
-                return self.write_table(encoder, header, order_key, table, bare);
+                return self
+                    .write_table(encoder, header, order_key, table, bare)
+                    .map(drop);
             }
         }
         // Scalars, or objects that cannot be rows: one value per row.
         self.write_values(encoder, header, order_key, items, bare)
+            .map(drop)
     }
 
-    fn write_table<W: Write>(
+    pub(crate) fn write_table<W: Write>(
         &self,
         encoder: &mut Encoder<W>,
         mut header: Header,
         order_key: &str,
         mut table: Table<'_>,
         bare: bool,
-    ) -> Result<()> {
+    ) -> Result<Columns> {
         table.fields = self.ordered(std::mem::take(&mut table.fields), order_key);
         let width = table.fields.len();
         let single = width == 1;
@@ -1108,7 +1156,11 @@ impl<'o> Writer<'o> {
                 value: *value,
             }))?;
         }
-        Ok(())
+        Ok(Columns {
+            fields: header.fields,
+            modes,
+            objects: true,
+        })
     }
 
     /// Gortex's comment before a tool's rows.
@@ -1121,14 +1173,14 @@ impl<'o> Writer<'o> {
     }
 
     /// A `fields=value` section: one value per row.
-    fn write_values<W: Write>(
+    pub(crate) fn write_values<W: Write>(
         &self,
         encoder: &mut Encoder<W>,
         mut header: Header,
         _order_key: &str,
         items: &[Value],
         array: bool,
-    ) -> Result<()> {
+    ) -> Result<Columns> {
         let mut column = Column::new(kind_of(self.tool, "value"));
         items.iter().for_each(|v| column.add(Some(v)));
         let modes = modes(std::slice::from_ref(&column), true);
@@ -1147,7 +1199,11 @@ impl<'o> Writer<'o> {
                 value: Some(item),
             }])?;
         }
-        Ok(())
+        Ok(Columns {
+            fields: header.fields,
+            modes,
+            objects: false,
+        })
     }
 
     /// One object as one row (`header` has the name and meta), or, when its keys cannot be
@@ -1186,13 +1242,15 @@ impl<'o> Writer<'o> {
                 header.meta.insert(SHAPE_META.into(), "scalar".into());
             }
             let value = Value::Object(object);
-            return self.write_values(
-                encoder,
-                header,
-                order_key,
-                std::slice::from_ref(&value),
-                false,
-            );
+            return self
+                .write_values(
+                    encoder,
+                    header,
+                    order_key,
+                    std::slice::from_ref(&value),
+                    false,
+                )
+                .map(drop);
         }
         // The tool's column order first (layouts), then the object's.
         let order = self.order(order_key);
@@ -1455,8 +1513,12 @@ impl<'o> Writer<'o> {
         member: Member<'_>,
     ) -> Result<()> {
         match member {
-            Member::Table(table) => self.write_table(encoder, header, key, table, false),
-            Member::Values(items) => self.write_values(encoder, header, key, items, false),
+            Member::Table(table) => self
+                .write_table(encoder, header, key, table, false)
+                .map(drop),
+            Member::Values(items) => self
+                .write_values(encoder, header, key, items, false)
+                .map(drop),
             Member::Single(object) => self.write_record(
                 encoder,
                 header,
@@ -1621,6 +1683,147 @@ fn row_count_error(tool: &str, expected: String, found: u64) -> Error {
     .into()
 }
 
+/// How the rows of one section read: the state a section's header sets up, applied row by
+/// row (by [`read_section`] and by the streaming [`RowReader`](crate::RowReader)).
+#[derive(Debug)]
+pub(crate) struct SectionReader {
+    name: String,
+    readings: Vec<Reading>,
+    scalar_rows: bool,
+    value_field: bool,
+    empty_fields: bool,
+    shape: Option<Shape>,
+    rows_meta: Option<u64>,
+    meta: Vec<(String, String)>,
+    header_line: u64,
+    count: u64,
+}
+
+impl SectionReader {
+    /// Reads a section's header (at line `header_line`): its type letters or its tool's
+    /// column types, its `rows=`, its `shape=`.
+    pub(crate) fn begin(header: Header, header_line: u64) -> Result<Self> {
+        let at_header = |e: Error| e.or_position(Position::new(header_line, 1));
+        let width = header.fields.len();
+        let tool = section_tool(&header.tool);
+        let readings: Vec<Reading> = match header.meta_value(TYPES_META) {
+            None => header
+                .fields
+                .iter()
+                .map(|f| Reading::Kind(kind_of(tool, f)))
+                .collect(),
+            Some(types) => {
+                if types.chars().count() != width {
+                    return Err(at_header(meta_error(
+                        TYPES_META,
+                        format!("{} letters for {width} fields", types.chars().count()),
+                    )));
+                }
+                if let Some(bad) = types.chars().find(|c| !"snbjvSNBJ".contains(*c)) {
+                    return Err(at_header(meta_error(
+                        TYPES_META,
+                        format!("unknown type letter {bad:?}"),
+                    )));
+                }
+                types.bytes().map(Reading::Letter).collect()
+            }
+        };
+        let rows_meta = match header.meta_value(ROWS_META) {
+            None => None,
+            Some(text) => Some(text.parse::<u64>().map_err(|_| {
+                at_header(meta_error(
+                    ROWS_META,
+                    format!("expected a row count, found {text:?}"),
+                ))
+            })?),
+        };
+        let shape = match header.meta_value(SHAPE_META) {
+            None => None,
+            Some("record") => Some(Shape::Record),
+            Some("rows") => Some(Shape::Rows),
+            Some("values") => Some(Shape::Values),
+            Some("scalar") => Some(Shape::Scalar),
+            Some(other) => {
+                return Err(at_header(meta_error(
+                    SHAPE_META,
+                    format!("unknown shape {other:?}"),
+                )))
+            }
+        };
+        let value_field = header.fields == ["value"];
+        if matches!(shape, Some(Shape::Values | Shape::Scalar)) && !value_field {
+            return Err(at_header(meta_error(
+                SHAPE_META,
+                "an array of scalars or a scalar has the single field `value`",
+            )));
+        }
+        Ok(SectionReader {
+            scalar_rows: value_field && !matches!(shape, Some(Shape::Record | Shape::Rows)),
+            empty_fields: header.fields == [""],
+            value_field,
+            shape,
+            rows_meta,
+            meta: header
+                .meta
+                .iter()
+                .filter(|(k, _)| !matches!(k.as_str(), TYPES_META | SHAPE_META | ROWS_META))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            name: header.tool,
+            readings,
+            header_line,
+            count: 0,
+        })
+    }
+
+    /// The section's name.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// One row's value: an object, or for a `fields=value` section the element; counted
+    /// against the section's `rows=`.
+    pub(crate) fn row(&mut self, row: Row<'_>, fields: &[String]) -> Result<Value> {
+        self.count += 1;
+        if let Some(expected) = self.rows_meta {
+            if self.count > expected {
+                return Err(
+                    row_count_error(&self.name, expected.to_string(), self.count)
+                        .or_position(Position::new(row.line(), 1)),
+                );
+            }
+        }
+        if !self.scalar_rows {
+            return object_of(row, fields, &self.readings).map(Value::Object);
+        }
+        let (raw, offset, escaped) = row.raw_cells().next_cell().unwrap_or(("", 0, false));
+        match read_cell(self.readings[0], raw, escaped, "value") {
+            Ok(Some(value)) => Ok(value),
+            Ok(None) => Err(Error::new(
+                ErrorKind::InvalidValue {
+                    field: "value".into(),
+                    message: "an element cannot be missing".into(),
+                },
+                Some(row.position(offset)),
+            )),
+            Err(e) => Err(e.or_position(row.position(offset))),
+        }
+    }
+
+    /// Checks, once the section's rows are read, that there were as many as `rows=` says.
+    pub(crate) fn finish(&self) -> Result<()> {
+        match self.rows_meta {
+            Some(expected) if expected != self.count => {
+                Err(
+                    row_count_error(&self.name, expected.to_string(), self.count)
+                        .or_position(Position::new(self.header_line, 1)),
+                )
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Reads the rows of the section just begun with `header`.
 fn read_section<S: SectionSource>(
     source: &mut S,
@@ -1628,127 +1831,30 @@ fn read_section<S: SectionSource>(
     header_line: u64,
     keep: bool,
 ) -> Result<SectionData> {
-    let at_header = |e: Error| e.or_position(Position::new(header_line, 1));
-    let width = header.fields.len();
-    let tool = section_tool(&header.tool);
-    let readings: Vec<Reading> = match header.meta_value(TYPES_META) {
-        None => header
-            .fields
-            .iter()
-            .map(|f| Reading::Kind(kind_of(tool, f)))
-            .collect(),
-        Some(types) => {
-            if types.chars().count() != width {
-                return Err(at_header(meta_error(
-                    TYPES_META,
-                    format!("{} letters for {width} fields", types.chars().count()),
-                )));
-            }
-            if let Some(bad) = types.chars().find(|c| !"snbjvSNBJ".contains(*c)) {
-                return Err(at_header(meta_error(
-                    TYPES_META,
-                    format!("unknown type letter {bad:?}"),
-                )));
-            }
-            types.bytes().map(Reading::Letter).collect()
-        }
-    };
-    let rows_meta = match header.meta_value(ROWS_META) {
-        None => None,
-        Some(text) => Some(text.parse::<u64>().map_err(|_| {
-            at_header(meta_error(
-                ROWS_META,
-                format!("expected a row count, found {text:?}"),
-            ))
-        })?),
-    };
-    let shape = match header.meta_value(SHAPE_META) {
-        None => None,
-        Some("record") => Some(Shape::Record),
-        Some("rows") => Some(Shape::Rows),
-        Some("values") => Some(Shape::Values),
-        Some("scalar") => Some(Shape::Scalar),
-        Some(other) => {
-            return Err(at_header(meta_error(
-                SHAPE_META,
-                format!("unknown shape {other:?}"),
-            )))
-        }
-    };
-    let value_field = header.fields == ["value"];
-    if matches!(shape, Some(Shape::Values | Shape::Scalar)) && !value_field {
-        return Err(at_header(meta_error(
-            SHAPE_META,
-            "an array of scalars or a scalar has the single field `value`",
-        )));
-    }
-    let scalar_rows = value_field && !matches!(shape, Some(Shape::Record | Shape::Rows));
-    let mut data = SectionData {
-        empty_fields: header.fields == [""],
-        value_field,
-        shape,
-        rows_meta,
-        meta: header
-            .meta
-            .iter()
-            .filter(|(k, _)| !matches!(k.as_str(), TYPES_META | SHAPE_META | ROWS_META))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        name: header.tool,
-        header_line,
-        rows: Vec::new(),
-        lines: Vec::new(),
-        count: 0,
-    };
-    loop {
-        let converted = source.with_next_row(|row, fields| {
-            let value = if scalar_rows {
-                let (raw, offset, escaped) = row.raw_cells().next_cell().unwrap_or(("", 0, false));
-                match read_cell(readings[0], raw, escaped, "value") {
-                    Ok(Some(value)) => value,
-                    Ok(None) => {
-                        return Err(Error::new(
-                            ErrorKind::InvalidValue {
-                                field: "value".into(),
-                                message: "an element cannot be missing".into(),
-                            },
-                            Some(row.position(offset)),
-                        ))
-                    }
-                    Err(e) => return Err(e.or_position(row.position(offset))),
-                }
-            } else {
-                Value::Object(object_of(row, fields, &readings)?)
-            };
-            Ok((value, row.line()))
-        })?;
-        let Some((value, line)) = converted else {
-            break;
-        };
-        data.count += 1;
-        if let Some(expected) = rows_meta {
-            if data.count > expected {
-                return Err(
-                    row_count_error(&data.name, expected.to_string(), data.count)
-                        .or_position(Position::new(line, 1)),
-                );
-            }
-        }
+    let mut reader = SectionReader::begin(header, header_line)?;
+    let mut rows = Vec::new();
+    let mut lines = Vec::new();
+    while let Some((value, line)) =
+        source.with_next_row(|row, fields| Ok((reader.row(row, fields)?, row.line())))?
+    {
         if keep {
-            data.rows.push(value);
-            data.lines.push(line);
+            rows.push(value);
+            lines.push(line);
         }
     }
-    if let Some(expected) = rows_meta {
-        if expected != data.count {
-            return Err(at_header(row_count_error(
-                &data.name,
-                expected.to_string(),
-                data.count,
-            )));
-        }
-    }
-    Ok(data)
+    reader.finish()?;
+    Ok(SectionData {
+        name: reader.name,
+        value_field: reader.value_field,
+        empty_fields: reader.empty_fields,
+        shape: reader.shape,
+        rows_meta: reader.rows_meta,
+        meta: reader.meta,
+        header_line,
+        rows,
+        lines,
+        count: reader.count,
+    })
 }
 
 /// One row as an object, members in field order; missing cells leave their members out.
@@ -1785,6 +1891,9 @@ fn decode_source<S: SectionSource>(source: &mut S, keep: bool) -> Result<Decoded
         return single(first);
     };
     let line = source.line_no();
+    if header.tool == first.name {
+        return continued(source, first, header, line, keep);
+    }
     let second = read_section(source, header, line, keep)?;
     let base = match second.name.strip_prefix(first.name.as_str()) {
         Some(rest) if rest.starts_with('.') => first.name.clone(),
@@ -1817,6 +1926,41 @@ fn decode_source<S: SectionSource>(source: &mut S, keep: bool) -> Result<Decoded
         wrapper.add(section)?;
     }
     Ok(wrapper.finish())
+}
+
+/// A payload whose sections all have one name: one array written in several sections (as
+/// [`RowWriter`](crate::RowWriter) does when a row does not fit the columns it chose). It
+/// reads as the first section would with every section's rows.
+fn continued<S: SectionSource>(
+    source: &mut S,
+    mut first: SectionData,
+    header: Header,
+    line: u64,
+    keep: bool,
+) -> Result<Decoded> {
+    let mut next = Some((header, line));
+    while let Some((header, line)) = next {
+        if header.tool != first.name {
+            return Err(Error::at(
+                ErrorKind::UnexpectedSection {
+                    expected: format!("section `{}`", first.name),
+                    found: format!("section `{}`", header.tool),
+                },
+                line,
+                1,
+            ));
+        }
+        let section = read_section(source, header, line, keep)?;
+        first.rows.extend(section.rows);
+        first.lines.extend(section.lines);
+        first.count += section.count;
+        next = source
+            .next_header()?
+            .map(|header| (header, source.line_no()));
+    }
+    // Several sections make an array, whatever the count.
+    first.rows_meta = Some(first.count);
+    single(first)
 }
 
 /// The value of a section read as a list: an array of its rows.
@@ -2093,6 +2237,16 @@ impl Decoded {
             }
         }
     }
+}
+
+/// One row's value as `T`; an error carries the row's line.
+pub(crate) fn typed_row<T: DeserializeOwned>(value: Value, line: u64) -> Result<T> {
+    Decoded {
+        tool: String::new(),
+        value,
+        lines: Lines::Record(line),
+    }
+    .into_typed()
 }
 
 /// A `serde_json::Error` met while deserializing the rows, as this crate's error.
@@ -2509,7 +2663,7 @@ mod tests {
         );
         assert_eq!(code("GCX1 tool=t fields=a shape=blob\n1\n"), "invalid_meta");
         assert_eq!(
-            code("GCX1 tool=t.a fields=x\n1\nGCX1 tool=t.a fields=x\n"),
+            code("GCX1 tool=t.a fields=x\n1\nGCX1 tool=t.b fields=x\n1\nGCX1 tool=t.a fields=x\n"),
             "unexpected_section"
         );
         assert_eq!(
