@@ -12,7 +12,6 @@ use serde_json::{Number, Value};
 
 use crate::encoder::CellWriter;
 use crate::error::{ErrorKind, Result};
-use crate::escape::escape_into;
 use crate::float::write_go_json_f64;
 
 /// The deepest nesting a cell's JSON may have: serde_json refuses to parse deeper text, so
@@ -22,6 +21,7 @@ pub(crate) const MAX_DEPTH: usize = 127;
 /// Whether serde_json was built with `arbitrary_precision` (Cargo may unify it in from
 /// another crate of the build): then numbers keep their lexeme, `0.50` included. Detected
 /// once, at run time.
+#[inline]
 pub(crate) fn arbitrary_precision() -> bool {
     static DETECTED: OnceLock<bool> = OnceLock::new();
     *DETECTED.get_or_init(|| {
@@ -46,55 +46,83 @@ pub(crate) fn write_number(out: &mut Vec<u8>, n: &Number) {
     }
 }
 
+/// The bytes a JSON string has to look at: `"`, `\`, control bytes, `<`, `>`, `&` (Go's
+/// HTML-safe escapes) and 0xE2, the first byte of U+2028 and U+2029.
+static SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table[b'<' as usize] = true;
+    table[b'>' as usize] = true;
+    table[b'&' as usize] = true;
+    table[0xe2] = true;
+    table
+};
+
 /// Appends a JSON string literal with Go's escapes.
 pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
+    write_string_as(out, s, false);
+}
+
+/// Appends a JSON string literal with Go's escapes; with `cell`, every backslash of it
+/// doubled (the row escape, applied as it is written: JSON text has no raw TAB or LF).
+#[inline]
+fn write_string_as(out: &mut Vec<u8>, s: &str, cell: bool) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    let backslash: &[u8] = if cell { b"\\\\" } else { b"\\" };
     out.push(b'"');
     let bytes = s.as_bytes();
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        let escape: Option<&[u8]> = match b {
-            b'"' => Some(b"\\\""),
-            b'\\' => Some(b"\\\\"),
-            b'\n' => Some(b"\\n"),
-            b'\r' => Some(b"\\r"),
-            b'\t' => Some(b"\\t"),
-            0x08 => Some(b"\\b"),
-            0x0c => Some(b"\\f"),
-            b'<' | b'>' | b'&' | 0x00..=0x1f => None,
-            // U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
+        if !SPECIAL[b as usize] {
+            i += 1;
+            continue;
+        }
+        let escape: &[u8] = match b {
+            b'"' => b"\"",
+            b'\\' => b"\\",
+            b'\n' => b"n",
+            b'\r' => b"r",
+            b'\t' => b"t",
+            0x08 => b"b",
+            0x0c => b"f",
+            // U+2028 and U+2029 are E2 80 A8 and E2 80 A9; other E2 sequences are text.
             0xe2 if bytes.get(i + 1) == Some(&0x80)
                 && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9)) =>
             {
-                None
+                if bytes[i + 2] == 0xa8 {
+                    b"u2028"
+                } else {
+                    b"u2029"
+                }
             }
-            _ => {
+            0xe2 => {
                 i += 1;
                 continue;
             }
+            _ => b"",
         };
         out.extend_from_slice(&bytes[start..i]);
-        match escape {
-            Some(text) => {
-                out.extend_from_slice(text);
-                i += 1;
-            }
-            None if b == 0xe2 => {
-                out.extend_from_slice(if bytes[i + 2] == 0xa8 {
-                    b"\\u2028"
-                } else {
-                    b"\\u2029"
-                });
-                i += 3;
-            }
-            None => {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[(b >> 4) as usize]);
-                out.push(HEX[(b & 0xf) as usize]);
-                i += 1;
-            }
+        out.extend_from_slice(backslash);
+        if escape.is_empty() {
+            out.extend_from_slice(b"u00");
+            out.push(HEX[(b >> 4) as usize]);
+            out.push(HEX[(b & 0xf) as usize]);
+            i += 1;
+        } else if escape[0] == b'\\' && cell {
+            // The escaped backslash itself, doubled as well.
+            out.extend_from_slice(backslash);
+            i += 1;
+        } else {
+            out.extend_from_slice(escape);
+            i += if escape[0] == b'u' { 3 } else { 1 };
         }
         start = i;
     }
@@ -104,16 +132,22 @@ pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
 
 /// Appends `value` as compact JSON; fails past [`MAX_DEPTH`] levels.
 pub(crate) fn write_json(out: &mut Vec<u8>, value: &Value) -> Result<()> {
-    write_at(out, value, 0)
+    write_at(out, value, 0, false)
 }
 
-fn write_at(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<()> {
+/// Appends `value` as compact JSON escaped for a cell (every backslash doubled: JSON text
+/// holds no raw TAB, LF or CR, so that is the whole row escape).
+pub(crate) fn write_json_cell_text(out: &mut Vec<u8>, value: &Value) -> Result<()> {
+    write_at(out, value, 0, true)
+}
+
+fn write_at(out: &mut Vec<u8>, value: &Value, depth: usize, cell: bool) -> Result<()> {
     match value {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Number(n) => write_number(out, n),
-        Value::String(s) => write_string(out, s),
+        Value::String(s) => write_string_as(out, s, cell),
         Value::Array(items) => {
             if depth >= MAX_DEPTH {
                 return Err(ErrorKind::DepthLimit { limit: MAX_DEPTH }.into());
@@ -123,7 +157,7 @@ fn write_at(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<()> {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_at(out, item, depth + 1)?;
+                write_at(out, item, depth + 1, cell)?;
             }
             out.push(b']');
         }
@@ -138,9 +172,9 @@ fn write_at(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<()> {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_string(out, key);
+                write_string_as(out, key, cell);
                 out.push(b':');
-                write_at(out, item, depth + 1)?;
+                write_at(out, item, depth + 1, cell)?;
             }
             out.push(b'}');
         }
@@ -167,11 +201,8 @@ pub(crate) fn write_value_cell(out: &mut CellWriter<'_>, value: &Value) -> Resul
             out.raw(b"");
         }
         Value::Array(_) | Value::Object(_) => {
-            let mut text = Vec::new();
-            write_json(&mut text, value)?;
             // JSON text starts with `[` or `{`, never `#` or `GCX`.
-            let buffer = out.buffer();
-            escape_into(buffer, std::str::from_utf8(&text).unwrap_or_default());
+            write_json_cell_text(out.buffer(), value)?;
             out.raw(b"");
         }
     }
@@ -196,6 +227,19 @@ pub(crate) fn parse_json(text: &str) -> std::result::Result<Value, String> {
     }
     Ok(value)
 }
+
+/// The bytes that end a plain run inside a JSON string.
+static STRING_STOP: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
 
 struct Parser<'t> {
     bytes: &'t [u8],
@@ -313,17 +357,30 @@ impl Parser<'_> {
         u32::from_str_radix(digits, 16).map_err(|_| self.error("invalid \\u escape"))
     }
 
+    /// The end of the plain run at `pos`: the first `"`, `\\` or control byte.
+    #[inline]
+    fn plain_run(&self) -> usize {
+        let mut at = self.pos;
+        let bytes = self.bytes;
+        while at < bytes.len() && !STRING_STOP[bytes[at] as usize] {
+            at += 1;
+        }
+        at
+    }
+
     fn string(&mut self) -> std::result::Result<String, String> {
         self.pos += 1;
-        let mut out = String::new();
+        // Most strings have no escape: one allocation of the exact size.
+        let end = self.plain_run();
+        if self.bytes.get(end) == Some(&b'"') {
+            let text = self.text[self.pos..end].to_owned();
+            self.pos = end + 1;
+            return Ok(text);
+        }
+        let mut out = String::with_capacity(end - self.pos + 16);
         loop {
             let start = self.pos;
-            while let Some(&b) = self.bytes.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.pos = self.plain_run();
             out.push_str(&self.text[start..self.pos]);
             match self.bytes.get(self.pos) {
                 Some(b'"') => {

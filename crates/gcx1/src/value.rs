@@ -23,11 +23,13 @@ use serde::Serialize;
 use serde_json::{Map, Number, Value};
 
 use crate::decoder::{Decoder, Limits, Row, SectionSource, StrDecoder};
-use crate::encoder::{into_string, Cell, CellWriter, Encoder};
+use crate::encoder::{Cell, CellWriter, Encoder};
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::escape::{escape_into, unescape};
 use crate::header::Header;
-use crate::json::{arbitrary_precision, parse_json, write_json, write_number, write_string};
+use crate::json::{
+    arbitrary_precision, parse_json, write_json_cell_text, write_number, write_string,
+};
 use crate::schema::{self, Holds, Kind, Tool};
 
 /// The meta key carrying one type letter per field.
@@ -141,9 +143,9 @@ impl Options {
 
     /// Encodes any JSON value (see the module documentation for how).
     pub fn encode_any(&self, value: &Value) -> Result<String> {
-        let mut out = Vec::new();
-        self.encode_any_to_writer(&mut out, value)?;
-        into_string(out)
+        let mut encoder = Encoder::in_memory(self.limits);
+        Writer::new(self).write(&mut encoder, value)?;
+        encoder.into_text()
     }
 
     /// [`Options::encode_any`] to a writer.
@@ -154,7 +156,10 @@ impl Options {
     /// Serializes `value` (any `Serialize` type: it goes through a JSON value) as GCX1 text.
     /// NaN and infinities are an error (serde_json would write `null`).
     pub fn to_string<T: Serialize + ?Sized>(&self, value: &T) -> Result<String> {
-        into_string(self.to_vec(value)?)
+        match as_value(value) {
+            Some(value) => self.encode_any(value),
+            None => self.encode_any(&crate::ser::to_value(value)?),
+        }
     }
 
     /// [`Options::to_string`] as bytes.
@@ -633,6 +638,7 @@ fn kind_of(tool: Option<&Tool>, name: &str) -> Kind {
 
 /// Whether `value`, written without a type letter in a column of `kind`, reads back as
 /// itself.
+#[inline]
 fn reads_back(kind: Kind, value: &Value) -> bool {
     match value {
         Value::Null => false,
@@ -656,10 +662,35 @@ fn reads_back(kind: Kind, value: &Value) -> bool {
 /// Text a cell carries unchanged: not empty (that is a missing member) and no CR before an
 /// LF (CRLF reads back as LF).
 fn plain_text(s: &str) -> bool {
-    !s.is_empty() && !s.contains("\r\n")
+    !s.is_empty() && !has_crlf(s)
+}
+
+/// Whether `s` holds a CR directly before an LF.
+#[inline]
+fn has_crlf(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    has_cr(bytes) && bytes.windows(2).any(|w| w == b"\r\n")
+}
+
+/// Whether `bytes` holds a CR, eight bytes at a time (CRs are rare: this is the whole cost).
+#[inline]
+fn has_cr(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in chunks.by_ref() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word) ^ (ONES * u64::from(b'\r'));
+        if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&b| b == b'\r')
 }
 
 /// Whether inference would read `s` as something other than text.
+#[inline]
 fn looks_typed(s: &str) -> bool {
     match s.as_bytes()[0] {
         b't' => s == "true",
@@ -702,7 +733,7 @@ fn float_reads_back(n: &Number) -> bool {
 }
 
 /// What a column holds, for choosing between no type letter and which letter.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct Column {
     kind: Kind,
     /// Every value reads back without a type letter.
@@ -732,28 +763,46 @@ impl Column {
             self.missing = true;
             return;
         };
-        if self.plain && !reads_back(self.kind, value) {
-            self.plain = false;
-        }
-        if self.json {
-            return;
-        }
         let letter = match value {
-            Value::Null => {
-                self.json = true;
-                return;
-            }
-            Value::Bool(_) => b'b',
-            Value::Number(_) => b'n',
             Value::String(s) => {
-                if s.contains("\r\n") {
+                // One look at the text serves both questions.
+                let crlf = has_crlf(s);
+                if self.plain {
+                    self.plain = !s.is_empty()
+                        && !crlf
+                        && match self.kind {
+                            Kind::Str => true,
+                            Kind::Auto => !looks_typed(s),
+                            _ => false,
+                        };
+                }
+                if self.json {
+                    return;
+                }
+                if crlf {
                     self.json = true;
                     return;
                 }
                 self.empty_string |= s.is_empty();
                 b's'
             }
-            Value::Array(_) | Value::Object(_) => b'j',
+            other => {
+                if self.plain && !reads_back(self.kind, other) {
+                    self.plain = false;
+                }
+                if self.json {
+                    return;
+                }
+                match other {
+                    Value::Null => {
+                        self.json = true;
+                        return;
+                    }
+                    Value::Bool(_) => b'b',
+                    Value::Number(_) => b'n',
+                    _ => b'j',
+                }
+            }
         };
         match self.seen {
             Some(seen) if seen != letter => self.json = true,
@@ -809,7 +858,7 @@ impl Columns {
             Value::Null => letter == b'v',
             Value::Bool(_) => matches!(letter, b'b' | b'B' | b'v'),
             Value::Number(n) => matches!(letter, b'n' | b'N' | b'v') && number_reads_back(n),
-            Value::String(s) if s.contains("\r\n") => letter == b'v',
+            Value::String(s) if has_crlf(s) => letter == b'v',
             Value::String(s) if s.is_empty() => {
                 letter == b'v' || (letter == b's' && !single_column)
             }
@@ -875,13 +924,7 @@ fn joinable(items: &[Value]) -> bool {
 /// JSON text in a cell, escaped for the row. It starts with `[`, `{`, `"`, a digit, `-`,
 /// `t`, `f` or `n`, never `#` or `GCX`.
 fn write_json_cell(out: &mut CellWriter<'_>, value: &Value) -> Result<()> {
-    let buffer = out.buffer();
-    let start = buffer.len();
-    write_json(buffer, value)?;
-    if memchr::memchr(b'\\', &buffer[start..]).is_some() {
-        let text = buffer.split_off(start);
-        escape_into(buffer, std::str::from_utf8(&text).unwrap_or_default());
-    }
+    write_json_cell_text(out.buffer(), value)?;
     out.raw(b"");
     Ok(())
 }
@@ -934,8 +977,16 @@ pub(crate) struct Writer<'o> {
 
 /// An array of objects that can be rows: its objects and their union of keys.
 pub(crate) struct Table<'v> {
-    rows: Vec<&'v Map<String, Value>>,
+    /// The number of rows.
+    rows: usize,
+    /// The union of the keys, in the order first seen.
     fields: Vec<&'v str>,
+    /// What each field's column holds, in the order of `fields`.
+    columns: Vec<Column>,
+    /// Every member of every row, in order: its field's index and its value.
+    entries: Vec<(u32, &'v Value)>,
+    /// Where each row's entries end.
+    ends: Vec<usize>,
 }
 
 /// How an object is written as a wrapper.
@@ -1028,41 +1079,67 @@ impl<'o> Writer<'o> {
         }
     }
 
-    /// The table `items` forms, if every item is an object and their keys can be fields.
+    /// The table `items` forms, if every item is an object and their keys can be fields:
+    /// the union of their keys (in the order first seen) and what each column holds, found
+    /// in one walk over the objects. Objects usually list the same keys in the same order,
+    /// which is tried first: one comparison per key, no lookup.
     pub(crate) fn table<'v>(&self, items: &'v [Value]) -> Option<Table<'v>> {
-        let mut rows = Vec::with_capacity(items.len());
+        let mut fields: Vec<&'v str> = Vec::new();
+        let mut columns: Vec<Column> = Vec::new();
+        let mut present: Vec<usize> = Vec::new();
+        let mut index: std::collections::HashMap<&'v str, u32> = std::collections::HashMap::new();
+        let per_row = items.first().and_then(Value::as_object).map_or(0, Map::len);
+        let mut entries: Vec<(u32, &'v Value)> = Vec::with_capacity(items.len() * per_row);
+        let mut ends: Vec<usize> = Vec::with_capacity(items.len());
+        // The previous object's keys and their columns, to guess this one's.
+        let mut previous: Vec<(&'v str, u32)> = Vec::new();
+        let mut all_single = true;
         for item in items {
-            rows.push(item.as_object()?);
+            let object = item.as_object()?;
+            all_single &= object.len() == 1;
+            for (j, (key, value)) in object.iter().enumerate() {
+                let key = key.as_str();
+                let column = match previous.get(j) {
+                    Some(&(guess, column)) if same_text(guess, key) => column,
+                    _ => {
+                        let next = fields.len() as u32;
+                        let column = *index.entry(key).or_insert(next);
+                        if column == next {
+                            fields.push(key);
+                            columns.push(Column::new(kind_of(self.tool, key)));
+                            present.push(0);
+                        }
+                        if j < previous.len() {
+                            previous[j] = (key, column);
+                        } else {
+                            previous.push((key, column));
+                        }
+                        column
+                    }
+                };
+                columns[column as usize].add(Some(value));
+                present[column as usize] += 1;
+                entries.push((column, value));
+            }
+            ends.push(entries.len());
         }
-        let fields = self.fields(&rows);
+        for (column, &count) in columns.iter_mut().zip(&present) {
+            if count < items.len() {
+                column.add(None);
+            }
+        }
         let fits = !fields.is_empty()
             && fields.len() <= self.options.limits.max_fields
             && fields.iter().all(|k| is_field_name(k))
             // A one-column row cannot hold a missing cell (it would be a blank line).
-            && (fields.len() > 1 || rows.iter().all(|o| o.len() == 1));
-        fits.then_some(Table { rows, fields })
-    }
-
-    /// The union of the objects' keys: the tool's column order first (every column of it
-    /// for layouts), then the other keys in the order they are first seen.
-    fn fields<'v>(&self, rows: &[&'v Map<String, Value>]) -> Vec<&'v str> {
-        let mut union: Vec<&'v str> = Vec::new();
-        let mut seen: std::collections::HashSet<&'v str> = std::collections::HashSet::new();
-        let mut previous: Option<&Map<String, Value>> = None;
-        for object in rows {
-            let same = previous.is_some_and(|p| {
-                p.len() == object.len() && p.keys().zip(object.keys()).all(|(a, b)| a == b)
-            });
-            if !same {
-                for key in object.keys() {
-                    if seen.insert(key.as_str()) {
-                        union.push(key.as_str());
-                    }
-                }
-            }
-            previous = Some(object);
-        }
-        union
+            && (fields.len() > 1 || all_single);
+        fits.then_some(Table {
+            rows: items.len(),
+            fields,
+            columns,
+            entries,
+            ends,
+        })
     }
 
     /// `union` in the tool's column order, for layouts: the seed's columns even where no
@@ -1116,41 +1193,57 @@ impl<'o> Writer<'o> {
         mut table: Table<'_>,
         bare: bool,
     ) -> Result<Columns> {
-        table.fields = self.ordered(std::mem::take(&mut table.fields), order_key);
+        let union = std::mem::take(&mut table.fields);
+        table.fields = self.ordered(union.clone(), order_key);
         let width = table.fields.len();
         let single = width == 1;
-        // Every row's values in field order, found once and used twice.
-        let mut slots: Vec<Option<&Value>> = vec![None; table.rows.len() * width];
-        let index = FieldIndex::new(&table.fields);
-        let mut order = Vec::with_capacity(width);
-        for (object, row) in table.rows.iter().zip(slots.chunks_mut(width)) {
-            align(object, &index, &mut order, row);
-        }
-        let mut columns: Vec<Column> = table
-            .fields
+        // Where each field of the union went (layouts reorder and add columns).
+        let reordered = table.fields != union;
+        let place: Vec<usize> = union
             .iter()
-            .map(|f| Column::new(kind_of(self.tool, f)))
+            .map(|f| table.fields.iter().position(|g| g == f).unwrap_or(0))
             .collect();
-        for row in slots.chunks(width) {
-            for (column, value) in columns.iter_mut().zip(row) {
-                column.add(*value);
+        let columns: Vec<Column> = if reordered {
+            let mut columns: Vec<Column> = table
+                .fields
+                .iter()
+                .map(|f| {
+                    let mut column = Column::new(kind_of(self.tool, f));
+                    // A column only the seed declares is empty in every row.
+                    column.add(None);
+                    column
+                })
+                .collect();
+            for (at, column) in place.iter().zip(table.columns) {
+                columns[*at] = column;
             }
-        }
+            columns
+        } else {
+            table.columns
+        };
         let modes = modes(&columns, single);
         header.fields = table.fields.iter().map(|f| (*f).to_owned()).collect();
         if single && header.fields == ["value"] {
             header.meta.insert(SHAPE_META.into(), "rows".into());
-        } else if bare && table.rows.len() == 1 && !header.meta.contains_key(SHAPE_META) {
+        } else if bare && table.rows == 1 && !header.meta.contains_key(SHAPE_META) {
             header.meta.insert(ROWS_META.into(), "1".into());
         }
         add_types(&mut header, &modes);
         encoder.begin_section(&header)?;
         if self.options.comments {
-            if let Some(comment) = self.comment(table.rows.len()) {
+            if let Some(comment) = self.comment(table.rows) {
                 encoder.write_comment(&comment)?;
             }
         }
-        for row in slots.chunks(width) {
+        // Each row's values in field order, in a buffer the size of one row.
+        let mut row: Vec<Option<&Value>> = vec![None; width];
+        let mut start = 0;
+        for &end in &table.ends {
+            row.fill(None);
+            for &(column, value) in &table.entries[start..end] {
+                row[place[column as usize]] = Some(value);
+            }
+            start = end;
             encoder.write_row(row.iter().zip(&modes).map(|(value, &mode)| ValueCell {
                 mode,
                 value: *value,
@@ -1454,7 +1547,7 @@ impl<'o> Writer<'o> {
             }
             if self.name == "find_usages" && !meta.contains_key("edges") {
                 let rows = sections.iter().find_map(|(key, member)| match member {
-                    Member::Table(table) if Some(*key) == wrapper => Some(table.rows.len()),
+                    Member::Table(table) if Some(*key) == wrapper => Some(table.rows),
                     Member::Empty(_) if Some(*key) == wrapper => Some(0),
                     _ => None,
                 });
@@ -1486,7 +1579,7 @@ impl<'o> Writer<'o> {
             header.meta = std::mem::take(&mut meta);
             // Without meta the section reads as bare rows: one row needs `rows=1`.
             if let (true, Member::Table(table)) = (header.meta.is_empty(), &member) {
-                if table.rows.len() == 1 {
+                if table.rows == 1 {
                     header.meta.insert(ROWS_META.into(), "1".into());
                 }
             }
@@ -1538,51 +1631,30 @@ impl<'o> Writer<'o> {
     }
 }
 
-/// Looks field names up; objects usually list their keys in the same order, which `align`
-/// tries first.
-struct FieldIndex<'f> {
-    fields: &'f [&'f str],
-    map: Option<std::collections::HashMap<&'f str, usize>>,
-}
-
-impl<'f> FieldIndex<'f> {
-    fn new(fields: &'f [&'f str]) -> Self {
-        let map =
-            (fields.len() > 8).then(|| fields.iter().enumerate().map(|(i, f)| (*f, i)).collect());
-        FieldIndex { fields, map }
+/// `a == b`, without a call for short text: two overlapping words compare up to 16 bytes.
+#[inline(always)]
+fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let len = a.len();
+    if len != b.len() {
+        return false;
     }
-
-    #[inline]
-    fn get(&self, key: &str) -> usize {
-        match &self.map {
-            Some(map) => map.get(key).copied().unwrap_or(0),
-            None => self.fields.iter().position(|f| *f == key).unwrap_or(0),
-        }
+    fn word(bytes: &[u8]) -> u64 {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&bytes[..8]);
+        u64::from_le_bytes(word)
     }
-}
-
-/// Lines `object`'s values up with the fields into `slots`: `order` remembers where the
-/// previous object's entries went, which is where this object's go when objects share a key
-/// order.
-#[inline]
-fn align<'v>(
-    object: &'v Map<String, Value>,
-    index: &FieldIndex<'_>,
-    order: &mut Vec<usize>,
-    slots: &mut [Option<&'v Value>],
-) {
-    for (j, (key, value)) in object.iter().enumerate() {
-        let guess = order
-            .get(j)
-            .copied()
-            .filter(|&i| index.fields.get(i) == Some(&key.as_str()));
-        let at = guess.unwrap_or_else(|| index.get(key));
-        if j < order.len() {
-            order[j] = at;
-        } else {
-            order.push(at);
-        }
-        slots[at] = Some(value);
+    fn half(bytes: &[u8]) -> u32 {
+        let mut half = [0u8; 4];
+        half.copy_from_slice(&bytes[..4]);
+        u32::from_le_bytes(half)
+    }
+    match len {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[len / 2] == b[len / 2] && a[len - 1] == b[len - 1],
+        4..=7 => half(a) == half(b) && half(&a[len - 4..]) == half(&b[len - 4..]),
+        8..=16 => word(a) == word(b) && word(&a[len - 8..]) == word(&b[len - 8..]),
+        _ => a == b,
     }
 }
 
@@ -2639,6 +2711,39 @@ mod tests {
         }
         round(&json!({"a": -0.0, "b": 1.0, "c": 1e21, "d": 5e-324, "e": u64::MAX, "f": i64::MIN}));
         round(&json!([0.1, -0.0, 1e300]));
+    }
+
+    #[test]
+    fn same_text_compares_every_byte() {
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcd",
+            "abcde",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefghijklmnop",
+            "abcdefghijklmnopq",
+            "department",
+            "é",
+            "ée",
+        ];
+        for a in texts {
+            for b in texts {
+                assert_eq!(same_text(a, b), a == b, "{a:?} {b:?}");
+            }
+            // One byte changed anywhere.
+            for i in 0..a.len() {
+                let mut changed = a.as_bytes().to_vec();
+                changed[i] ^= 1;
+                if let Ok(changed) = std::str::from_utf8(&changed) {
+                    assert!(!same_text(a, changed), "{a:?} {changed:?}");
+                }
+            }
+        }
     }
 
     #[test]

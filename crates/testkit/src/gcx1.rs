@@ -297,9 +297,11 @@ pub fn stream_roundtrip(input: &[u8]) -> Result<Roundtrip, Bug> {
             .finish()
             .map_err(|e| Bug(format!("the row writer failed to finish: {e}")))?;
         let text = String::from_utf8(bytes).map_err(|e| Bug(e.to_string()))?;
-        let back = Options::new()
-            .decode_any(&text)
-            .map_err(|e| Bug(format!("the row writer's payload does not decode: {e}\n{text:?}")))?;
+        let back = Options::new().decode_any(&text).map_err(|e| {
+            Bug(format!(
+                "the row writer's payload does not decode: {e}\n{text:?}"
+            ))
+        })?;
         if back != Value::Array(rows.clone()) {
             return Err(Bug(format!(
                 "rows written by the row writer came back changed\nrows: {rows:?}\nback: {back}\ntext: {text:?}"
@@ -315,7 +317,13 @@ pub fn json_roundtrip(input: &[u8]) -> Result<Roundtrip, Bug> {
     let Ok(value) = serde_json::from_slice::<Value>(input) else {
         return Ok(Roundtrip::Rejected("not JSON".into()));
     };
-    for tool in ["response", "a.b", "search_symbols", "get_callers", "smart_context"] {
+    for tool in [
+        "response",
+        "a.b",
+        "search_symbols",
+        "get_callers",
+        "smart_context",
+    ] {
         value_roundtrip(tool, &value)?;
     }
     Ok(Roundtrip::Ok)
