@@ -212,7 +212,7 @@ fn write_hundredths(out: &mut Vec<u8>, value: f64) -> bool {
     let fraction = hundredths % 100;
     out.push(b'.');
     out.push(b'0' + (fraction / 10) as u8);
-    if fraction % 10 != 0 {
+    if !fraction.is_multiple_of(10) {
         out.push(b'0' + (fraction % 10) as u8);
     }
     true

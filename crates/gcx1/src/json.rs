@@ -32,8 +32,10 @@ pub(crate) fn arbitrary_precision() -> bool {
 /// Appends a JSON number.
 pub(crate) fn write_number(out: &mut Vec<u8>, n: &Number) {
     if arbitrary_precision() {
-        // The lexeme, verbatim (`-0`, `1E+2` and `0.50` included).
-        out.extend_from_slice(n.to_string().as_bytes());
+        // The lexeme, verbatim (`-0`, `1E+2` and `0.50` included); written through `Display`
+        // without a `String` in between.
+        use std::io::Write as _;
+        let _ = write!(out, "{n}");
     } else if let Some(u) = n.as_u64() {
         out.extend_from_slice(itoa::Buffer::new().format(u).as_bytes());
     } else if let Some(i) = n.as_i64() {
@@ -64,6 +66,45 @@ static SPECIAL: [bool; 256] = {
     table
 };
 
+/// The index of the first byte at or after `from` that a JSON string has to look at
+/// ([`SPECIAL`]), or the length: eight bytes at a time, then byte by byte in the word that
+/// has one.
+#[inline]
+fn next_special(bytes: &[u8], mut from: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    #[inline(always)]
+    fn has(word: u64, byte: u8) -> u64 {
+        let x = word ^ (ONES * u64::from(byte));
+        x.wrapping_sub(ONES) & !x
+    }
+    while let Some(chunk) = bytes.get(from..from + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        // Bytes below 0x20, and the seven others (false positives only cost the byte loop).
+        let below = word.wrapping_sub(ONES * 0x20) & !word;
+        let hits = (below
+            | has(word, b'"')
+            | has(word, b'\\')
+            | has(word, b'<')
+            | has(word, b'>')
+            | has(word, b'&')
+            | has(word, 0xe2))
+            & HIGHS;
+        if hits != 0 {
+            if let Some(at) = chunk.iter().position(|&b| SPECIAL[b as usize]) {
+                return from + at;
+            }
+        }
+        from += 8;
+    }
+    while from < bytes.len() && !SPECIAL[bytes[from] as usize] {
+        from += 1;
+    }
+    from
+}
+
 /// Appends a JSON string literal with Go's escapes.
 pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
     write_string_as(out, s, false);
@@ -80,11 +121,10 @@ fn write_string_as(out: &mut Vec<u8>, s: &str, cell: bool) {
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        if !SPECIAL[b as usize] {
-            i += 1;
-            continue;
-        }
+        i = next_special(bytes, i);
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
         let escape: &[u8] = match b {
             b'"' => b"\"",
             b'\\' => b"\\",

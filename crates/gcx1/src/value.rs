@@ -686,7 +686,7 @@ fn has_cr(bytes: &[u8]) -> bool {
             return true;
         }
     }
-    chunks.remainder().iter().any(|&b| b == b'\r')
+    chunks.remainder().contains(&b'\r')
 }
 
 /// Whether inference would read `s` as something other than text.

@@ -226,9 +226,12 @@ pub fn value_roundtrip(tool: &str, value: &Value) -> Result<Roundtrip, Bug> {
     Ok(Roundtrip::Ok)
 }
 
+/// Where a row reader stopped: the error code and its (line, column), if any.
+type Stop = (String, Option<(u64, u64)>);
+
 /// The rows a [`RowReader`] reads from `input` through a buffer of `capacity` bytes, or the
 /// error code and position it stops at.
-fn stream_rows(input: &[u8], capacity: usize) -> Result<Vec<Value>, (String, Option<(u64, u64)>)> {
+fn stream_rows(input: &[u8], capacity: usize) -> Result<Vec<Value>, Stop> {
     let mut rows = Vec::new();
     for row in RowReader::new(BufReader::with_capacity(capacity, input)) {
         match row {
