@@ -69,7 +69,7 @@ static SPECIAL: [bool; 256] = {
 /// The index of the first byte at or after `from` that a JSON string has to look at
 /// ([`SPECIAL`]), or the length: eight bytes at a time, then byte by byte in the word that
 /// has one.
-#[inline]
+#[inline(always)]
 fn next_special(bytes: &[u8], mut from: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -77,6 +77,13 @@ fn next_special(bytes: &[u8], mut from: usize) -> usize {
     fn has(word: u64, byte: u8) -> u64 {
         let x = word ^ (ONES * u64::from(byte));
         x.wrapping_sub(ONES) & !x
+    }
+    if bytes.len() - from < 16 {
+        // Short strings (most keys) cost less byte by byte.
+        while from < bytes.len() && !SPECIAL[bytes[from] as usize] {
+            from += 1;
+        }
+        return from;
     }
     while let Some(chunk) = bytes.get(from..from + 8) {
         let mut word = [0u8; 8];
@@ -114,17 +121,49 @@ pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
 /// doubled (the row escape, applied as it is written: JSON text has no raw TAB or LF).
 #[inline]
 fn write_string_as(out: &mut Vec<u8>, s: &str, cell: bool) {
+    let bytes = s.as_bytes();
+    let first = next_special(bytes, 0);
+    if first == bytes.len() {
+        // Most strings: nothing to escape.
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+    } else {
+        write_escaped(out, bytes, first, cell);
+    }
+}
+
+/// Appends an object's key and its colon, after a comma if `comma`.
+#[inline]
+fn write_key(out: &mut Vec<u8>, key: &str, comma: bool, cell: bool) {
+    let bytes = key.as_bytes();
+    let first = next_special(bytes, 0);
+    if first == bytes.len() {
+        out.reserve(bytes.len() + 4);
+        if comma {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.extend_from_slice(b"\":");
+    } else {
+        if comma {
+            out.push(b',');
+        }
+        write_escaped(out, bytes, first, cell);
+        out.push(b':');
+    }
+}
+
+/// [`write_string_as`] for a string with a byte to look at, the first at `i`.
+#[inline(never)]
+fn write_escaped(out: &mut Vec<u8>, bytes: &[u8], mut i: usize, cell: bool) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let backslash: &[u8] = if cell { b"\\\\" } else { b"\\" };
     out.push(b'"');
-    let bytes = s.as_bytes();
     let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        i = next_special(bytes, i);
-        let Some(&b) = bytes.get(i) else {
-            break;
-        };
+    while let Some(&b) = bytes.get(i) {
         let escape: &[u8] = match b {
             b'"' => b"\"",
             b'\\' => b"\\",
@@ -144,7 +183,7 @@ fn write_string_as(out: &mut Vec<u8>, s: &str, cell: bool) {
                 }
             }
             0xe2 => {
-                i += 1;
+                i = next_special(bytes, i + 1);
                 continue;
             }
             _ => b"",
@@ -165,6 +204,7 @@ fn write_string_as(out: &mut Vec<u8>, s: &str, cell: bool) {
             i += if escape[0] == b'u' { 3 } else { 1 };
         }
         start = i;
+        i = next_special(bytes, i);
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
@@ -209,11 +249,7 @@ fn write_at(out: &mut Vec<u8>, value: &Value, depth: usize, cell: bool) -> Resul
             // maps; the input's order with `preserve_order`.
             out.push(b'{');
             for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_string_as(out, key, cell);
-                out.push(b':');
+                write_key(out, key, i > 0, cell);
                 write_at(out, item, depth + 1, cell)?;
             }
             out.push(b'}');
@@ -475,12 +511,12 @@ impl Parser<'_> {
 
     fn number(&mut self) -> std::result::Result<Value, String> {
         let start = self.pos;
-        let Some((len, _)) = crate::value::number_syntax(&self.bytes[start..]) else {
+        let Some((len, integer)) = crate::value::number_syntax(&self.bytes[start..]) else {
             return Err(self.error("invalid number"));
         };
         self.pos += len;
         let lexeme = &self.text[start..self.pos];
-        crate::value::exact_number(lexeme)
+        crate::value::number_of_lexeme(lexeme, integer)
             .map(Value::Number)
             .map_err(|e| format!("{} at character {}", e.message(lexeme), start + 1))
     }
@@ -510,6 +546,32 @@ mod tests {
             text(&json!({"Z": 3, "z": 2, "é": 1})),
             r#"{"Z":3,"z":2,"é":1}"#
         );
+    }
+
+    #[test]
+    fn the_word_scan_finds_every_special_byte() {
+        // Every length to 24, every special byte at every position (and after a first one):
+        // the scan agrees with a look at each byte.
+        let specials = [0u8, 0x1f, b'"', b'\\', b'<', b'>', b'&', 0xe2];
+        for len in 0..24 {
+            for at in 0..len {
+                for &special in &specials {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = special;
+                    for from in 0..=len {
+                        let expected = (from..len)
+                            .find(|&i| SPECIAL[bytes[i] as usize])
+                            .unwrap_or(len);
+                        assert_eq!(
+                            next_special(&bytes, from),
+                            expected,
+                            "{bytes:?} from {from}"
+                        );
+                    }
+                }
+            }
+            assert_eq!(next_special(&vec![b'z'; len], 0), len);
+        }
     }
 
     #[test]

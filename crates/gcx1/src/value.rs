@@ -436,6 +436,9 @@ pub(crate) fn number_syntax(bytes: &[u8]) -> Option<(usize, bool)> {
 
 /// A float lexeme's value, refusing overflow and underflow to zero.
 fn checked_float(text: &str) -> std::result::Result<f64, NumberError> {
+    if let Some(f) = crate::float::parse_short_decimal(text.as_bytes()) {
+        return Ok(f);
+    }
     let f: f64 = text.parse().map_err(|_| NumberError::Syntax)?;
     if !f.is_finite() {
         return Err(NumberError::Range);
@@ -458,6 +461,30 @@ pub(crate) fn exact_number(text: &str) -> std::result::Result<Number, NumberErro
     };
     if end != text.len() {
         return Err(NumberError::Syntax);
+    }
+    number_of_lexeme(text, integer)
+}
+
+/// [`exact_number`] of a lexeme [`number_syntax`] has read whole (`integer` as it said).
+#[inline]
+pub(crate) fn number_of_lexeme(
+    text: &str,
+    integer: bool,
+) -> std::result::Result<Number, NumberError> {
+    if integer && text.len() <= 18 && !arbitrary_precision() {
+        // Up to 18 digits (17 with a sign) fit in 63 bits: no overflow to check.
+        let (negative, digits) = match text.as_bytes() {
+            [b'-', rest @ ..] => (true, rest),
+            digits => (false, digits),
+        };
+        let magnitude = digits
+            .iter()
+            .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
+        return Ok(match (negative, magnitude) {
+            (false, n) => n.into(),
+            (true, 0) => Number::from_f64(-0.0).ok_or(NumberError::Range)?,
+            (true, n) => (-(n as i64)).into(),
+        });
     }
     if arbitrary_precision() {
         if !integer {
