@@ -434,6 +434,59 @@ pub(crate) fn number_syntax(bytes: &[u8]) -> Option<(usize, bool)> {
     Some((i, integer))
 }
 
+/// The JSON number at the start of `bytes` when it is short and plain (most are): at most
+/// 15 digits, no exponent, and serde_json's own number representation (not
+/// `arbitrary_precision`). Its length and value in one pass, the value exact (integers
+/// directly, decimals by Clinger's fast path: see [`crate::float::parse_short_decimal`]).
+/// `None` for anything else, which [`number_syntax`] and the full parse read.
+#[inline]
+pub(crate) fn short_number(bytes: &[u8]) -> Option<(usize, Number)> {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    if arbitrary_precision() {
+        return None;
+    }
+    let negative = bytes.first() == Some(&b'-');
+    let start = usize::from(negative);
+    let mut i = start;
+    let mut mantissa = 0u64;
+    while let Some(&b) = bytes.get(i).filter(|b| b.is_ascii_digit()) {
+        mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
+        i += 1;
+    }
+    let whole = i - start;
+    if whole == 0 || whole > 15 || (bytes[start] == b'0' && whole > 1) {
+        return None;
+    }
+    let mut fraction = 0;
+    if bytes.get(i) == Some(&b'.') {
+        i += 1;
+        let from = i;
+        while let Some(&b) = bytes.get(i).filter(|b| b.is_ascii_digit()) {
+            mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
+            i += 1;
+        }
+        fraction = i - from;
+        if fraction == 0 || whole + fraction > 15 {
+            return None;
+        }
+    } else if !matches!(bytes.get(i), Some(b'e' | b'E')) {
+        let number = match (negative, mantissa) {
+            (false, n) => Number::from(n),
+            (true, 0) => Number::from_f64(-0.0)?,
+            (true, n) => Number::from(-(n as i64)),
+        };
+        return Some((i, number));
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        return None;
+    }
+    let magnitude = mantissa as f64 / POW10[fraction];
+    let value = if negative { -magnitude } else { magnitude };
+    Some((i, Number::from_f64(value)?))
+}
+
 /// A float lexeme's value, refusing overflow and underflow to zero.
 fn checked_float(text: &str) -> std::result::Result<f64, NumberError> {
     if let Some(f) = crate::float::parse_short_decimal(text.as_bytes()) {
@@ -456,6 +509,11 @@ fn checked_float(text: &str) -> std::result::Result<f64, NumberError> {
 /// serde_json's `arbitrary_precision` (and within 64 bits without it), floats within range
 /// (their lexeme kept with `arbitrary_precision`), `-0` with its sign.
 pub(crate) fn exact_number(text: &str) -> std::result::Result<Number, NumberError> {
+    if let Some((end, number)) = short_number(text.as_bytes()) {
+        if end == text.len() {
+            return Ok(number);
+        }
+    }
     let Some((end, integer)) = number_syntax(text.as_bytes()) else {
         return Err(NumberError::Syntax);
     };
@@ -2695,6 +2753,67 @@ mod tests {
         assert_eq!(value["count"], json!(0));
         assert_eq!(value["notes"][0]["message"], json!("no callers found"));
         assert!(value.get("total").is_none());
+    }
+
+    #[test]
+    fn short_numbers_read_as_the_full_path_reads_them() {
+        let full = |text: &str| match number_syntax(text.as_bytes()) {
+            Some((end, integer)) if end == text.len() => number_of_lexeme(text, integer).ok(),
+            _ => None,
+        };
+        let check = |text: &str| {
+            let short = short_number(text.as_bytes());
+            if let Some((end, n)) = &short {
+                let lexeme = &text[..*end];
+                assert_eq!(Some(n), full(lexeme).as_ref(), "{text}");
+                assert_eq!(
+                    n.as_f64().map(f64::to_bits),
+                    full(lexeme).and_then(|m| m.as_f64()).map(f64::to_bits),
+                    "{text}"
+                );
+            }
+            short.map(|(end, _)| end)
+        };
+        for (text, end) in [
+            ("0", Some(1)),
+            ("-0", Some(2)),
+            ("-0.0", Some(4)),
+            ("14.99,", Some(5)),
+            ("123456789012345]", Some(15)),
+            ("-12345678901234.5", Some(17)),
+            ("1234567890123456", None),
+            ("1e5", None),
+            ("1.5E3", None),
+            ("00", None),
+            ("01", None),
+            ("1.", None),
+            ("-", None),
+            (".5", None),
+            ("", None),
+        ] {
+            assert_eq!(check(text), end, "{text}");
+        }
+        if arbitrary_precision() {
+            return;
+        }
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..100_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let digits = seed % 10u64.pow(1 + (seed >> 59) as u32 % 16);
+            let places = (seed >> 32) as usize % 17;
+            let mut text = digits.to_string();
+            if places > 0 {
+                let padded = format!("{digits:0>width$}", width = places + 1);
+                let (whole, fraction) = padded.split_at(padded.len() - places);
+                text = format!("{whole}.{fraction}");
+            }
+            if seed & 1 == 1 {
+                text.insert(0, '-');
+            }
+            assert!(check(&text).is_some() || text.len() > 15, "{text}");
+        }
     }
 
     #[test]
