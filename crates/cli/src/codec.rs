@@ -249,16 +249,50 @@ pub(crate) fn decode_toon(text: &str, what: &str) -> Result<Value, CliError> {
 
 /// Reads JSON from `reader` without first reading it into a string.
 pub(crate) fn read_json<R: Read>(reader: R, what: &str) -> Result<Value, CliError> {
-    serde_json::from_reader(reader).map_err(|source| match source.io_error_kind() {
-        Some(_) => CliError::ReadInput {
+    let value: Value =
+        serde_json::from_reader(reader).map_err(|source| match source.io_error_kind() {
+            Some(_) => CliError::ReadInput {
+                what: what.to_owned(),
+                source: source.into(),
+            },
+            None => CliError::InvalidJson {
+                what: what.to_owned(),
+                source,
+            },
+        })?;
+    match out_of_range(&value) {
+        None => Ok(value),
+        Some(number) => Err(CliError::InvalidJson {
             what: what.to_owned(),
-            source: source.into(),
-        },
-        None => CliError::InvalidJson {
-            what: what.to_owned(),
-            source,
-        },
-    })
+            source: serde::de::Error::custom(format_args!(
+                "number {number} is out of range for a float"
+            )),
+        }),
+    }
+}
+
+/// The first float lexeme in `value` beyond a float's range: one that overflows, or that
+/// holds a non-zero digit and underflows to zero (`1e400`, `1e-400`). With
+/// `arbitrary_precision`, which this command turns on, serde_json keeps such lexemes where
+/// its default parser refuses the first and reads the second as 0; every codec after this
+/// would write them as something else (`null`, `0`, or text no decoder reads back).
+fn out_of_range(value: &Value) -> Option<String> {
+    match value {
+        Value::Number(n) if !n.is_u64() && !n.is_i64() => {
+            let text = n.to_string();
+            let mantissa = text.split(['e', 'E']).next().unwrap_or(&text);
+            let fits = match n.as_f64() {
+                Some(f) if f.is_finite() => {
+                    f != 0.0 || !mantissa.bytes().any(|b| matches!(b, b'1'..=b'9'))
+                }
+                _ => false,
+            };
+            (!fits).then_some(text)
+        }
+        Value::Array(items) => items.iter().find_map(out_of_range),
+        Value::Object(map) => map.values().find_map(out_of_range),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -233,6 +233,23 @@ fn gcx1_keeps_numbers_exactly() {
                 .assert(),
         );
     }
+    // The command keeps number lexemes (serde_json's `arbitrary_precision`); a float beyond
+    // a float's range is refused on input, for every output format, rather than written as
+    // infinity, null or zero.
+    for format in ["gcx1", "gcf", "json", "toon"] {
+        for number in ["1e400", "-1E999", "1e-400"] {
+            one_line_error(1, "agentwire: standard input is not valid JSON: number ")(
+                agentwire()
+                    .args(["encode", "--to", format])
+                    .write_stdin(format!("{{\"a\":[1,{number}]}}"))
+                    .assert(),
+            );
+        }
+    }
+    assert_eq!(
+        encode(&["--to", "gcx1"], "[0e-400]"),
+        "GCX1 tool=response fields=value rows=1\n0e-400\n"
+    );
 }
 
 #[test]

@@ -184,6 +184,14 @@ pub enum ErrorKind {
         /// The value.
         value: f64,
     },
+    /// A number beyond what a float carries, which would read back as infinity or zero:
+    /// `1e400`, `1e-400` (serde_json keeps such lexemes with `arbitrary_precision`)
+    /// (`number_out_of_range`).
+    #[error("the number {number} is out of range for a float: it would not read back")]
+    NumberOutOfRange {
+        /// The number's text.
+        number: String,
+    },
     /// A row or comment written while no section is open (`no_section`).
     #[error("no section is open: begin one with a header first")]
     NoSection,
@@ -278,6 +286,7 @@ impl ErrorKind {
             ErrorKind::ReservedMetaKey { .. } => "reserved_meta_key",
             ErrorKind::EmptyRow => "empty_row",
             ErrorKind::NonFiniteFloat { .. } => "non_finite_float",
+            ErrorKind::NumberOutOfRange { .. } => "number_out_of_range",
             ErrorKind::NoSection => "no_section",
             ErrorKind::FieldMismatch { .. } => "field_mismatch",
             ErrorKind::DepthLimit { .. } => "depth_limit",

@@ -29,13 +29,22 @@ pub(crate) fn arbitrary_precision() -> bool {
     })
 }
 
-/// Appends a JSON number.
-pub(crate) fn write_number(out: &mut Vec<u8>, n: &Number) {
+/// Appends a JSON number; fails on a float lexeme beyond a float's range, which only
+/// serde_json's `arbitrary_precision` keeps (the decoders refuse it: it would read back as
+/// infinity or zero).
+pub(crate) fn write_number(out: &mut Vec<u8>, n: &Number) -> Result<()> {
     if arbitrary_precision() {
         // The lexeme, verbatim (`-0`, `1E+2` and `0.50` included); written through `Display`
         // without a `String` in between.
         use std::io::Write as _;
+        let start = out.len();
         let _ = write!(out, "{n}");
+        let text = std::str::from_utf8(&out[start..]).unwrap_or_default();
+        if crate::value::exact_number(text).is_err() {
+            let number = text.to_owned();
+            out.truncate(start);
+            return Err(ErrorKind::NumberOutOfRange { number }.into());
+        }
     } else if let Some(u) = n.as_u64() {
         out.extend_from_slice(itoa::Buffer::new().format(u).as_bytes());
     } else if let Some(i) = n.as_i64() {
@@ -46,6 +55,7 @@ pub(crate) fn write_number(out: &mut Vec<u8>, n: &Number) {
             _ => out.extend_from_slice(n.to_string().as_bytes()),
         }
     }
+    Ok(())
 }
 
 /// The bytes a JSON string has to look at: `"`, `\`, control bytes, `<`, `>`, `&` (Go's
@@ -226,7 +236,7 @@ fn write_at(out: &mut Vec<u8>, value: &Value, depth: usize, cell: bool) -> Resul
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => write_number(out, n),
+        Value::Number(n) => write_number(out, n)?,
         Value::String(s) => write_string_as(out, s, cell),
         Value::Array(items) => {
             if depth >= MAX_DEPTH {
@@ -273,7 +283,7 @@ pub(crate) fn write_value_cell(out: &mut CellWriter<'_>, value: &Value) -> Resul
         Value::String(s) => out.write_str(s),
         Value::Bool(b) => out.write_bool(*b),
         Value::Number(n) => {
-            write_number(out.buffer(), n);
+            write_number(out.buffer(), n)?;
             out.raw(b"");
         }
         Value::Array(_) | Value::Object(_) => {
