@@ -15,8 +15,8 @@ pub(crate) enum From {
     Auto,
     /// GCF v3.1, either profile (graph payloads, deltas and `unchanged` replies included).
     Gcf,
-    /// GCX1: every section and row; a layout's payload against its layout, a generic-fallback
-    /// payload against its type meta.
+    /// GCX1: exactly what `decode` accepts (sections, rows, type letters and counts, how the
+    /// sections fit together), read one line at a time.
     Gcx1,
     /// TOON (strict, the reference decoder's default).
     Toon,
