@@ -286,6 +286,7 @@ derr = [
     ("017_tag_without_space", dict(input="GCX1tool=t fields=a\n"), "unsupported_version", pos(1, 1), {}),
     ("018_too_many_values_in_second_section", dict(input="GCX1 tool=a fields=x,y\n1\t2\nGCX1 tool=b fields=z\n1\t2\n"), "too_many_values", pos(4, 3), {}),
     ("019_header_line_too_long", dict(input="GCX1 tool=t fields=abcdefghijklmnopqrstuvwxyz\n"), "line_too_long", pos(1, 33), {"max_line_length": 32}),
+    ("020_duplicate_field", dict(input="GCX1 tool=t fields=a,b,a\n1\t2\t3\n"), "duplicate_field", pos(1, 24), {}),
 ]
 for n, inp, code, p, limits in derr:
     kw = dict(inp)
@@ -296,73 +297,82 @@ for n, inp, code, p, limits in derr:
         kw["position"] = p
     write("errors/" + n, n[4:], "decoding fails with " + code, "error", **kw)
 
-# ---------------------------------------------------------------- generic fallback
+# ---------------------------------------------------------------- value codec: bare values
 def any_case(n, desc, value, expected, tool="t"):
     write("any/" + n, n[4:], desc, "encode-any", tool=tool, input=value, expected=expected)
 
-any_case("001_object_plain_strings", "an object of strings: fields are the sorted keys, one row; byte-identical to the reference",
-         {"b": "x", "a": "y"}, "GCX1 tool=t fields=a,b\ny\tx\n")
-any_case("002_object_types", "non-string columns get a types= letter each: b bool, n number, v JSON (null), s string, j nested",
-         {"name": "Ada", "age": 36, "admin": True, "tags": ["x"], "boss": None},
+any_case("001_object_plain_strings", "an object of strings: fields are its keys, one row; byte-identical to the reference",
+         {"a": "y", "b": "x"}, "GCX1 tool=t fields=a,b\ny\tx\n")
+any_case("002_object_types", "a null needs JSON text (v), so the section spells every column's type: b bool, n number, v JSON, s string, j nested",
+         {"admin": True, "age": 36, "boss": None, "name": "Ada", "tags": ["x"]},
          "GCX1 tool=t fields=admin,age,boss,name,tags types=bnvsj\ntrue\t36\tnull\tAda\t[\"x\"]\n")
-any_case("003_array_of_objects_union_of_keys", "union of keys, sorted; missing keys are empty cells under upper-case letters",
-         [{"id": 1, "name": "a"}, {"id": 2, "extra": "z"}],
-         "GCX1 tool=t fields=extra,id,name rows=2 types=SnS\n\t1\ta\nz\t2\t\n")
-any_case("004_array_of_strings", "an array of strings: field value, rows=N; byte-identical to the reference",
-         ["x", "y"], "GCX1 tool=t fields=value rows=2\nx\ny\n")
+any_case("003_array_of_objects_union_of_keys", "union of keys in the order first seen; missing keys are empty cells; cells read as what they look like",
+         [{"id": 1, "name": "a"}, {"extra": "z", "id": 2}],
+         "GCX1 tool=t fields=id,name,extra\n1\ta\t\n2\t\tz\n")
+any_case("004_array_of_strings", "an array of strings: field value, one row each", ["x", "y"], "GCX1 tool=t fields=value\nx\ny\n")
 any_case("005_mixed_array", "mixed types in one column: each cell is its JSON text",
          [1, "1", True, "true", None, {"a": 1}],
-         "GCX1 tool=t fields=value rows=6 types=v\n1\n\"1\"\ntrue\n\"true\"\nnull\n{\"a\":1}\n")
+         "GCX1 tool=t fields=value types=v\n1\n\"1\"\ntrue\n\"true\"\nnull\n{\"a\":1}\n")
 any_case("006_scalar_string", "a scalar: field value, one row", "hello", "GCX1 tool=t fields=value\nhello\n")
-any_case("007_scalar_number", "a number scalar", 42, "GCX1 tool=t fields=value types=n\n42\n")
+any_case("007_scalar_number", "a number reads back as a number without a type letter", 42, "GCX1 tool=t fields=value\n42\n")
 any_case("008_scalar_null", "null would be a blank line (lost by the reference); as JSON it is `null`", None,
          "GCX1 tool=t fields=value types=v\nnull\n")
 any_case("009_scalar_empty_string", "\"\" would be a blank line (lost by the reference); as JSON it is `\"\"`", "",
          "GCX1 tool=t fields=value types=v\n\"\"\n")
 any_case("010_empty_object", "the reference's bytes for {}: one empty field name and a blank line", {},
          "GCX1 tool=t fields=\n\n")
-any_case("011_empty_array", "an empty array: header only", [], "GCX1 tool=t fields=value rows=0\n")
+any_case("011_empty_array", "an empty array: the header alone", [], "GCX1 tool=t fields=value\n")
 any_case("012_object_with_only_key_value", "an object whose only key is `value` is marked shape=record (else it reads as a scalar)",
          {"value": "x"}, "GCX1 tool=t fields=value shape=record\nx\n")
 any_case("013_rows_with_only_key_value", "an array of objects whose only key is `value` is marked shape=rows",
-         [{"value": 1}, {"value": 2}], "GCX1 tool=t fields=value rows=2 shape=rows types=n\n1\n2\n")
-any_case("014_nested_json_go_escapes", "nested values are compact JSON with sorted keys and Go's HTML-safe escapes, then row-escaped",
-         {"a": {"z": "<b>&", "y": 1}, "b": "x"},
-         "GCX1 tool=t fields=a,b types=js\n{\"y\":1,\"z\":\"\\\\u003cb\\\\u003e\\\\u0026\"}\tx\n")
-any_case("015_json_looking_strings_stay_strings", "strings that look like JSON, numbers or booleans stay strings",
-         {"s": "{\"a\":1}", "n": "42", "t": "true", "z": "null"}, "GCX1 tool=t fields=n,s,t,z\n42\t{\"a\":1}\ttrue\tnull\n")
-any_case("016_crlf_string_as_json", "a string with CR is written as JSON text, so CRLF survives",
+         [{"value": 1}, {"value": 2}], "GCX1 tool=t fields=value shape=rows\n1\n2\n")
+any_case("014_nested_json_go_escapes", "nested values are compact JSON with Go's HTML-safe escapes, then row-escaped",
+         {"a": {"y": 1, "z": "<b>&"}, "b": "x"},
+         "GCX1 tool=t fields=a,b\n{\"y\":1,\"z\":\"\\\\u003cb\\\\u003e\\\\u0026\"}\tx\n")
+any_case("015_json_looking_strings_get_letters", "strings that would read as a number, JSON or a boolean are marked s; `null` reads as text anyway",
+         {"n": "42", "s": "{\"a\":1}", "t": "true", "z": "null"}, "GCX1 tool=t fields=n,s,t,z types=ssss\n42\t{\"a\":1}\ttrue\tnull\n")
+any_case("016_crlf_string_as_json", "a string with CR before LF is written as JSON text, so CRLF survives",
          {"k": "x", "s": "a\r\nb"}, "GCX1 tool=t fields=k,s types=sv\nx\t\"a\\\\r\\\\nb\"\n")
 any_case("017_first_column_protected", "a first cell starting with # or GCX is protected by a backslash",
          {"a": "#x", "b": "GCX1 y"}, "GCX1 tool=t fields=a,b\n\\#x\tGCX1 y\n")
 any_case("018_single_key_missing_becomes_json_objects",
          "one key missing from some element would need an empty one-column row: elements become JSON objects",
-         [{"a": 1}, {}], "GCX1 tool=t fields=value rows=2 types=j\n{\"a\":1}\n{}\n")
+         [{"a": 1}, {}], "GCX1 tool=t fields=value\n{\"a\":1}\n{}\n")
 any_case("019_key_with_space_as_json_cell", "a key that cannot be a field name puts the object in one JSON cell",
-         {"first name": "Ada"}, "GCX1 tool=t fields=value types=j\n{\"first name\":\"Ada\"}\n")
-any_case("020_number_lexemes_verbatim", "numbers keep their JSON lexeme, as Go's json.Number does",
+         {"first name": "Ada"}, "GCX1 tool=t fields=value\n{\"first name\":\"Ada\"}\n")
+any_case("020_number_lexemes_verbatim", "numbers keep their JSON lexeme (with arbitrary_precision, as the runner builds), as Go's json.Number does",
          [N("1e+2"), N("0.50"), N("-0"), N("1.0"), N("12345678901234567890")],
-         "GCX1 tool=t fields=value rows=5 types=n\n1e+2\n0.50\n-0\n1.0\n12345678901234567890\n")
-any_case("021_booleans", "a column of booleans", [True, False], "GCX1 tool=t fields=value rows=2 types=b\ntrue\nfalse\n")
+         "GCX1 tool=t fields=value\n1e+2\n0.50\n-0\n1.0\n12345678901234567890\n")
+any_case("021_booleans", "a column of booleans", [True, False], "GCX1 tool=t fields=value\ntrue\nfalse\n")
 any_case("022_one_column_with_empty_string", "a one-column section with an empty string uses JSON text",
-         [{"a": "x"}, {"a": ""}], "GCX1 tool=t fields=a rows=2 types=v\n\"x\"\n\"\"\n")
+         [{"a": "x"}, {"a": ""}], "GCX1 tool=t fields=a types=v\n\"x\"\n\"\"\n")
 any_case("023_null_vs_empty_vs_missing", "null, \"\" and a missing key stay distinct",
          [{"a": None, "b": 1}, {"a": "", "b": 2}, {"b": 3}],
-         "GCX1 tool=t fields=a,b rows=3 types=vn\nnull\t1\n\"\"\t2\n\t3\n")
+         "GCX1 tool=t fields=a,b types=vn\nnull\t1\n\"\"\t2\n\t3\n")
 any_case("024_strings_with_escapes", "row escapes inside plain strings", {"a": "tab\there", "b": "back\\slash", "c": "nl\n"},
          "GCX1 tool=t fields=a,b,c\ntab\\there\tback\\\\slash\tnl\\n\n")
-any_case("025_empty_string_in_wide_record", "an empty string in a multi-column row is a plain empty cell",
-         {"a": "", "b": "x"}, "GCX1 tool=t fields=a,b\n\tx\n")
+any_case("025_empty_string_in_wide_record", "an empty cell reads as a missing member, so an empty string needs the letter s",
+         {"a": "", "b": "x"}, "GCX1 tool=t fields=a,b types=ss\n\tx\n")
 any_case("026_nested_arrays_of_arrays", "nested arrays inside an array of scalars", [[1, [2]], []],
-         "GCX1 tool=t fields=value rows=2 types=j\n[1,[2]]\n[]\n")
+         "GCX1 tool=t fields=value\n[1,[2]]\n[]\n")
 any_case("027_object_keys_with_equals_and_backslash", "`=` and backslash are fine in field names",
-         {"a=b": "1", "c\\d": "2"}, "GCX1 tool=t fields=a=b,c\\\\\\\\d\n1\t2\n")
-any_case("028_sparse_bool_and_nested_columns", "missing keys under b and j columns", [{"f": True, "o": {"k": []}}, {"x": "y"}],
-         "GCX1 tool=t fields=f,o,x rows=2 types=BJS\ntrue\t{\"k\":[]}\t\n\t\ty\n")
+         {"a=b": "1", "c\\d": "2"}, "GCX1 tool=t fields=a=b,c\\\\\\\\d types=ss\n1\t2\n")
+any_case("028_sparse_bool_and_nested_columns", "missing members under boolean, nested and text columns need no letters",
+         [{"f": True, "o": {"k": []}}, {"x": "y"}],
+         "GCX1 tool=t fields=f,o,x\ntrue\t{\"k\":[]}\t\n\t\ty\n")
+any_case("029_one_row_array", "an array of one object says rows=1 (one row alone reads as the object)",
+         [{"a": 1, "b": "x"}], "GCX1 tool=t fields=a,b rows=1\n1\tx\n")
+any_case("030_one_element_scalar_array", "an array of one scalar says rows=1", ["x"], "GCX1 tool=t fields=value rows=1\nx\n")
+any_case("031_dotted_tool_bare_rows", "under a dotted tool name a lone section reads as a wrapper's member, so bare rows say shape=rows",
+         [{"x": 1}, {"x": 2}], "GCX1 tool=a.b fields=x shape=rows\n1\n2\n", tool="a.b")
+any_case("032_dotted_tool_record", "a bare record under a dotted tool name", {"x": 1}, "GCX1 tool=a.b fields=x shape=record\n1\n", tool="a.b")
+any_case("033_dotted_tool_scalar", "a bare scalar under a dotted tool name", 5, "GCX1 tool=a.b fields=value shape=scalar\n5\n", tool="a.b")
+any_case("034_dotted_tool_scalar_array", "a bare array of scalars under a dotted tool name", [1, 2],
+         "GCX1 tool=a.b fields=value shape=values\n1\n2\n", tool="a.b")
 
-write("any/decode_001_reference_rows_are_strings", "reference_rows_are_strings",
-      "a reference payload has no type meta: every cell reads back as a string", "decode-any",
-      input="GCX1 tool=t fields=id,n rows=1\n1\ta\n", expected=[{"id": "1", "n": "a"}], tool="t")
+write("any/decode_001_reference_cells_read_as_they_look", "reference_cells_read_as_they_look",
+      "a reference payload has no type meta: cells read as what they look like", "decode-any",
+      input="GCX1 tool=t fields=id,n rows=1\n1\ta\n", expected=[{"id": 1, "n": "a"}], tool="t")
 write("any/decode_002_reference_record", "reference_record", "the reference's record shape", "decode-any",
       input="GCX1 tool=t fields=a,b\nx\ty\n", expected={"a": "x", "b": "y"})
 write("any/decode_003_reference_empty_object", "reference_empty_object", "the reference's bytes for {}", "decode-any",
@@ -372,19 +382,31 @@ write("any/decode_004_padded_upper_case_columns", "padded_upper_case_columns",
       input="GCX1 tool=t fields=a,b rows=2 types=nS\n1\tx\n2\n", expected=[{"a": 1, "b": "x"}, {"a": 2}])
 write("any/decode_005_explicit_shapes", "explicit_shapes", "shape=values and shape=scalar may also be spelled out",
       "decode-any", input="GCX1 tool=t fields=value rows=1 shape=values types=n\n7\n", expected=[7])
+write("any/decode_006_zero_rows_without_rows_meta", "zero_rows_without_rows_meta",
+      "a section with no rows and no rows= meta is an empty array", "decode-any",
+      input="GCX1 tool=t fields=a,b\n", expected=[])
+write("any/decode_007_inference_edges", "inference_edges",
+      "inference reads JSON numbers, booleans and JSON arrays and objects; anything else, numbers out of range and broken JSON included, is text",
+      "decode-any", input="GCX1 tool=t fields=a,b,c,d,e,f,g\n007\t1e400\t-0\t[1,\t{x\tnull\tTrue\n",
+      expected={"a": "007", "b": "1e400", "c": N("-0"), "d": "[1,", "e": "{x", "f": "null", "g": "True"})
 
 aerr = [
-    ("001_types_length_mismatch", "GCX1 tool=t fields=a types=nn\n1\n", "invalid_meta", None),
-    ("002_unknown_type_letter", "GCX1 tool=t fields=a types=q\n1\n", "invalid_meta", None),
-    ("003_rows_count_mismatch", "GCX1 tool=t fields=value rows=3\na\nb\n", "row_count", None),
+    ("001_types_length_mismatch", "GCX1 tool=t fields=a types=nn\n1\n", "invalid_meta", pos(1, 1)),
+    ("002_unknown_type_letter", "GCX1 tool=t fields=a types=q\n1\n", "invalid_meta", pos(1, 1)),
+    ("003_rows_count_mismatch", "GCX1 tool=t fields=value rows=3\na\nb\n", "row_count", pos(1, 1)),
     ("004_bad_number_cell", "GCX1 tool=t fields=a,b types=sn\nx\tten\n", "invalid_value", pos(2, 3)),
-    ("005_second_section", "GCX1 tool=t fields=a\n1\nGCX1 tool=u fields=a\n", "unexpected_section", None),
+    ("005_unrelated_second_section", "GCX1 tool=t fields=a\n1\nGCX1 tool=u fields=a\n", "unexpected_section", pos(3, 1)),
     ("006_bad_json_cell", "GCX1 tool=t fields=a types=j\n{\n", "invalid_value", pos(2, 1)),
-    ("007_record_with_two_rows", "GCX1 tool=t fields=a\n1\n2\n", "row_count", None),
-    ("008_unknown_shape", "GCX1 tool=t fields=a shape=blob\n1\n", "invalid_meta", None),
+    ("007_record_with_two_rows", "GCX1 tool=t fields=a shape=record\n1\n2\n", "row_count", pos(1, 1)),
+    ("008_unknown_shape", "GCX1 tool=t fields=a shape=blob\n1\n", "invalid_meta", pos(1, 1)),
     ("009_bad_bool_cell", "GCX1 tool=t fields=a types=b\nyes\n", "invalid_value", pos(2, 1)),
-    ("010_scalar_json_in_nested_column", "GCX1 tool=t fields=a types=j\n1\n", "invalid_value", None),
-    ("011_missing_element", "GCX1 tool=t fields=value rows=2 types=v\n1\n\n\\\n", "invalid_value", None),
+    ("010_scalar_json_in_nested_column", "GCX1 tool=t fields=a types=j\n1\n", "invalid_value", pos(2, 1)),
+    ("011_missing_element", "GCX1 tool=t fields=value rows=2 types=v\n1\n\\\n", "invalid_value", pos(3, 1)),
+    ("012_rows_beyond_the_count_stop_at_once", "GCX1 tool=t fields=a rows=2\n1\n2\n3\n4\n", "row_count", pos(4, 1)),
+    ("013_member_twice", "GCX1 tool=t.a fields=x\n1\nGCX1 tool=t.b fields=y\n2\nGCX1 tool=t.a fields=x\n3\n", "unexpected_section", pos(5, 1)),
+    ("014_section_of_another_tool", "GCX1 tool=t.a fields=x\n1\nGCX1 tool=u.b fields=x\n2\n", "unexpected_section", pos(3, 1)),
+    ("015_known_integer_column", "GCX1 tool=search_symbols fields=id,line\na\t3.5\n", "invalid_value", pos(2, 3)),
+    ("016_invalid_escape_before_a_multibyte_character", "GCX1 tool=t fields=a types=j\n\"\\\\\u00e9\"\n", "invalid_value", pos(2, 1)),
 ]
 for n, text, code, p in aerr:
     kw = dict(input=text, expected_error=code)
@@ -392,6 +414,152 @@ for n, text, code, p in aerr:
         kw["position"] = p
     write("any/err_" + n, n[4:], "decode_any fails with " + code, "any-error", **kw)
 
+# ---------------------------------------------------------------- value codec: wrapped responses
+def shape(n, desc, value, expected, tool="t"):
+    write("shapes/" + n, n[4:], desc, "encode-any", tool=tool, input=value, expected=expected)
+
+shape("001_rows_under_a_wrapper_key", "one array of objects beside scalars: a section tool.key, the scalars typed in its header",
+      {"results": [{"id": "a", "line": 3}, {"id": "b", "line": 4}], "total": 9, "truncated": True},
+      "GCX1 tool=t.results fields=id,line total=9 truncated=true\na\t3\nb\t4\n")
+shape("002_known_tool_writes_gortex_shape", "for search_symbols the rows travel under the tool's own name, as Gortex writes them",
+      {"results": [{"id": "a", "line": 3}, {"id": "b", "line": 4}], "total": 9, "truncated": True},
+      "GCX1 tool=search_symbols fields=id,line total=9 truncated=true\na\t3\nb\t4\n", tool="search_symbols")
+shape("003_nodes_and_edges", "several arrays of objects: one section each, the meta on the first",
+      {"edges": [{"from": "b", "to": "a"}], "nodes": [{"id": "a"}, {"id": "b"}], "truncated": False},
+      "GCX1 tool=t.edges fields=from,to truncated=false\nb\ta\nGCX1 tool=t.nodes fields=id\na\nb\n")
+shape("004_text_scalars_in_a_record_section", "a scalar a header cannot carry (spaces) goes to one row of a section named like the tool",
+      {"n": 2, "symbols": [{"id": "a"}, {"id": "b"}], "task": "find the bug"},
+      "GCX1 tool=t fields=task n=2\nfind the bug\nGCX1 tool=t.symbols fields=id\na\nb\n")
+shape("005_smart_context_task_section", "smart_context's task has a section of its own (the spec's .task)",
+      {"symbols": [{"id": "a"}, {"id": "b"}], "task": "find the bug"},
+      "GCX1 tool=smart_context.symbols fields=id\na\nb\nGCX1 tool=smart_context.task fields=task\nfind the bug\n", tool="smart_context")
+shape("006_meta_values_as_json_text", "meta values that would read as something else are JSON text; null and booleans and numbers are themselves",
+      {"big": 1.5, "e": "", "etag": "42", "items": [{"a": 1}, {"a": 2}], "none": None},
+      "GCX1 tool=t.items fields=a big=1.5 e= etag=\"42\" none=null\n1\n2\n")
+shape("007_reserved_keys_and_lists", "reserved meta keys and short lists ride in the record section; long lists of scalars get a section",
+      {"few": ["x"], "rows": [{"a": 1}, {"a": 2}], "tags": ["w", "x", "y", "z"], "tool": "me", "types": "q"},
+      "GCX1 tool=t fields=few,tool,types\n[\"x\"]\tme\tq\nGCX1 tool=t.rows fields=a\n1\n2\nGCX1 tool=t.tags fields=value\nw\nx\ny\nz\n")
+shape("008_repo_outline", "get_repo_outline: one section per table, short lists in the record section",
+      {"communities": [{"id": 0, "name": "core"}, {"id": 1, "name": "mcp"}], "entry_points": ["main.go::main"],
+       "languages": [{"name": "go", "nodes": 35}]},
+      "GCX1 tool=get_repo_outline fields=entry_points\n[\"main.go::main\"]\n"
+      "GCX1 tool=get_repo_outline.communities fields=id,name\n0\tcore\n1\tmcp\n"
+      "GCX1 tool=get_repo_outline.languages fields=name,nodes\ngo\t35\n", tool="get_repo_outline")
+shape("009_dotted_member_key_rides_as_json", "a member whose key has a dot cannot name a section: it rides as JSON",
+      {"a.b": [{"x": 1}, {"x": 2}], "c": [{"y": 1}, {"y": 2}]},
+      "GCX1 tool=t fields=a.b\n[{\"x\":1},{\"x\":2}]\nGCX1 tool=t.c fields=y\n1\n2\n")
+shape("010_member_named_like_a_known_tool", "analyze + hotspots would name the tool analyze.hotspots: the member rides as JSON",
+      {"hotspots": [{"id": "a", "score": 1}, {"id": "b", "score": 2}]},
+      "GCX1 tool=analyze fields=hotspots\n[{\"id\":\"a\",\"score\":1},{\"id\":\"b\",\"score\":2}]\n", tool="analyze")
+shape("011_one_row_member_is_still_an_array", "a member section holds an array, one row or none",
+      {"a": [{"x": 1}], "b": [{"y": 2}, {"y": 3}]},
+      "GCX1 tool=t.a fields=x\n1\nGCX1 tool=t.b fields=y\n2\n3\n")
+
+for n, desc, text, value, tool in [
+    ("decode_004_continued_sections", "consecutive sections of one name continue one array (a streaming writer re-heads when a row does not fit)",
+     "GCX1 tool=t fields=a\n1\nGCX1 tool=t fields=a,b types=nS\n2\tx\nGCX1 tool=t fields=value\n3\n", [{"a": 1}, {"a": 2, "b": "x"}, 3], "t"),
+    ("decode_001_lone_member_section", "a lone section tool.key is the member key of a wrapper",
+     "GCX1 tool=t.items fields=a n=2\n1\n2\n", {"items": [{"a": 1}, {"a": 2}], "n": 2}, "t"),
+    ("decode_002_meta_of_every_section", "meta of every section are members of the wrapper; the first wins",
+     "GCX1 tool=t.a fields=x k=1\n1\nGCX1 tool=t.b fields=y k=2 j=3\n2\n", {"a": [{"x": 1}], "b": [{"y": 2}], "k": 1, "j": 3}, "t"),
+    ("decode_003_member_wins_over_meta", "a member named like a meta key keeps the member (Gortex's edges=N beside the edges)",
+     "GCX1 tool=find_usages fields=from edges=1 truncated=false\na\n", {"edges": [{"from": "a"}], "truncated": False}, "find_usages"),
+]:
+    write("shapes/" + n, n[11:], desc, "decode-any", input=text, expected=value, tool=tool)
+
+# ---------------------------------------------------------------- what Gortex writes
+def gortex(n, desc, text, value, tool):
+    write("gortex/" + n, n[4:], desc, "decode-any", input=text, expected=value, tool=tool)
+
+gortex("001_benchmark_rows", "the wire-format harness's rows (EncodeAny): sorted fields, rows=N, no type letters",
+       "GCX1 tool=search_symbols fields=file_path,id,kind,name,start_line rows=2\n"
+       "src/a.go\tsrc/a.go::Open\tfunction\tOpen\t12\nsrc/b.go\tsrc/b.go::Close\tmethod\tClose\t40\n",
+       [{"file_path": "src/a.go", "id": "src/a.go::Open", "kind": "function", "name": "Open", "start_line": 12},
+        {"file_path": "src/b.go", "id": "src/b.go::Close", "kind": "method", "name": "Close", "start_line": 40}], "search_symbols")
+gortex("002_benchmark_record", "an object as one row (EncodeAny), source escaped",
+       "GCX1 tool=get_symbol_source fields=end_line,etag,file_path,from_line,id,name,source,start_line\n"
+       "14\t0af1\tsrc/a.go\t9\tsrc/a.go::Open\tOpen\tfunc Open() error {\\n\\treturn nil\\n}\t10\n",
+       {"end_line": 14, "etag": "0af1", "file_path": "src/a.go", "from_line": 9, "id": "src/a.go::Open", "name": "Open",
+        "source": "func Open() error {\n\treturn nil\n}", "start_line": 10}, "get_symbol_source")
+gortex("003_benchmark_symbols_wrapper", "{symbols, total, etag}: rows under the tool's wrapper key, the header's totals typed; empty cells are missing members",
+       "GCX1 tool=batch_symbols fields=end_line,error,id,start_line etag=ffee01 rows=2 total=2\n"
+       "20\t\tsrc/a.go::Open\t10\n\tsymbol not found\tsrc/b.go::Gone\t\n",
+       {"symbols": [{"end_line": 20, "id": "src/a.go::Open", "start_line": 10}, {"error": "symbol not found", "id": "src/b.go::Gone"}],
+        "etag": "ffee01", "total": 2}, "batch_symbols")
+gortex("004_benchmark_edges_wrapper", "{edges, total_edges}: find_usages' rows under edges; float lexemes kept",
+       "GCX1 tool=find_usages fields=confidence,from,kind,origin,to rows=2 total_edges=2\n"
+       "1.0\tsrc/a.go::Open\tcalls\tast_resolved\tsrc/c.go::read\n0.95\tsrc/b.go::Close\tcalls\tast_inferred\tsrc/c.go::read\n",
+       {"edges": [{"confidence": N("1.0"), "from": "src/a.go::Open", "kind": "calls", "origin": "ast_resolved", "to": "src/c.go::read"},
+                  {"confidence": N("0.95"), "from": "src/b.go::Close", "kind": "calls", "origin": "ast_inferred", "to": "src/c.go::read"}],
+        "total_edges": 2}, "find_usages")
+gortex("005_benchmark_nodes_and_edges", "{nodes, edges, ...}: two sections, the totals on .nodes",
+       "GCX1 tool=get_callers.nodes fields=file_path,id,start_line rows=1 total_nodes=1 truncated=false\nsrc/a.go\tsrc/a.go::Open\t12\n"
+       "GCX1 tool=get_callers.edges fields=confidence,from,to rows=0\n",
+       {"nodes": [{"file_path": "src/a.go", "id": "src/a.go::Open", "start_line": 12}], "edges": [],
+        "total_nodes": 1, "truncated": False}, "get_callers")
+gortex("006_benchmark_one_section_per_key", "an object of arrays: one section per key, scalars in value sections, an empty one with rows=0",
+       "GCX1 tool=get_repo_outline.communities fields=id,modularity,name,size rows=1\n0\t0.42\tcore\t1205\n"
+       "GCX1 tool=get_repo_outline.entry_points fields=value rows=1\ncmd/main.go::main\n"
+       "GCX1 tool=get_repo_outline.most_imported fields=value rows=0\n",
+       {"communities": [{"id": 0, "modularity": N("0.42"), "name": "core", "size": 1205}], "entry_points": ["cmd/main.go::main"],
+        "most_imported": []}, "get_repo_outline")
+gortex("007_benchmark_json_cells", "nested values as compact JSON cells; a missing key is an empty cell",
+       "GCX1 tool=contracts fields=consumers,id,method,providers rows=2\n"
+       "[\"web/a.ts::load\"]\thttp::GET::/users\tGET\t[\"api/u.go::List\"]\n[]\ttopic::orders\t\t[\"orders/p.go::Publish\"]\n",
+       [{"consumers": ["web/a.ts::load"], "id": "http::GET::/users", "method": "GET", "providers": ["api/u.go::List"]},
+        {"consumers": [], "id": "topic::orders", "providers": ["orders/p.go::Publish"]}], "contracts")
+gortex("008_production_search_symbols", "Gortex's encoder today: 13 columns, a comment, total and truncated; booleans and integers typed by the tool",
+       "GCX1 tool=search_symbols fields=id,kind,name,path,path_abs,line,sig,enclosing,is_test,test_role,test_runner,type_flavor,ui_component total=3 truncated=true\n"
+       "# 1 result(s)\nsrc/a.go::Open\tfunction\tOpen\tsrc/a.go\t/repo/src/a.go\t12\tfunc Open() error\t\tfalse\t\t\t\t\n",
+       {"results": [{"id": "src/a.go::Open", "kind": "function", "name": "Open", "path": "src/a.go", "path_abs": "/repo/src/a.go",
+                     "line": 12, "sig": "func Open() error", "is_test": False}], "total": 3, "truncated": True}, "search_symbols")
+gortex("009_production_graph_with_notes", "a graph without total (Gortex's golden get_callers), tier and via on edges, a .notes section",
+       "GCX1 tool=get_callers.nodes fields=id,kind,name,path,line truncated=false\nsrc/a.go::Open\tfunction\tOpen\tsrc/a.go\t12\n"
+       "GCX1 tool=get_callers.edges fields=from,to,kind,origin,tier,via,confidence,label,line,file_path count=1\n"
+       "src/b.go::main\tsrc/a.go::Open\tcalls\tast_resolved\tast\t\t1\thigh\t7\tsrc/b.go\n"
+       "GCX1 tool=get_callers.notes fields=kind,class,message\ncaveat\tweak\tonly text matches for some callers\n",
+       {"nodes": [{"id": "src/a.go::Open", "kind": "function", "name": "Open", "path": "src/a.go", "line": 12}],
+        "edges": [{"from": "src/b.go::main", "to": "src/a.go::Open", "kind": "calls", "origin": "ast_resolved", "tier": "ast",
+                   "confidence": 1.0, "label": "high", "line": 7, "file_path": "src/b.go"}],
+        "notes": [{"kind": "caveat", "class": "weak", "message": "only text matches for some callers"}],
+        "truncated": False, "count": 1}, "get_callers")
+gortex("010_production_symbol_source", "get_symbol_source: one row, its meta (etag, omissions) merged; text columns stay text",
+       "GCX1 tool=get_symbol_source fields=id,kind,name,path,start_line,end_line,from_line,sig,etag,source etag=1234 omissions=comments\n"
+       "f\tfunction\tf\tf.json\t1\t3\t1\t\t1234\t[1, 2]\n",
+       {"id": "f", "kind": "function", "name": "f", "path": "f.json", "start_line": 1, "end_line": 3, "from_line": 1,
+        "etag": "1234", "source": "[1, 2]", "omissions": "comments"}, "get_symbol_source")
+gortex("011_unknown_tool_wrapper", "a lone section with meta under an unknown tool: rows under `results` (the harness's first rule)",
+       "GCX1 tool=my_tool fields=id rows=2 total=2\na\nb\n", {"results": [{"id": "a"}, {"id": "b"}], "total": 2}, "my_tool")
+gortex("012_unknown_tool_wrapper_with_etag", "... under `symbols` when an etag rides along",
+       "GCX1 tool=my_tool fields=id etag=x1 rows=1\na\n", {"symbols": [{"id": "a"}], "etag": "x1"}, "my_tool")
+gortex("013_production_hotspots", "analyze.hotspots with Gortex's betweenness column and count",
+       "GCX1 tool=analyze.hotspots fields=id,name,path,line,fan_in,fan_out,cross_cut,betweenness,score count=1\n"
+       "s.go::Serve\tServe\ts.go\t5\t12\t30\t3\t0.25\t81.3\n",
+       {"items": [{"id": "s.go::Serve", "name": "Serve", "path": "s.go", "line": 5, "fan_in": 12, "fan_out": 30, "cross_cut": 3,
+                   "betweenness": N("0.25"), "score": N("81.3")}], "count": 1}, "analyze.hotspots")
+
+# ---------------------------------------------------------------- exact numbers
+write("numbers/001_big_integer_keeps_its_digits", "big_integer_keeps_its_digits", "an integer beyond 64 bits keeps every digit",
+      "encode-any", tool="t", input={"n": N("123456789012345678901234567890")}, expected="GCX1 tool=t fields=n\n123456789012345678901234567890\n")
+write("numbers/002_minus_zero_kept", "minus_zero_kept", "-0 keeps its sign", "decode-any",
+      input="GCX1 tool=t fields=a types=n\n-0\n", expected={"a": N("-0")})
+write("numbers/003_float_lexemes_kept", "float_lexemes_kept", "a float keeps its lexeme", "decode-any",
+      input="GCX1 tool=t fields=a,b,c types=nnn\n0.50\t1E+2\t5e-324\n", expected={"a": N("0.50"), "b": N("1E+2"), "c": N("5e-324")})
+for n, cell in [("004_overflow_is_an_error", "1e400"), ("005_underflow_is_an_error", "1e-400"), ("006_negative_overflow_is_an_error", "-1e999")]:
+    write("numbers/" + n, n[4:], f"{cell} in a number cell is an error, never infinity or zero", "any-error",
+          input=f"GCX1 tool=t fields=a types=n\n{cell}\n", expected_error="invalid_value", position=pos(2, 1))
+write("numbers/007_overflow_in_a_json_cell", "overflow_in_a_json_cell", "out of range inside a JSON cell too", "any-error",
+      input="GCX1 tool=t fields=a types=j\n[1,1e400]\n", expected_error="invalid_value", position=pos(2, 1))
+write("numbers/008_zero_with_a_big_exponent_is_zero", "zero_with_a_big_exponent_is_zero", "0e-400 is zero, not an underflow",
+      "decode-any", input="GCX1 tool=t fields=a types=n\n0e-400\n", expected={"a": N("0e-400")})
+
+# ---------------------------------------------------------------- one rule for limits
+write("limits/001_line_too_long_refused_on_encode", "line_too_long_refused_on_encode",
+      "a row longer than the line limit is refused when written, not after", "encode-any-error",
+      tool="t", input={"a": "x" * 40}, limits={"max_line_length": 20}, expected_error="line_too_long")
+write("limits/002_header_too_long_refused_on_encode", "header_too_long_refused_on_encode",
+      "a header longer than the line limit too", "encode-any-error",
+      tool="t", input={"a_rather_long_field_name": 1}, limits={"max_line_length": 20}, expected_error="line_too_long")
 # ---------------------------------------------------------------- layouts
 def layout(n, name, desc, value, text, decodes_to=None):
     kw = dict(layout=name, input=value, expected=text)
@@ -399,10 +567,11 @@ def layout(n, name, desc, value, text, decodes_to=None):
         kw["decodesTo"] = decodes_to
     write("layouts/" + n, n[4:], desc, "encode-layout", **kw)
 
-layout("001_search_symbols", "search_symbols", "meta total and truncated, the `# N result(s)` comment, one row per hit",
-       {"total": 7, "truncated": True, "results": [
+layout("001_search_symbols", "search_symbols", "meta total and truncated, the `# N result(s)` comment, one row per hit; an empty sig is an empty cell",
+       {"results": [
            {"id": "internal/mcp/server.go::NewServer", "kind": "function", "name": "NewServer", "path": "internal/mcp/server.go", "line": 62, "sig": "func NewServer(cfg Config) *Server"},
-           {"id": "internal/mcp/server.go::Server.Start", "kind": "method", "name": "Start", "path": "internal/mcp/server.go", "line": 118, "sig": ""}]},
+           {"id": "internal/mcp/server.go::Server.Start", "kind": "method", "name": "Start", "path": "internal/mcp/server.go", "line": 118}],
+        "total": 7, "truncated": True},
        "GCX1 tool=search_symbols fields=id,kind,name,path,line,sig total=7 truncated=true\n# 2 result(s)\n"
        "internal/mcp/server.go::NewServer\tfunction\tNewServer\tinternal/mcp/server.go\t62\tfunc NewServer(cfg Config) *Server\n"
        "internal/mcp/server.go::Server.Start\tmethod\tStart\tinternal/mcp/server.go\t118\t\n")
@@ -411,40 +580,42 @@ layout("002_get_symbol_source", "get_symbol_source", "one row; source escaped; e
         "sig": "func F()", "etag": "abc123", "source": "func F() {\n\treturn\n}"},
        "GCX1 tool=get_symbol_source fields=id,kind,name,path,start_line,end_line,from_line,sig,etag,source etag=abc123\n"
        "a.go::F\tfunction\tF\ta.go\t10\t12\t8\tfunc F()\tabc123\tfunc F() {\\n\\treturn\\n}\n")
-layout("003_batch_symbols_with_source", "batch_symbols", "include_source adds the source column before error; meta count",
-       {"include_source": True, "symbols": [
-           {"id": "a.go::F", "kind": "function", "name": "F", "path": "a.go", "start_line": 1, "end_line": 3, "sig": "func F()", "source": "func F() {}", "error": ""}]},
+layout("003_batch_symbols_with_source", "batch_symbols", "the source column comes before error when a symbol has source; meta count",
+       {"symbols": [
+           {"id": "a.go::F", "kind": "function", "name": "F", "path": "a.go", "start_line": 1, "end_line": 3, "sig": "func F()", "source": "func F() {}"}],
+        "count": 1},
        "GCX1 tool=batch_symbols fields=id,kind,name,path,start_line,end_line,sig,source,error count=1\n"
        "a.go::F\tfunction\tF\ta.go\t1\t3\tfunc F()\tfunc F() {}\t\n")
-layout("004_batch_symbols_unresolved", "batch_symbols", "an unresolved symbol: empty line cells and the error",
-       {"include_source": False, "symbols": [
-           {"id": "x.go::Missing", "kind": "", "name": "", "path": "", "start_line": None, "end_line": None, "sig": "", "source": "", "error": "not found"},
-           {"id": "a.go::F", "kind": "function", "name": "F", "path": "a.go", "start_line": 1, "end_line": 3, "sig": "", "source": "", "error": ""}]},
+layout("004_batch_symbols_unresolved", "batch_symbols", "an unresolved symbol: empty cells and the error",
+       {"symbols": [
+           {"id": "x.go::Missing", "error": "not found"},
+           {"id": "a.go::F", "kind": "function", "name": "F", "path": "a.go", "start_line": 1, "end_line": 3}],
+        "count": 2},
        "GCX1 tool=batch_symbols fields=id,kind,name,path,start_line,end_line,sig,error count=2\n"
        "x.go::Missing\t\t\t\t\t\t\tnot found\na.go::F\tfunction\tF\ta.go\t1\t3\t\t\n")
-layout("005_find_usages", "find_usages", "meta edges; confidence as Go %g", {"usages": [
+layout("005_find_usages", "find_usages", "meta edges counts the rows; confidence keeps its lexeme", {"edges": [
            {"from": "a.go::G", "to": "a.go::F", "edge_kind": "calls", "origin": "lsp_resolved", "confidence": N("0.95"), "from_name": "G", "from_path": "a.go", "from_line": 30},
            {"from": "b.go::H", "to": "a.go::F", "edge_kind": "references", "origin": "text_matched", "confidence": N("1.0"), "from_name": "H", "from_path": "b.go", "from_line": 4}]},
        "GCX1 tool=find_usages fields=from,to,edge_kind,origin,confidence,from_name,from_path,from_line edges=2\n"
        "a.go::G\ta.go::F\tcalls\tlsp_resolved\t0.95\tG\ta.go\t30\n"
-       "b.go::H\ta.go::F\treferences\ttext_matched\t1\tH\tb.go\t4\n")
+       "b.go::H\ta.go::F\treferences\ttext_matched\t1.0\tH\tb.go\t4\n")
 layout("006_get_file_summary", "get_file_summary", "meta total_nodes, total_edges, truncated, etag",
-       {"total_nodes": 2, "total_edges": 5, "truncated": False, "etag": "e1", "symbols": [
-           {"id": "a.go::F", "kind": "function", "name": "F", "line": 3, "sig": "func F()"}]},
+       {"symbols": [{"id": "a.go::F", "kind": "function", "name": "F", "line": 3, "sig": "func F()"}],
+        "total_nodes": 2, "total_edges": 5, "truncated": False, "etag": "e1"},
        "GCX1 tool=get_file_summary fields=id,kind,name,line,sig etag=e1 total_edges=5 total_nodes=2 truncated=false\n"
        "a.go::F\tfunction\tF\t3\tfunc F()\n")
-layout("007_get_callers", "graph", ".nodes (meta total, truncated) then .edges (meta count)",
-       {"tool": "get_callers", "total": 2, "truncated": False,
-        "nodes": [{"id": "a.go::F", "kind": "function", "name": "F", "path": "a.go", "line": 3},
+layout("007_get_callers", "get_callers", ".nodes (meta total, truncated) then .edges (meta count)",
+       {"nodes": [{"id": "a.go::F", "kind": "function", "name": "F", "path": "a.go", "line": 3},
                   {"id": "b.go::G", "kind": "method", "name": "G", "path": "b.go", "line": 9}],
-        "edges": [{"from": "b.go::G", "to": "a.go::F", "kind": "calls", "origin": "ast_resolved", "confidence": N("0.8"), "label": "likely"}]},
+        "edges": [{"from": "b.go::G", "to": "a.go::F", "kind": "calls", "origin": "ast_resolved", "confidence": N("0.8"), "label": "likely"}],
+        "total": 2, "truncated": False, "count": 1},
        "GCX1 tool=get_callers.nodes fields=id,kind,name,path,line total=2 truncated=false\n"
        "a.go::F\tfunction\tF\ta.go\t3\nb.go::G\tmethod\tG\tb.go\t9\n"
        "GCX1 tool=get_callers.edges fields=from,to,kind,origin,confidence,label count=1\n"
        "b.go::G\ta.go::F\tcalls\tast_resolved\t0.8\tlikely\n")
-layout("008_find_implementations_no_edges", "graph", "an empty .edges section is still written",
-       {"tool": "find_implementations", "total": 1, "truncated": True,
-        "nodes": [{"id": "i.go::Reader", "kind": "interface", "name": "Reader", "path": "i.go", "line": 1}], "edges": []},
+layout("008_find_implementations_no_edges", "find_implementations", "an empty .edges section is still written",
+       {"nodes": [{"id": "i.go::Reader", "kind": "interface", "name": "Reader", "path": "i.go", "line": 1}], "edges": [],
+        "total": 1, "truncated": True, "count": 0},
        "GCX1 tool=find_implementations.nodes fields=id,kind,name,path,line total=1 truncated=true\n"
        "i.go::Reader\tinterface\tReader\ti.go\t1\n"
        "GCX1 tool=find_implementations.edges fields=from,to,kind,origin,confidence,label count=0\n")
@@ -452,7 +623,7 @@ layout("009_get_editing_context", "get_editing_context", "four sections: target,
        {"target": {"id": "a.go::F", "kind": "function", "name": "F", "path": "a.go", "start_line": 3, "end_line": 9, "sig": "func F()", "etag": "e"},
         "callers": [{"id": "b.go::G", "kind": "function", "name": "G", "path": "b.go", "line": 1}],
         "dependencies": [],
-        "tests": ["a_test.go"]},
+        "tests": [{"path": "a_test.go"}]},
        "GCX1 tool=get_editing_context.target fields=id,kind,name,path,start_line,end_line,sig,etag\n"
        "a.go::F\tfunction\tF\ta.go\t3\t9\tfunc F()\te\n"
        "GCX1 tool=get_editing_context.callers fields=id,kind,name,path,line\nb.go::G\tfunction\tG\tb.go\t1\n"
@@ -464,80 +635,100 @@ layout("010_smart_context", "smart_context", ".task (one row) and .symbols",
        "GCX1 tool=smart_context.task fields=task\nfix the login bug\n"
        "GCX1 tool=smart_context.symbols fields=id,kind,name,path,line,score,reason\n"
        "auth.go::Login\tfunction\tLogin\tauth.go\t12\t0.875\tname match\n")
-layout("011_smart_context_empty_task", "smart_context", "an empty task has no row (an empty one-column row would be skipped)",
-       {"task": "", "symbols": []},
-       "GCX1 tool=smart_context.task fields=task\nGCX1 tool=smart_context.symbols fields=id,kind,name,path,line,score,reason\n")
+layout("011_smart_context_empty_task", "smart_context", "an empty task is no section (an empty one-column row would be skipped)",
+       {"symbols": []},
+       "GCX1 tool=smart_context.symbols fields=id,kind,name,path,line,score,reason\n")
 layout("012_analyze_dead_code", "analyze.dead_code", "meta count", {"items": [
-           {"id": "a.go::old", "kind": "function", "name": "old", "path": "a.go", "line": 40, "reason": "no callers"}]},
+           {"id": "a.go::old", "kind": "function", "name": "old", "path": "a.go", "line": 40, "reason": "no callers"}], "count": 1},
        "GCX1 tool=analyze.dead_code fields=id,kind,name,path,line,reason count=1\na.go::old\tfunction\told\ta.go\t40\tno callers\n")
-layout("013_analyze_hotspots", "analyze.hotspots", "meta count; score as Go %g", {"items": [
-           {"id": "s.go::Serve", "name": "Serve", "path": "s.go", "line": 5, "fan_in": 12, "fan_out": 30, "cross_cut": 3, "score": N("1234567.5")}]},
-       "GCX1 tool=analyze.hotspots fields=id,name,path,line,fan_in,fan_out,cross_cut,score count=1\ns.go::Serve\tServe\ts.go\t5\t12\t30\t3\t1.2345675e+06\n")
+layout("013_analyze_hotspots", "analyze.hotspots", "meta count; the score keeps its lexeme", {"items": [
+           {"id": "s.go::Serve", "name": "Serve", "path": "s.go", "line": 5, "fan_in": 12, "fan_out": 30, "cross_cut": 3, "score": N("1234567.5")}], "count": 1},
+       "GCX1 tool=analyze.hotspots fields=id,name,path,line,fan_in,fan_out,cross_cut,score count=1\ns.go::Serve\tServe\ts.go\t5\t12\t30\t3\t1234567.5\n")
 layout("014_analyze_cycles", "analyze.cycles", "nodes comma-joined", {"items": [
-           {"size": 3, "severity": "high", "nodes": ["pkg/a", "pkg/b", "pkg/c"]}]},
+           {"size": 3, "severity": "high", "nodes": ["pkg/a", "pkg/b", "pkg/c"]}], "count": 1},
        "GCX1 tool=analyze.cycles fields=size,severity,nodes count=1\n3\thigh\tpkg/a,pkg/b,pkg/c\n")
-layout("015_contracts_list", "contracts.list", "providers and consumers comma-joined", {"contracts": [
+layout("015_contracts_list", "contracts.list", "providers and consumers comma-joined; an empty list is []", {"contracts": [
            {"id": "http:GET:/users", "type": "http", "method": "GET", "path": "/users", "service": "api",
             "providers": ["api/users.go::List"], "consumers": ["web/a.ts::load", "cli/u.go::run"]},
-           {"id": "grpc:Ping", "type": "grpc", "method": "Ping", "path": "", "service": "health", "providers": [], "consumers": []}]},
-       "GCX1 tool=contracts.list fields=id,type,method,path,service,providers,consumers\n"
+           {"id": "grpc:Ping", "type": "grpc", "method": "Ping", "service": "health", "providers": [], "consumers": []}]},
+       "GCX1 tool=contracts.list fields=id,type,method,path,service,providers,consumers\n# 2 contract(s)\n"
        "http:GET:/users\thttp\tGET\t/users\tapi\tapi/users.go::List\tweb/a.ts::load,cli/u.go::run\n"
-       "grpc:Ping\tgrpc\tPing\t\thealth\t\t\n")
+       "grpc:Ping\tgrpc\tPing\t\thealth\t[]\t[]\n")
 layout("016_contracts_orphans", "contracts.orphans", "contract sides without a counterpart", {"orphans": [
            {"contract_id": "http:GET:/old", "side": "consumer", "repo": "web", "symbol": "web/a.ts::old"}]},
-       "GCX1 tool=contracts.orphans fields=contract_id,side,repo,symbol\nhttp:GET:/old\tconsumer\tweb\tweb/a.ts::old\n")
-layout("017_search_symbols_extra_meta", "search_symbols", "further meta pairs are kept and sorted in",
-       {"total": 0, "truncated": False, "results": [], "meta": {"etag": "x1", "ms": "12"}},
+       "GCX1 tool=contracts.orphans fields=contract_id,side,repo,symbol rows=1\nhttp:GET:/old\tconsumer\tweb\tweb/a.ts::old\n")
+layout("017_search_symbols_extra_meta", "search_symbols", "further meta are members of the JSON form and sorted into the header",
+       {"results": [], "total": 0, "truncated": False, "etag": "x1", "ms": 12},
        "GCX1 tool=search_symbols fields=id,kind,name,path,line,sig etag=x1 ms=12 total=0 truncated=false\n# 0 result(s)\n")
+layout("018_cycle_node_with_comma", "analyze.cycles", "a node a comma list cannot carry: the list travels as a JSON array",
+       {"items": [{"size": 2, "severity": "low", "nodes": ["a,b", ""]}], "count": 1},
+       "GCX1 tool=analyze.cycles fields=size,severity,nodes count=1\n2\tlow\t[\"a,b\",\"\"]\n")
+layout("019_empty_test_path", "get_editing_context", "an empty test path is JSON text (a one-column row cannot be empty)",
+       {"target": {"id": "a", "kind": "f", "name": "A", "path": "a.go", "start_line": 1, "end_line": 1},
+        "callers": [], "dependencies": [], "tests": [{"path": ""}]},
+       "GCX1 tool=get_editing_context.target fields=id,kind,name,path,start_line,end_line,sig,etag\na\tf\tA\ta.go\t1\t1\t\t\n"
+       "GCX1 tool=get_editing_context.callers fields=id,kind,name,path,line\n"
+       "GCX1 tool=get_editing_context.dependencies fields=id,kind,name,path,line\n"
+       "GCX1 tool=get_editing_context.tests fields=path types=v\n\"\"\n")
+layout("020_later_columns_in_gortex_order", "search_symbols", "columns the seed lacks are written in Gortex's order",
+       {"results": [{"id": "a", "kind": "function", "name": "A", "path": "a.go", "path_abs": "/r/a.go", "line": 3, "is_test": True}],
+        "total": 1, "truncated": False},
+       "GCX1 tool=search_symbols fields=id,kind,name,path,path_abs,line,sig,is_test total=1 truncated=false\n# 1 result(s)\n"
+       "a\tfunction\tA\ta.go\t/r/a.go\t3\t\ttrue\n")
 
 write("layouts/decode_001_later_search_symbols_columns", "later_search_symbols_columns",
-      "later servers wrote 13 search_symbols columns; cells map by name and extra columns are ignored", "decode-layout",
+      "Gortex writes 13 search_symbols columns today: the later ones are kept, typed", "decode-layout",
       layout="search_symbols",
       input="GCX1 tool=search_symbols fields=id,kind,name,path,path_abs,line,sig,enclosing,is_test,test_role,test_runner,type_flavor,ui_component total=1 truncated=false\n"
             "# 1 result(s)\na.go::F\tfunction\tF\ta.go\t/r/a.go\t3\tfunc F()\t\tfalse\t\t\t\t\n",
-      expected={"total": 1, "truncated": False, "results": [{"id": "a.go::F", "kind": "function", "name": "F", "path": "a.go", "line": 3, "sig": "func F()"}]})
+      expected={"results": [{"id": "a.go::F", "kind": "function", "name": "F", "path": "a.go", "line": 3, "sig": "func F()",
+                             "path_abs": "/r/a.go", "is_test": False}], "total": 1, "truncated": False})
 write("layouts/decode_002_graph_with_later_sub_sections", "graph_with_later_sub_sections",
-      "later servers append .caller_notes and .boundaries; unknown sub-sections of the tool are skipped", "decode-layout",
-      layout="graph",
+      "Gortex appends .caller_notes and .boundaries sections; they are kept as members", "decode-layout",
+      layout="get_dependents",
       input="GCX1 tool=get_dependents.nodes fields=id,kind,name,path,line total=0 truncated=false\n"
             "GCX1 tool=get_dependents.edges fields=from,to,kind,origin,confidence,label count=0\n"
             "GCX1 tool=get_dependents.caller_notes fields=id count=1\nx\n",
-      expected={"tool": "get_dependents", "total": 0, "truncated": False, "nodes": [], "edges": []})
+      expected={"nodes": [], "edges": [], "total": 0, "truncated": False, "count": 0, "caller_notes": [{"id": "x"}]})
 write("layouts/decode_003_symbol_source_crlf_tolerant", "symbol_source_crlf_tolerant",
       "a payload with CRLF line endings decodes", "decode-layout", layout="get_symbol_source",
       input="GCX1 tool=get_symbol_source fields=id,kind,name,path,start_line,end_line,from_line,sig,etag,source etag=e\r\n"
             "a\tf\tA\ta.go\t1\t2\t1\t\te\tx\\ty\r\n",
-      expected={"id": "a", "kind": "f", "name": "A", "path": "a.go", "start_line": 1, "end_line": 2, "from_line": 1, "sig": "", "etag": "e", "source": "x\ty"})
+      expected={"id": "a", "kind": "f", "name": "A", "path": "a.go", "start_line": 1, "end_line": 2, "from_line": 1, "etag": "e", "source": "x\ty"})
+write("layouts/decode_004_missing_total_is_absent", "missing_total_is_absent",
+      "Gortex's golden get_callers has no `total`: missing meta is an absent member, never an error", "decode-layout",
+      layout="get_callers",
+      input="GCX1 tool=get_callers.nodes fields=id,kind,name,path,line truncated=false\na\tfunction\tA\ta.go\t3\n"
+            "GCX1 tool=get_callers.edges fields=from,to,kind,origin,confidence,label count=0\n",
+      expected={"nodes": [{"id": "a", "kind": "function", "name": "A", "path": "a.go", "line": 3}], "edges": [], "truncated": False, "count": 0})
+write("layouts/decode_005_edges_with_tier_and_via", "edges_with_tier_and_via",
+      "Gortex's edges today: tier, via, line and file_path after the seed's columns", "decode-layout",
+      layout="get_call_chain",
+      input="GCX1 tool=get_call_chain.nodes fields=id,kind,name,path,path_abs,line,is_test,test_role,test_runner total=0 truncated=false\n"
+            "GCX1 tool=get_call_chain.edges fields=from,to,kind,origin,tier,via,confidence,label,line,file_path count=1\n"
+            "a\tb\tcalls\tlsp_dispatch\tlsp\tinterface\t0.9\tlikely\t12\ta.go\n",
+      expected={"nodes": [], "edges": [{"from": "a", "to": "b", "kind": "calls", "origin": "lsp_dispatch", "tier": "lsp", "via": "interface",
+                                        "confidence": N("0.9"), "label": "likely", "line": 12, "file_path": "a.go"}],
+                "total": 0, "truncated": False, "count": 1})
+write("layouts/decode_006_bare_rows", "bare_rows",
+      "a layout's section without meta is its rows", "decode-layout", layout="analyze.dead_code",
+      input="GCX1 tool=analyze.dead_code fields=id,line\na\t1\nb\t2\n",
+      expected={"items": [{"id": "a", "line": 1}, {"id": "b", "line": 2}]})
 
 lerr = [
-    ("decode", "001_search_symbols_missing_total", "search_symbols", "GCX1 tool=search_symbols fields=id,kind,name,path,line,sig truncated=false\n", "invalid_meta", pos(1, 1)),
-    ("decode", "002_symbol_source_two_rows", "get_symbol_source",
-     "GCX1 tool=get_symbol_source fields=id,kind,name,path,start_line,end_line,from_line,sig,etag,source etag=e\na\tf\tA\ta\t1\t2\t1\t\te\t\nb\tf\tB\tb\t1\t2\t1\t\te\t\n", "row_count", None),
-    ("decode", "003_bad_line_number", "analyze.dead_code", "GCX1 tool=analyze.dead_code fields=id,kind,name,path,line,reason count=1\na\tf\tA\ta.go\tten\tunused\n", "invalid_value", pos(2, 12)),
-    ("decode", "004_wrong_section", "find_usages", "GCX1 tool=search_symbols fields=id total=0 truncated=false\n", "unexpected_section", pos(1, 1)),
-    ("decode", "005_missing_column", "analyze.hotspots", "GCX1 tool=analyze.hotspots fields=id,name count=0\n", "invalid_meta", pos(1, 1)),
-    ("decode", "006_trailing_foreign_section", "analyze.cycles", "GCX1 tool=analyze.cycles fields=size,severity,nodes count=0\nGCX1 tool=other fields=a\n", "unexpected_section", None),
-    ("decode", "007_bad_truncated_flag", "get_file_summary", "GCX1 tool=get_file_summary fields=id,kind,name,line,sig etag=e total_edges=0 total_nodes=0 truncated=maybe\n", "invalid_meta", pos(1, 1)),
+    ("002_symbol_source_two_rows", "get_symbol_source",
+     "GCX1 tool=get_symbol_source fields=id,kind,name,path,start_line,end_line,from_line,sig,etag,source etag=e\na\tf\tA\ta\t1\t2\t1\t\te\t\nb\tf\tB\tb\t1\t2\t1\t\te\t\n", "row_count", pos(1, 1)),
+    ("003_bad_line_number", "analyze.dead_code", "GCX1 tool=analyze.dead_code fields=id,kind,name,path,line,reason count=1\na\tf\tA\ta.go\tten\tunused\n", "invalid_value", pos(2, 12)),
+    ("004_wrong_section", "find_usages", "GCX1 tool=search_symbols fields=id total=0 truncated=false\n", "unexpected_section", pos(1, 1)),
+    ("005_missing_column", "analyze.hotspots", "GCX1 tool=analyze.hotspots fields=id,name count=1\na\tA\n", "type_mismatch", pos(2, 1)),
+    ("006_trailing_foreign_section", "analyze.cycles", "GCX1 tool=analyze.cycles fields=size,severity,nodes count=0\nGCX1 tool=other fields=a\n", "unexpected_section", pos(2, 1)),
+    ("007_bad_truncated_flag", "get_file_summary", "GCX1 tool=get_file_summary fields=id,kind,name,line,sig etag=e total_edges=0 total_nodes=0 truncated=maybe\n", "type_mismatch", None),
 ]
-for kind, n, name, text, code, p in lerr:
+for n, name, text, code, p in lerr:
     kw = dict(layout=name, input=text, expected_error=code)
     if p:
         kw["position"] = p
     write("layouts/err_" + n, n[4:], f"decoding {name} fails with {code}", "decode-layout-error", **kw)
-write("layouts/err_008_cycle_node_with_comma", "cycle_node_with_comma",
-      "a comma inside a comma-joined list item cannot be written", "encode-layout-error", layout="analyze.cycles",
-      input={"items": [{"size": 1, "severity": "low", "nodes": ["a,b"]}]}, expected_error="serialize")
-write("layouts/err_009_empty_test_path", "empty_test_path",
-      "an empty path in the one-column .tests section would be a blank line", "encode-layout-error", layout="get_editing_context",
-      input={"target": {"id": "a", "kind": "f", "name": "A", "path": "a.go", "start_line": 1, "end_line": 1, "sig": "", "etag": ""},
-             "callers": [], "dependencies": [], "tests": [""]}, expected_error="empty_row")
-write("layouts/err_010_batch_source_without_include", "batch_source_without_include",
-      "source text cannot be written when the response does not include source", "encode-layout-error", layout="batch_symbols",
-      input={"include_source": False, "symbols": [{"id": "a", "kind": "", "name": "", "path": "", "start_line": None, "end_line": None, "sig": "", "source": "x", "error": ""}]},
-      expected_error="invalid_value")
-write("layouts/err_011_extra_meta_overrides_layout_key", "extra_meta_overrides_layout_key",
-      "extra meta may not override a key the layout writes", "encode-layout-error", layout="find_usages",
-      input={"usages": [], "meta": {"edges": "9"}}, expected_error="reserved_meta_key")
 
 # ---------------------------------------------------------------- workspace shapes
 layout("100_tool_definitions_sorted", "tool_definitions", "rows in ascending byte order of name, no meta",

@@ -13,11 +13,19 @@
 //!
 //! The 100,000-row payload (12.7 MB of JSON, its strings scattered over the heap) does not
 //! fit in cache, so it measures memory as much as code; the 10,000-row payload (1.3 MB) is the
-//! cache-resident rate. Run with `cargo xtask bench gcx1`.
+//! cache-resident rate.
+//!
+//! - `generic/*`: the value codec on the bench sets of its speed targets, `rows_10k`
+//!   (`rows(10_000)`), `orders_2k` (`orders(2_000)`: nested customers and line items) and
+//!   `deep_config` (`deep_config()`: objects nested up to 14 levels): `encode_any` against
+//!   `serde_json::to_string` from the same `serde_json::Value`, `decode_any` against
+//!   `serde_json::from_str::<Value>` into one (the targets: at least 1.0× each).
+//!
+//! Run with `cargo xtask bench gcx1`.
 
 use std::sync::LazyLock;
 
-use agentwire_benchmarks::{compact_json_len, rows, Person, PersonRef};
+use agentwire_benchmarks::{compact_json_len, deep_config, orders, rows, Person, PersonRef};
 use agentwire_gcx1::{Cell, Decoder, Encoder, Header, StrDecoder};
 use divan::counter::BytesCount;
 use divan::Bencher;
@@ -241,5 +249,74 @@ mod decode {
         bencher
             .counter(BytesCount::new(data.json_len))
             .bench(|| serde_json::from_slice::<Value>(json).expect("JSON"));
+    }
+}
+
+mod generic {
+    use super::*;
+
+    /// The bench sets of the value codec's speed targets.
+    const SETS: [&str; 3] = ["rows_10k", "orders_2k", "deep_config"];
+
+    struct Set {
+        value: Value,
+        json: String,
+        gcx: String,
+        json_len: usize,
+    }
+
+    static SETS_DATA: LazyLock<Vec<Set>> = LazyLock::new(|| {
+        [rows(10_000), orders(2_000), deep_config()]
+            .into_iter()
+            .map(|value| {
+                let json = serde_json::to_string(&value).expect("JSON");
+                let gcx = agentwire_gcx1::encode_any("bench", &value).expect("encode_any");
+                // The payloads measured must be correct ones.
+                assert_eq!(agentwire_gcx1::decode_any(&gcx).expect("decode_any"), value);
+                Set {
+                    json_len: compact_json_len(&value),
+                    value,
+                    json,
+                    gcx,
+                }
+            })
+            .collect()
+    });
+
+    fn set(name: &str) -> &'static Set {
+        let at = SETS.iter().position(|s| *s == name).expect("a bench set");
+        &SETS_DATA[at]
+    }
+
+    #[divan::bench(args = SETS)]
+    fn encode_gcx1_encode_any(bencher: Bencher<'_, '_>, name: &str) {
+        let set = set(name);
+        bencher
+            .counter(BytesCount::new(set.json_len))
+            .bench(|| agentwire_gcx1::encode_any("bench", &set.value).expect("encode_any"));
+    }
+
+    #[divan::bench(args = SETS)]
+    fn encode_serde_json_to_string(bencher: Bencher<'_, '_>, name: &str) {
+        let set = set(name);
+        bencher
+            .counter(BytesCount::new(set.json_len))
+            .bench(|| serde_json::to_string(&set.value).expect("JSON"));
+    }
+
+    #[divan::bench(args = SETS)]
+    fn decode_gcx1_decode_any(bencher: Bencher<'_, '_>, name: &str) {
+        let set = set(name);
+        bencher
+            .counter(BytesCount::new(set.json_len))
+            .bench(|| agentwire_gcx1::decode_any(&set.gcx).expect("decode_any"));
+    }
+
+    #[divan::bench(args = SETS)]
+    fn decode_serde_json_from_str(bencher: Bencher<'_, '_>, name: &str) {
+        let set = set(name);
+        bencher
+            .counter(BytesCount::new(set.json_len))
+            .bench(|| serde_json::from_str::<Value>(&set.json).expect("JSON"));
     }
 }

@@ -1,11 +1,8 @@
 //! The formats the command converts between, behind one interface: detection by header,
-//! JSON values in and out, and the GCX1 per-tool layouts by tool name.
+//! and JSON values in and out.
 
 use std::io::{self, BufRead, Read};
 
-use agentwire_gcx1::Layout;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::json_cmp::first_loss;
@@ -92,185 +89,27 @@ pub(crate) fn peek_first_line<R: BufRead>(mut reader: R) -> io::Result<(Vec<u8>,
     Ok((head, io::Cursor::new(first).chain(reader)))
 }
 
-/// The one-line message of a codec error, without the codec's own `gcx1: ` prefix.
+/// The one-line message of a GCX1 error: its code, position and text.
 pub(crate) fn gcx1_message(e: &agentwire_gcx1::Error) -> String {
-    let text = e.to_string();
-    text.strip_prefix("gcx1: ").unwrap_or(&text).to_owned()
+    e.to_string()
 }
 
 // ---------------------------------------------------------------------------------------
-// GCX1 per-tool layouts
+// GCX1
 
-/// The tool (or section) names with a GCX1 per-tool layout, as `--tool` accepts them.
-pub(crate) const LAYOUT_TOOLS: &[&str] = &[
-    "search_symbols",
-    "get_symbol_source",
-    "batch_symbols",
-    "find_usages",
-    "get_file_summary",
-    "get_callers",
-    "get_call_chain",
-    "get_dependencies",
-    "get_dependents",
-    "find_implementations",
-    "get_editing_context",
-    "smart_context",
-    "analyze.dead_code",
-    "analyze.hotspots",
-    "analyze.cycles",
-    "contracts.list",
-    "contracts.orphans",
-];
+/// The GCX1 tool name when `--tool` is not given.
+pub(crate) const DEFAULT_TOOL: &str = agentwire_gcx1::DEFAULT_TOOL;
 
-const GRAPH_TOOLS: &[&str] = &[
-    "get_callers",
-    "get_call_chain",
-    "get_dependencies",
-    "get_dependents",
-    "find_implementations",
-];
-
-/// Encoding and decoding with one layout, type-erased.
-#[derive(Clone, Copy)]
-pub(crate) struct LayoutCodec {
-    /// The section names the payload starts with and the fields that section must declare.
-    first_section: fn(&str) -> bool,
-    required_fields: &'static [&'static str],
-    encode: fn(&str, &Value) -> Result<String, CliError>,
-    decode_str: fn(&str) -> agentwire_gcx1::Result<Value>,
-    decode_reader: fn(&mut dyn BufRead) -> agentwire_gcx1::Result<Value>,
-}
-
-fn codec<L: Layout + Serialize + DeserializeOwned>(first_section: fn(&str) -> bool) -> LayoutCodec {
-    LayoutCodec {
-        first_section,
-        required_fields: L::FIELDS,
-        encode: encode_as::<L>,
-        decode_str: |text| to_json(&L::from_gcx(text)?),
-        decode_reader: |reader| to_json(&L::read_gcx(reader)?),
-    }
-}
-
-fn to_json<T: Serialize>(value: &T) -> agentwire_gcx1::Result<Value> {
-    serde_json::to_value(value)
-        .map_err(|e| agentwire_gcx1::ErrorKind::Serialize(e.to_string()).into())
-}
-
-/// The layout of `tool` (a name of [`LAYOUT_TOOLS`]).
-pub(crate) fn layout(tool: &str) -> Option<LayoutCodec> {
-    use agentwire_gcx1 as g;
-    Some(match tool {
-        "search_symbols" => codec::<g::SearchSymbols>(|s| s == "search_symbols"),
-        "get_symbol_source" => codec::<g::SymbolSource>(|s| s == "get_symbol_source"),
-        "batch_symbols" => codec::<g::BatchSymbols>(|s| s == "batch_symbols"),
-        "find_usages" => codec::<g::FindUsages>(|s| s == "find_usages"),
-        "get_file_summary" => codec::<g::FileSummary>(|s| s == "get_file_summary"),
-        "get_callers"
-        | "get_call_chain"
-        | "get_dependencies"
-        | "get_dependents"
-        | "find_implementations" => codec::<g::Graph>(|s| {
-            s.strip_suffix(".nodes")
-                .is_some_and(|tool| GRAPH_TOOLS.contains(&tool))
-        }),
-        "get_editing_context" => codec::<g::EditingContext>(|s| s == "get_editing_context.target"),
-        "smart_context" => codec::<g::SmartContext>(|s| s == "smart_context.task"),
-        "analyze.dead_code" => codec::<g::DeadCode>(|s| s == "analyze.dead_code"),
-        "analyze.hotspots" => codec::<g::Hotspots>(|s| s == "analyze.hotspots"),
-        "analyze.cycles" => codec::<g::Cycles>(|s| s == "analyze.cycles"),
-        "contracts.list" => codec::<g::ContractsList>(|s| s == "contracts.list"),
-        "contracts.orphans" => codec::<g::ContractOrphans>(|s| s == "contracts.orphans"),
-        _ => return None,
-    })
-}
-
-/// The layout that reads a payload whose first header line is `header`: its section name
-/// must be a layout's and it must declare that layout's fields. Anything else (a generic
-/// fallback payload, say, even for a layout's tool name) is read by the generic fallback.
-pub(crate) fn layout_of_header(header: &str) -> Option<LayoutCodec> {
-    let mut section = None;
-    let mut fields: Vec<&str> = Vec::new();
-    for token in header.trim_end_matches(['\n', '\r']).split(' ').skip(1) {
-        if let Some(tool) = token.strip_prefix("tool=") {
-            section = Some(tool);
-        } else if let Some(list) = token.strip_prefix("fields=") {
-            fields = list.split(',').collect();
-        }
-    }
-    let section = section?;
-    let tool = section.strip_suffix(".nodes").unwrap_or(section);
-    let tool = match tool {
-        "get_editing_context.target" => "get_editing_context",
-        "smart_context.task" => "smart_context",
-        other => other,
-    };
-    let codec = layout(tool)?;
-    let fits =
-        (codec.first_section)(section) && codec.required_fields.iter().all(|f| fields.contains(f));
-    fits.then_some(codec)
-}
-
-impl LayoutCodec {
-    /// Encodes `value` (which must fit the layout exactly) for `tool`.
-    pub(crate) fn encode(&self, tool: &str, value: &Value) -> Result<String, CliError> {
-        (self.encode)(tool, value)
-    }
-
-    /// Decodes a whole payload of this layout to its JSON.
-    pub(crate) fn decode_str(&self, text: &str) -> agentwire_gcx1::Result<Value> {
-        (self.decode_str)(text)
-    }
-
-    /// Decodes a whole payload of this layout, streamed.
-    pub(crate) fn decode_reader(&self, reader: &mut dyn BufRead) -> agentwire_gcx1::Result<Value> {
-        (self.decode_reader)(reader)
-    }
-}
-
-/// `value` as the typed response of the layout `L`, or why it does not fit: a member the
-/// layout has no place for, a missing or mistyped member, or a value the layout would change.
-fn encode_as<L: Layout + Serialize + DeserializeOwned>(
-    tool: &str,
-    value: &Value,
-) -> Result<String, CliError> {
-    let misfit = |message: String| CliError::Shape {
-        target: format!("the GCX1 `{tool}` layout"),
-        message,
-    };
-    let typed: L = serde_json::from_value(value.clone()).map_err(|e| misfit(e.to_string()))?;
-    let back = serde_json::to_value(&typed).map_err(|e| misfit(e.to_string()))?;
-    if let Some(loss) = first_loss(value, &back) {
-        return Err(misfit(loss));
-    }
-    if GRAPH_TOOLS.contains(&tool) && value.get("tool").and_then(Value::as_str) != Some(tool) {
-        return Err(misfit(format!(
-            "/tool: the response says {}, not {tool:?}",
-            value.get("tool").unwrap_or(&Value::Null)
-        )));
-    }
-    typed.to_gcx().map_err(|e| CliError::Encode {
-        format: "GCX1",
-        message: gcx1_message(&e),
-    })
-}
-
-// ---------------------------------------------------------------------------------------
-// Encoding and decoding JSON values
-
-/// The GCX1 tool name of the generic fallback when `--tool` is not given.
-pub(crate) const DEFAULT_TOOL: &str = "response";
-
-/// `value` as GCX1: the layout of `tool` when it has one, otherwise the generic fallback
-/// under `tool` (default [`DEFAULT_TOOL`]).
+/// `value` as GCX1 under `tool` (default [`DEFAULT_TOOL`]): for the tools the crate knows
+/// (Gortex's), in the shape of their layouts; for any other, the shape-aware encoding.
 pub(crate) fn encode_gcx1(tool: Option<&str>, value: &Value) -> Result<String, CliError> {
-    let tool = tool.unwrap_or(DEFAULT_TOOL);
-    match layout(tool) {
-        Some(codec) => codec.encode(tool, value),
-        None => agentwire_gcx1::encode_any(tool, value).map_err(|e| CliError::Encode {
+    agentwire_gcx1::Options::new()
+        .tool(tool.unwrap_or(DEFAULT_TOOL))
+        .encode_any(value)
+        .map_err(|e| CliError::Encode {
             format: "GCX1",
             message: gcx1_message(&e),
-        }),
-    }
+        })
 }
 
 /// `value` as a GCF generic-profile payload.
@@ -386,24 +225,17 @@ pub(crate) fn decode_gcf<R: Read>(
     }
 }
 
-/// Decodes a GCX1 payload whose first line is `first_line`: by its layout when the first
-/// section is a layout's, otherwise by the generic fallback. Streams from `reader`.
-pub(crate) fn decode_gcx1<R: BufRead>(
-    first_line: &[u8],
-    mut reader: R,
-    what: &str,
-) -> Result<Value, CliError> {
-    let failed = |e: agentwire_gcx1::Error| CliError::Decode {
-        what: what.to_owned(),
-        format: "GCX1",
-        message: gcx1_message(&e),
-    };
-    match layout_of_header(&String::from_utf8_lossy(first_line)) {
-        Some(codec) => codec.decode_reader(&mut reader).map_err(failed),
-        None => agentwire_gcx1::decode_any_reader(reader)
-            .map(|(_, value)| value)
-            .map_err(failed),
-    }
+/// Decodes a GCX1 payload (ours, or any Gortex writes) into the JSON value it was written
+/// from, streaming from `reader`.
+pub(crate) fn decode_gcx1<R: Read>(reader: R, what: &str) -> Result<Value, CliError> {
+    agentwire_gcx1::Options::new()
+        .read_payload(reader)
+        .map(|payload| payload.value)
+        .map_err(|e| CliError::Decode {
+            what: what.to_owned(),
+            format: "GCX1",
+            message: gcx1_message(&e),
+        })
 }
 
 /// Decodes TOON text (strict, as the reference decoder's defaults).
@@ -459,16 +291,17 @@ mod tests {
     }
 
     #[test]
-    fn every_layout_tool_has_a_layout_that_reads_its_own_header() {
-        for tool in LAYOUT_TOOLS {
-            assert!(layout(tool).is_some(), "{tool}");
-        }
-        assert!(layout("list_issues").is_none());
-        let header = "GCX1 tool=search_symbols fields=id,kind,name,path,line,sig total=1\n";
-        assert!(layout_of_header(header).is_some());
-        let fallback = "GCX1 tool=search_symbols fields=results,total,truncated types=jnb\n";
-        assert!(layout_of_header(fallback).is_none());
-        let graph = "GCX1 tool=get_dependents.nodes fields=id,kind,name,path,line total=0\n";
-        assert!(layout_of_header(graph).is_some());
+    fn gcx1_uses_the_tool_name() {
+        let value = serde_json::json!({"results": [{"id": "a"}, {"id": "b"}], "total": 2});
+        let text = encode_gcx1(Some("search_symbols"), &value).unwrap();
+        assert!(
+            text.starts_with("GCX1 tool=search_symbols fields=id total=2\n"),
+            "{text}"
+        );
+        let back = decode_gcx1(text.as_bytes(), "-").unwrap();
+        assert_eq!(back, value);
+        assert!(encode_gcx1(None, &value)
+            .unwrap()
+            .starts_with("GCX1 tool=response.results "));
     }
 }

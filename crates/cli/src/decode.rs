@@ -14,7 +14,7 @@ pub(crate) enum From {
     Auto,
     /// GCF v3.1, either profile.
     Gcf,
-    /// GCX1: a per-tool layout when the first section is one, else the generic fallback.
+    /// GCX1: every payload, ours or Gortex's, back to the JSON it was written from.
     Gcx1,
     /// TOON.
     Toon,
@@ -50,7 +50,7 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
     };
     let value = match format {
         Format::Gcf => codec::decode_gcf(&first_line, reader, &what)?,
-        Format::Gcx1 => codec::decode_gcx1(&first_line, reader, &what)?,
+        Format::Gcx1 => codec::decode_gcx1(reader, &what)?,
         Format::Json => codec::read_json(reader, &what)?,
         Format::Toon => {
             let mut bytes = Vec::new();

@@ -20,12 +20,15 @@ for objects; the rows of a table (GCF and GCX1 tables, TOON's tabular arrays) sh
 columns, the members of all its rows in order of first appearance, so a row whose members came
 in another order is written, and decodes, in column order.
 
-GCX1 layouts (--tool): search_symbols, get_symbol_source, batch_symbols, find_usages,
+GCX1 (--tool NAME): the tool name the payload is written under (default `response`). An
+object holding arrays of objects becomes one section per array (`NAME.key`) with its scalar
+members in the header; cells need no type letters unless their text would read as something
+else. Gortex's tools (search_symbols, get_symbol_source, batch_symbols, find_usages,
 get_file_summary, get_callers, get_call_chain, get_dependencies, get_dependents,
-find_implementations, get_editing_context, smart_context, analyze.dead_code,
-analyze.hotspots, analyze.cycles, contracts.list, contracts.orphans. The input must then have
-exactly the layout's JSON shape. Any other NAME selects the generic fallback under that tool
-name; without --tool the fallback's tool name is `response`.
+find_implementations, walk_graph, get_editing_context, smart_context, winnow_symbols,
+analyze.dead_code, analyze.hotspots, analyze.cycles, contracts.list, contracts.orphans) are
+written the way Gortex writes them, each column typed by the tool. Every payload decodes back
+to the input exactly; member order within rows follows the first row that has each member.
 
 --graph reads a graph in the GCF graph model ({tool, tokenBudget, tokensUsed, packRoot,
 symbols: [{qualifiedName, kind, score, provenance, distance}], edges: [{source, target,
@@ -34,7 +37,7 @@ pub(crate) struct Args {
     /// The output format.
     #[arg(long, value_enum, value_name = "FORMAT")]
     to: Format,
-    /// GCX1: the tool whose per-tool layout to use, or the generic fallback's tool name.
+    /// GCX1: the tool name the payload is written under (Gortex's tools in their shape).
     #[arg(long, value_name = "NAME")]
     tool: Option<String>,
     /// GCF: encode a graph-shaped input with the graph profile.
@@ -101,7 +104,7 @@ fn check_lossless(format: Format, text: &str, value: &Value) -> Result<(), CliEr
     let first_line = text.split_inclusive('\n').next().unwrap_or("").as_bytes();
     let decoded = match format {
         Format::Gcf => codec::decode_gcf(first_line, text.as_bytes(), &what)?,
-        Format::Gcx1 => codec::decode_gcx1(first_line, text.as_bytes(), &what)?,
+        Format::Gcx1 => codec::decode_gcx1(text.as_bytes(), &what)?,
         Format::Toon => codec::decode_toon(text, &what)?,
         Format::Json => return Ok(()),
     };

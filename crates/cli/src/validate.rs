@@ -1,6 +1,7 @@
 //! `agentwire validate`: checks a payload and prints `ok`, or the first error with its line
 //! and column and the offending line with a caret under the offending text.
 
+use std::io::{BufRead, Read};
 use std::path::PathBuf;
 
 use crate::codec::{self, Format};
@@ -14,8 +15,8 @@ pub(crate) enum From {
     Auto,
     /// GCF v3.1, either profile (graph payloads, deltas and `unchanged` replies included).
     Gcf,
-    /// GCX1: every section and row; a layout's payload against its layout, a generic-fallback
-    /// payload against its type meta.
+    /// GCX1: exactly what `decode` accepts (sections, rows, type letters and counts, how the
+    /// sections fit together), read one line at a time.
     Gcx1,
     /// TOON (strict, the reference decoder's default).
     Toon,
@@ -50,24 +51,44 @@ impl Finding {
 }
 
 pub(crate) fn run(args: &Args) -> Result<(), CliError> {
-    let what = input::name(args.file.as_deref());
-    let text = input::read_text(args.file.as_deref())?;
-    let first_line = text.split_inclusive('\n').next().unwrap_or("");
-    if args.from == From::Auto && text.is_empty() {
+    let (reader, what) = input::open(args.file.as_deref())?;
+    let (first_line, reader) = codec::peek_first_line(reader).map_err(|e| read_error(args, e))?;
+    if args.from == From::Auto && first_line.is_empty() {
         return Err(CliError::Empty { what });
     }
     let format = match args.from {
-        From::Auto => codec::detect(first_line.as_bytes()),
+        From::Auto => codec::detect(&first_line),
         From::Gcf => Format::Gcf,
         From::Gcx1 => Format::Gcx1,
         From::Toon => Format::Toon,
         From::Json => Format::Json,
     };
+    if format == Format::Gcx1 {
+        // The decoder itself, streaming: memory stays bounded by the longest line.
+        return match check_gcx1(reader) {
+            None => output::print("ok\n"),
+            Some((finding, line)) => Err(CliError::Invalid(report_line(
+                &what,
+                format,
+                line.as_deref(),
+                &finding,
+            ))),
+        };
+    }
+    let mut bytes = Vec::new();
+    let mut reader = reader;
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| read_error(args, e))?;
+    let text = String::from_utf8(bytes).map_err(|e| CliError::NotUtf8 {
+        what: what.clone(),
+        offset: e.utf8_error().valid_up_to(),
+    })?;
     let finding = match format {
         Format::Gcf => check_gcf(&text),
-        Format::Gcx1 => check_gcx1(&text, first_line),
         Format::Toon => check_toon(&text),
-        Format::Json => check_json(&text),
+        Format::Json => check_json(&text, &what),
+        Format::Gcx1 => None,
     };
     match finding {
         None => output::print("ok\n"),
@@ -84,28 +105,108 @@ fn check_gcf(text: &str) -> Option<Finding> {
     result.err().map(from)
 }
 
-fn check_gcx1(text: &str, first_line: &str) -> Option<Finding> {
-    let from = |e: agentwire_gcx1::Error| {
-        let (line, column) = e
-            .position()
-            .map_or((0, 0), |p| (p.line as usize, p.column as usize));
-        Finding::at(line, column, codec::gcx1_message(&e))
-    };
-    // Every section, header and row, whatever the tool.
-    if let Err(e) = agentwire_gcx1::decode(text) {
-        return Some(from(e));
+/// Runs the GCX1 decoder over the payload without building its value: the finding, and the
+/// offending line as far as it was read.
+fn check_gcx1<R: BufRead>(reader: R) -> Option<(Finding, Option<String>)> {
+    let mut tap = LineTap::new(reader);
+    let e = agentwire_gcx1::Options::new().validate(&mut tap).err()?;
+    let (line, column) = (e.line().unwrap_or(0), e.column().unwrap_or(0));
+    let finding = Finding::at(line as usize, column as usize, e.message());
+    let text = tap.line(line);
+    Some((finding, text))
+}
+
+/// A reader that remembers the line being read and the one before it (their first
+/// [`LineTap::KEEP`] bytes), so that a report can show the offending line of a stream.
+struct LineTap<R> {
+    inner: R,
+    /// The 1-based number of the line being read.
+    number: u64,
+    current: Vec<u8>,
+    previous: Vec<u8>,
+}
+
+impl<R: BufRead> LineTap<R> {
+    const KEEP: usize = 64 * 1024;
+
+    fn new(inner: R) -> Self {
+        LineTap {
+            inner,
+            number: 1,
+            current: Vec::new(),
+            previous: Vec::new(),
+        }
     }
-    // Then the payload as what it says it is: a layout, or the generic fallback when its
-    // header carries the fallback's meta.
-    let fallback_meta = first_line
-        .split([' ', '\n', '\r'])
-        .any(|t| t.starts_with("types=") || t.starts_with("shape=") || t.starts_with("rows="));
-    let result = match codec::layout_of_header(first_line) {
-        Some(codec) => codec.decode_str(text).map(drop),
-        None if fallback_meta => agentwire_gcx1::decode_any(text).map(drop),
-        None => Ok(()),
-    };
-    result.err().map(from)
+
+    /// Line `number`'s text, if it is one of the two kept.
+    fn line(&self, number: u64) -> Option<String> {
+        let bytes = if number == self.number {
+            &self.current
+        } else if number + 1 == self.number {
+            &self.previous
+        } else {
+            return None;
+        };
+        Some(String::from_utf8_lossy(bytes).into_owned())
+    }
+
+    fn record(&mut self, mut bytes: &[u8]) {
+        while let Some(at) = memchr_newline(bytes) {
+            self.keep(&bytes[..at]);
+            self.previous = std::mem::take(&mut self.current);
+            self.number += 1;
+            bytes = &bytes[at + 1..];
+        }
+        self.keep(bytes);
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = Self::KEEP.saturating_sub(self.current.len());
+        self.current
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
+}
+
+impl<R: BufRead> Read for LineTap<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = {
+            let available = self.fill_buf()?;
+            let n = available.len().min(out.len());
+            out[..n].copy_from_slice(&available[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for LineTap<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amount: usize) {
+        let taken = match self.inner.fill_buf() {
+            Ok(available) => available[..amount.min(available.len())].to_vec(),
+            Err(_) => Vec::new(),
+        };
+        self.record(&taken);
+        self.inner.consume(amount);
+    }
+}
+
+fn read_error(args: &Args, source: std::io::Error) -> CliError {
+    match &args.file {
+        Some(path) if path.as_os_str() != "-" => CliError::Read {
+            path: path.clone(),
+            source,
+        },
+        _ => CliError::Stdin(source),
+    }
 }
 
 fn check_toon(text: &str) -> Option<Finding> {
@@ -124,8 +225,18 @@ fn check_toon(text: &str) -> Option<Finding> {
     }
 }
 
-fn check_json(text: &str) -> Option<Finding> {
-    let e = serde_json::from_str::<serde::de::IgnoredAny>(text).err()?;
+/// JSON as `encode` reads it (the same reader: exact numbers, the same refusals).
+fn check_json(text: &str, what: &str) -> Option<Finding> {
+    let e = match codec::read_json(text.as_bytes(), what) {
+        Ok(_) => return None,
+        Err(CliError::InvalidJson { source, .. }) => source,
+        Err(other) => {
+            return Some(Finding {
+                position: None,
+                message: other.to_string(),
+            })
+        }
+    };
     // serde_json counts columns in bytes; the report counts characters.
     let line = e.line();
     let column = text
@@ -173,6 +284,14 @@ fn char_column(line: &str, byte_column: usize) -> usize {
 /// The report: `WHAT:LINE:COLUMN: not valid FORMAT: message`, then the line and a caret
 /// under the offending text (from the column to the end of its token).
 fn report(what: &str, format: Format, text: &str, finding: &Finding) -> String {
+    let line = finding
+        .position
+        .and_then(|(line_no, _)| text.split('\n').nth(line_no - 1));
+    report_line(what, format, line, finding)
+}
+
+/// [`report`] given the offending line itself, when known.
+fn report_line(what: &str, format: Format, line: Option<&str>, finding: &Finding) -> String {
     let Some((line_no, column)) = finding.position else {
         return format!("{what}: not valid {}: {}", format.name(), finding.message);
     };
@@ -181,7 +300,7 @@ fn report(what: &str, format: Format, text: &str, finding: &Finding) -> String {
         format.name(),
         without_position(&finding.message)
     );
-    let Some(line) = text.split('\n').nth(line_no - 1) else {
+    let Some(line) = line else {
         return out;
     };
     let line = line.strip_suffix('\r').unwrap_or(line);

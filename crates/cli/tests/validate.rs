@@ -74,25 +74,56 @@ fn errors_show_the_line_and_a_caret_under_the_offending_text() {
 
 #[test]
 fn layouts_and_type_meta_are_checked_too() {
-    // Structurally fine, but `total` must be a number for the search_symbols layout.
+    // Structurally fine, but `line` is an integer column of search_symbols.
     agentwire()
         .arg("validate")
         .write_stdin(
-            "GCX1 tool=search_symbols fields=id,kind,name,path,line,sig total=many truncated=false\n",
+            "GCX1 tool=search_symbols fields=id,kind,name,path,line,sig total=1 truncated=false\n\
+             a\tfunction\tA\ta.go\tten\t\n",
         )
         .assert()
         .code(1)
-        .stderr(predicate::str::starts_with(
-            "agentwire: standard input:1:1: not valid GCX1: ",
-        ))
-        .stderr(predicate::str::contains("total"));
-    // The generic fallback's type meta says numbers; `x` is not one.
+        .stderr(
+            "agentwire: standard input:2:19: not valid GCX1: field `line`: expected a JSON number, \
+             found \"ten\"\n 2 | a\tfunction\tA\ta.go\tten\t\n   |  \t        \t \t    \t^^^\n",
+        );
+    // The type meta says numbers; `x` is not one.
     agentwire()
         .arg("validate")
         .write_stdin("GCX1 tool=t fields=n rows=1 types=n\nx\n")
         .assert()
         .code(1)
         .stderr(predicate::str::starts_with("agentwire: standard input:2:"));
+}
+
+#[test]
+fn validate_accepts_exactly_what_decode_accepts() {
+    for input in [
+        "GCX1 tool=t fields=a rows=2\n1\n",
+        "GCX1 tool=t fields=a,a\n1\t2\n",
+        "GCX1 tool=t fields=a types=n\n1e400\n",
+        "GCX1 tool=t fields=a\n1\nGCX1 tool=u fields=b\n2\n",
+        "GCX1 tool=t.a fields=x\n1\nGCX1 tool=t.b fields=y\n2\n",
+        "GCX1 tool=find_usages fields=from rows=1 total_edges=1\na\n",
+        "GCX1 tool=t fields=a shape=record\n1\n2\n",
+        "GCX1 tool=t fields=a\n\"\\\\é\"\n",
+    ] {
+        let decoded = agentwire()
+            .arg("decode")
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        let validated = agentwire()
+            .arg("validate")
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        assert_eq!(
+            decoded.status.success(),
+            validated.status.success(),
+            "{input:?}: decode {decoded:?}, validate {validated:?}"
+        );
+    }
 }
 
 #[test]

@@ -6,9 +6,10 @@
 //! | `encode-error` | `sections`, `expectedError`, `position`? | the encoder fails with that code (at that line and column) |
 //! | `decode` | `input` (text), `expected` (sections with string cells) | both decoders give `expected` |
 //! | `error` | `input` or `inputBase64`, `limits`?, `expectedError`, `position`? | decoding fails with that code (at that line and column) |
-//! | `encode-any` | `tool`, `input` (JSON), `expected` (text) | the generic fallback writes exactly `expected`, and `decode-any` gives `input` back |
-//! | `decode-any` | `input` (text), `expected` (JSON), `tool`? | the generic fallback reads back `expected` (and the tool name) |
-//! | `any-error` | `input` (text), `expectedError`, `position`? | the generic fallback fails with that code |
+//! | `encode-any` | `tool`, `input` (JSON), `expected` (text) | the value codec writes exactly `expected`, and `decode-any` gives `input` back |
+//! | `encode-any-error` | `tool`, `input` (JSON), `limits`?, `expectedError` | the value codec refuses to write `input` (what it would write, a decoder with the same limits could not read) |
+//! | `decode-any` | `input` (text), `expected` (JSON), `tool`? | the value codec reads back `expected` (and the tool name) |
+//! | `any-error` | `input` (text), `expectedError`, `position`? | the value codec fails with that code |
 //! | `encode-layout` | `layout`, `input` (the layout's JSON form), `expected` (text), `decodesTo`? | the typed layout writes exactly `expected` and reads it back as `input` (or as `decodesTo`, when encoding sorts) |
 //! | `decode-layout` | `layout`, `input` (text), `expected` (JSON form) | the typed layout reads `expected` |
 //! | `encode-layout-error` | `layout`, `input` (JSON form), `expectedError` | encoding the layout fails with that code |
@@ -22,11 +23,13 @@
 //! with a fraction or exponent as `f64`), a boolean, `null` (an empty cell), or
 //! `{"f32": number}` / `{"f64": "NaN" | "+Inf" | "-Inf"}` for what JSON cannot spell.
 //!
-//! Layout names are the section names of the spec: `search_symbols`, `get_symbol_source`,
-//! `batch_symbols`, `find_usages`, `get_file_summary`, `graph` (the five `.nodes`/`.edges`
-//! tools; the tool is part of the JSON form), `get_editing_context`, `smart_context`,
-//! `analyze.dead_code`, `analyze.hotspots`, `analyze.cycles`, `contracts.list`,
-//! `contracts.orphans`, `tool_definitions`, `tool_request` and `error`.
+//! Layout names are the tool names: `search_symbols`, `get_symbol_source`, `batch_symbols`,
+//! `find_usages`, `get_file_summary`, the `.nodes`/`.edges` graph tools (`get_callers`,
+//! `get_call_chain`, `get_dependencies`, `get_dependents`, `find_implementations`,
+//! `walk_graph`), `get_editing_context`, `smart_context`, `analyze.dead_code`,
+//! `analyze.hotspots`, `analyze.cycles`, `contracts.list`, `contracts.orphans`,
+//! `tool_definitions`, `tool_request` and `error`. A layout's JSON form is what the value
+//! codec reads its payload into.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -98,6 +101,20 @@ pub enum Gcx1Case {
         input: Value,
         /// The exact text.
         expected: String,
+    },
+    /// The value codec must refuse to write the value.
+    #[serde(rename = "encode-any-error")]
+    EncodeAnyError {
+        /// The tool name.
+        tool: String,
+        /// Any JSON value.
+        input: Value,
+        /// Limits other than the defaults.
+        #[serde(default)]
+        limits: LimitsSpec,
+        /// The error code.
+        #[serde(rename = "expectedError")]
+        expected_error: String,
     },
     /// The generic fallback's reading.
     #[serde(rename = "decode-any")]
@@ -222,6 +239,7 @@ impl Case for Gcx1Case {
             Gcx1Case::Decode { .. } => "decode",
             Gcx1Case::Error { .. } => "error",
             Gcx1Case::EncodeAny { .. } => "encode-any",
+            Gcx1Case::EncodeAnyError { .. } => "encode-any-error",
             Gcx1Case::DecodeAny { .. } => "decode-any",
             Gcx1Case::AnyError { .. } => "any-error",
             Gcx1Case::EncodeLayout { .. } => "encode-layout",
@@ -358,8 +376,15 @@ pub trait Gcx1Codec: Send + Sync {
     /// Reads every section, with string cells; implementations with several decoders should
     /// check here that they agree.
     fn decode(&self, input: &[u8], limits: &LimitsSpec) -> Result<Vec<DecodedSection>, ErrorAt>;
-    /// The generic fallback encoder.
+    /// The value encoder.
     fn encode_any(&self, tool: &str, value: &Value) -> Result<String, ErrorAt>;
+    /// The value encoder with limits other than the defaults.
+    fn encode_any_limited(
+        &self,
+        tool: &str,
+        value: &Value,
+        limits: &LimitsSpec,
+    ) -> Result<String, ErrorAt>;
     /// The generic fallback decoder: the tool name and the value.
     fn decode_any(&self, input: &str) -> Result<(String, Value), ErrorAt>;
     /// Writes a typed layout given its JSON form.
@@ -480,6 +505,17 @@ pub fn check(codec: &dyn Gcx1Codec, fixture: &Fixture<Gcx1Case>) -> Result<(), F
             same_text("decoded tool name", tool, &decoded_tool)?;
             same_json("decode_any of the expected text", input, &decoded)
         }
+        Gcx1Case::EncodeAnyError {
+            tool,
+            input,
+            limits,
+            expected_error,
+        } => expect_error(
+            "encode_any",
+            expected_error,
+            None,
+            codec.encode_any_limited(tool, input, limits).map(drop),
+        ),
         Gcx1Case::DecodeAny {
             input,
             expected,

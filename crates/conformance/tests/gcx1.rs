@@ -143,6 +143,7 @@ macro_rules! layouts {
         let value: $t = from_json($input)?;
         value.to_gcx().map_err(|e| error_at(&e))
     }};
+
     (@one $t:ty, $input:expr, decode) => {{
         let value = <$t>::from_gcx($input).map_err(|e| error_at(&e))?;
         to_json(&value).map(|v| v.to_string())
@@ -150,6 +151,22 @@ macro_rules! layouts {
 }
 
 fn layout(name: &str, input: &Value, text: &str, encode: bool) -> Result<String, ErrorAt> {
+    // The graph tools share one type; the layout's name is the tool.
+    if let Some(tool) = gcx::GraphTool::from_name(name) {
+        if encode {
+            let mut graph: gcx::Graph = from_json(input)?;
+            graph.tool = tool;
+            return graph.to_gcx().map_err(|e| error_at(&e));
+        }
+        let graph = gcx::Graph::from_gcx(text).map_err(|e| error_at(&e))?;
+        if graph.tool != tool {
+            return Err(fixture_error(format!(
+                "read a `{}` payload, not `{name}`",
+                graph.tool.as_str()
+            )));
+        }
+        return to_json(&graph).map(|v| v.to_string());
+    }
     if encode {
         layouts!(name, input, encode,
             "search_symbols" => gcx::SearchSymbols,
@@ -157,7 +174,6 @@ fn layout(name: &str, input: &Value, text: &str, encode: bool) -> Result<String,
             "batch_symbols" => gcx::BatchSymbols,
             "find_usages" => gcx::FindUsages,
             "get_file_summary" => gcx::FileSummary,
-            "graph" => gcx::Graph,
             "get_editing_context" => gcx::EditingContext,
             "smart_context" => gcx::SmartContext,
             "analyze.dead_code" => gcx::DeadCode,
@@ -176,7 +192,6 @@ fn layout(name: &str, input: &Value, text: &str, encode: bool) -> Result<String,
             "batch_symbols" => gcx::BatchSymbols,
             "find_usages" => gcx::FindUsages,
             "get_file_summary" => gcx::FileSummary,
-            "graph" => gcx::Graph,
             "get_editing_context" => gcx::EditingContext,
             "smart_context" => gcx::SmartContext,
             "analyze.dead_code" => gcx::DeadCode,
@@ -221,7 +236,11 @@ impl Gcx1Codec for AgentwireGcx1 {
         let streamed = decode_streaming(input, limits);
         let sections = match std::str::from_utf8(input) {
             Ok(text) => {
-                let borrowed = gcx::decode_with_limits(text, limits);
+                let borrowed: gcx::Result<Vec<gcx::Section>> =
+                    gcx::StrDecoder::with_limits(text, limits)
+                        .sections()
+                        .map(|s| s.map(|s| s.to_owned_section()))
+                        .collect();
                 match (&borrowed, &streamed) {
                     (Ok(a), Ok(b)) if a == b => {}
                     (Err(a), Err(b)) if a.code() == b.code() && a.position() == b.position() => {}
@@ -251,16 +270,41 @@ impl Gcx1Codec for AgentwireGcx1 {
         gcx::encode_any(tool, value).map_err(|e| error_at(&e))
     }
 
+    fn encode_any_limited(
+        &self,
+        tool: &str,
+        value: &Value,
+        spec: &LimitsSpec,
+    ) -> Result<String, ErrorAt> {
+        gcx::Options::new()
+            .tool(tool)
+            .limits(limits(spec))
+            .encode_any(value)
+            .map_err(|e| error_at(&e))
+    }
+
     fn decode_any(&self, input: &str) -> Result<(String, Value), ErrorAt> {
-        let borrowed = gcx::decode_any_with_tool(input).map_err(|e| error_at(&e))?;
-        let streamed = gcx::decode_any_reader(BufReader::with_capacity(16, input.as_bytes()))
-            .map_err(|e| error_at(&e))?;
-        if borrowed != streamed {
-            return Err(fixture_error(
-                "the streaming and borrowed decoders disagree",
-            ));
+        let options = gcx::Options::new();
+        let borrowed = options.decode_payload(input);
+        let streamed: gcx::Result<Value> =
+            options.from_buf_reader(BufReader::with_capacity(16, input.as_bytes()));
+        let validated = options.validate(input.as_bytes());
+        match (&borrowed, &streamed, &validated) {
+            (Ok(payload), Ok(value), Ok(())) if &payload.value == value => {}
+            (Err(a), Err(b), Err(c))
+                if a.code() == b.code()
+                    && a.code() == c.code()
+                    && a.position() == b.position()
+                    && a.position() == c.position() => {}
+            _ => {
+                return Err(fixture_error(format!(
+                    "the borrowed and streaming decoders and validate disagree: {borrowed:?}, \
+                     {streamed:?}, {validated:?}"
+                )))
+            }
         }
-        Ok(borrowed)
+        let payload = borrowed.map_err(|e| error_at(&e))?;
+        Ok((payload.tool, payload.value))
     }
 
     fn encode_layout(&self, name: &str, value: &Value) -> Result<String, ErrorAt> {

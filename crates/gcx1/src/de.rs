@@ -596,7 +596,7 @@ mod tests {
         }
         let mut decoder = StrDecoder::new("GCX1 tool=t fields=id\nabc\n");
         let e = decoder.deserialize::<Needs>().next().unwrap().unwrap_err();
-        assert_eq!(e.code(), "deserialize");
+        assert_eq!(e.code(), "type_mismatch");
         assert_eq!(e.position(), Some(Position::new(2, 1)));
     }
 }

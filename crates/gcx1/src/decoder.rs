@@ -828,10 +828,19 @@ impl<R: BufRead> Decoder<R> {
             };
             if bytes.len() + take > limit {
                 let keep = limit + 1 - bytes.len().min(limit + 1);
+                bytes.reserve_exact(keep.min(take));
                 bytes.extend_from_slice(&available[..keep.min(take)]);
                 self.core.line_no += 1;
                 self.core.state = State::Done;
                 return Err(self.core.line_too_long(&bytes));
+            }
+            if bytes.len() + take > bytes.capacity() {
+                // Grow by doubling, but never past the line limit: a line at the limit costs
+                // the limit, not the next power of two.
+                let wanted = (bytes.capacity() * 2)
+                    .max(bytes.len() + take)
+                    .min(limit + 1);
+                bytes.reserve_exact(wanted.max(bytes.len() + take) - bytes.len());
             }
             bytes.extend_from_slice(&available[..take]);
             self.reader.consume(take + usize::from(newline));
@@ -1041,7 +1050,7 @@ pub fn decode(input: &str) -> Result<Vec<Section>> {
 }
 
 /// [`decode`] with the given limits.
-pub fn decode_with_limits(input: &str, limits: Limits) -> Result<Vec<Section>> {
+pub(crate) fn decode_with_limits(input: &str, limits: Limits) -> Result<Vec<Section>> {
     StrDecoder::with_limits(input, limits)
         .sections()
         .map(|s| s.map(|s| s.to_owned_section()))

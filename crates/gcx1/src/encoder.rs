@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::decoder::Section;
+use crate::decoder::{Limits, Section};
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::escape::{escape_first_into, escape_into, push_bytes};
 use crate::float::{write_go_g32, write_go_g64};
@@ -284,17 +284,32 @@ pub struct Encoder<W: Write> {
     section: Option<OpenSection>,
     /// A write to the underlying writer failed; the output is incomplete.
     failed: bool,
+    /// What a decoder with these limits reads: the encoder refuses to write more.
+    limits: Limits,
+    /// The buffer is handed to the writer once it holds this many bytes.
+    flush_at: usize,
 }
 
 impl<W: Write> Encoder<W> {
     /// An encoder writing to `writer`. Begin a section with [`Encoder::begin_section`].
+    ///
+    /// It writes only what a decoder with the default [`Limits`] reads: a line longer than
+    /// the line limit (`line_too_long`), a header with more fields or meta pairs than the
+    /// limits (`too_many_fields`, `too_many_meta`) are errors here rather than at the reader.
     pub fn new(writer: W) -> Self {
+        Self::with_limits(writer, Limits::default())
+    }
+
+    /// An encoder that writes only what a decoder with `limits` reads.
+    pub fn with_limits(writer: W, limits: Limits) -> Self {
         Encoder {
             writer: Some(writer),
             buf: Vec::with_capacity(8 * 1024),
             lines: 0,
             section: None,
             failed: false,
+            limits,
+            flush_at: FLUSH_AT,
         }
     }
 
@@ -351,7 +366,7 @@ impl<W: Write> Encoder<W> {
             });
             return Ok(());
         }
-        write_header(&mut self.buf, header, line)?;
+        self.write_checked_header(header, line)?;
         self.lines += 1;
         self.section = Some(OpenSection {
             header: header.clone(),
@@ -360,6 +375,57 @@ impl<W: Write> Encoder<W> {
             comments: Vec::new(),
             names: vec![None; header.fields.len()],
         });
+        self.maybe_flush()
+    }
+
+    /// Writes a header line, refusing what a decoder with the encoder's limits would refuse.
+    fn write_checked_header(&mut self, header: &Header, line: u64) -> Result<()> {
+        if header.fields.len() > self.limits.max_fields {
+            return Err(Error::at(
+                ErrorKind::TooManyFields {
+                    count: header.fields.len(),
+                    limit: self.limits.max_fields,
+                },
+                line,
+                1,
+            ));
+        }
+        if header.meta.len() > self.limits.max_meta {
+            return Err(Error::at(
+                ErrorKind::TooManyMeta {
+                    count: header.meta.len(),
+                    limit: self.limits.max_meta,
+                },
+                line,
+                1,
+            ));
+        }
+        let start = self.buf.len();
+        write_header(&mut self.buf, header, line)?;
+        if self.buf.len() - start - 1 > self.limits.max_line_length {
+            self.buf.truncate(start);
+            return Err(self.line_too_long(line));
+        }
+        Ok(())
+    }
+
+    fn line_too_long(&self, line: u64) -> Error {
+        Error::at(
+            ErrorKind::LineTooLong {
+                limit: self.limits.max_line_length,
+            },
+            line,
+            1,
+        )
+    }
+
+    /// Writes an empty row line: the reference's row for `{}`, one empty field.
+    pub(crate) fn write_blank_row(&mut self) -> Result<()> {
+        if self.section.is_none() {
+            return Err(Error::at(ErrorKind::NoSection, self.lines + 1, 1));
+        }
+        self.buf.push(b'\n');
+        self.lines += 1;
         self.maybe_flush()
     }
 
@@ -423,6 +489,10 @@ impl<W: Write> Encoder<W> {
         }
         if width == 1 && self.buf.len() == start {
             return Err(self.row_error(start, ErrorKind::EmptyRow));
+        }
+        if self.buf.len() - start > self.limits.max_line_length {
+            self.buf.truncate(start);
+            return Err(self.line_too_long(self.lines + 1));
         }
         self.buf.push(b'\n');
         self.lines += 1;
@@ -516,7 +586,7 @@ impl<W: Write> Encoder<W> {
         };
         let mut header = section.header.clone();
         header.fields = names;
-        if let Err(e) = write_header(&mut self.buf, &header, line) {
+        if let Err(e) = self.write_checked_header(&header, line) {
             self.section = Some(section);
             return Err(e);
         }
@@ -542,6 +612,9 @@ impl<W: Write> Encoder<W> {
     /// not start with a header.
     pub fn write_comment(&mut self, text: &str) -> Result<()> {
         let line = self.lines + 1;
+        if text.len() + 2 > self.limits.max_line_length {
+            return Err(self.line_too_long(line));
+        }
         match &mut self.section {
             None => Err(Error::at(ErrorKind::NoSection, line, 1)),
             Some(section) if section.deferred => {
@@ -578,7 +651,7 @@ impl<W: Write> Encoder<W> {
 
     #[inline]
     fn maybe_flush(&mut self) -> Result<()> {
-        if self.buf.len() >= FLUSH_AT {
+        if self.buf.len() >= self.flush_at {
             self.write_buffer()?;
         }
         Ok(())
@@ -621,6 +694,24 @@ impl<W: Write> Encoder<W> {
     }
 }
 
+impl Encoder<io::Sink> {
+    /// An encoder whose output stays in its buffer ([`Encoder::into_text`]): no copy to a
+    /// writer, for callers that want the payload as a `String`.
+    pub(crate) fn in_memory(limits: Limits) -> Self {
+        let mut encoder = Encoder::with_limits(io::sink(), limits);
+        encoder.flush_at = usize::MAX;
+        encoder
+    }
+
+    /// The payload written so far, as text.
+    pub(crate) fn into_text(mut self) -> Result<String> {
+        self.close_section()?;
+        let buf = std::mem::take(&mut self.buf);
+        self.writer = None;
+        into_string(buf)
+    }
+}
+
 impl<W: Write> Drop for Encoder<W> {
     fn drop(&mut self) {
         if self.writer.is_some() && !self.failed && !self.buf.is_empty() {
@@ -658,9 +749,19 @@ pub fn encode_to_writer<W: Write>(writer: W, sections: &[Section]) -> Result<W> 
     encoder.finish()
 }
 
-/// The encoder's output as a `String` (it only ever writes UTF-8).
+/// The encoder's output as a `String`.
+///
+/// The encoder only ever writes UTF-8: cells and header parts come from `&str` (their bytes
+/// copied whole, escapes inserted between characters as ASCII), numbers and punctuation are
+/// ASCII, and no public API hands a caller the byte buffer.
+#[allow(unsafe_code)]
 pub(crate) fn into_string(bytes: Vec<u8>) -> Result<String> {
-    String::from_utf8(bytes).map_err(|_| ErrorKind::InvalidUtf8.into())
+    debug_assert!(
+        std::str::from_utf8(&bytes).is_ok(),
+        "the encoder wrote invalid UTF-8"
+    );
+    // SAFETY: see above; a debug build checks it on every call.
+    Ok(unsafe { String::from_utf8_unchecked(bytes) })
 }
 
 #[cfg(test)]

@@ -184,6 +184,14 @@ pub enum ErrorKind {
         /// The value.
         value: f64,
     },
+    /// A number beyond what a float carries, which would read back as infinity or zero:
+    /// `1e400`, `1e-400` (serde_json keeps such lexemes with `arbitrary_precision`)
+    /// (`number_out_of_range`).
+    #[error("the number {number} is out of range for a float: it would not read back")]
+    NumberOutOfRange {
+        /// The number's text.
+        number: String,
+    },
     /// A row or comment written while no section is open (`no_section`).
     #[error("no section is open: begin one with a header first")]
     NoSection,
@@ -246,9 +254,13 @@ pub enum ErrorKind {
     /// A `Serialize` implementation failed or produced an unsupported shape (`serialize`).
     #[error("serialize: {0}")]
     Serialize(String),
-    /// A `Deserialize` implementation rejected the data (`deserialize`).
-    #[error("deserialize: {0}")]
-    Deserialize(String),
+    /// The data does not have the type or shape the target type asks for: serde's invalid
+    /// type, invalid value, invalid length, missing or unknown field (`type_mismatch`).
+    #[error("{0}")]
+    TypeMismatch(String),
+    /// A message of a `Serialize` or `Deserialize` implementation (`custom`).
+    #[error("{0}")]
+    Custom(String),
 }
 
 impl ErrorKind {
@@ -274,6 +286,7 @@ impl ErrorKind {
             ErrorKind::ReservedMetaKey { .. } => "reserved_meta_key",
             ErrorKind::EmptyRow => "empty_row",
             ErrorKind::NonFiniteFloat { .. } => "non_finite_float",
+            ErrorKind::NumberOutOfRange { .. } => "number_out_of_range",
             ErrorKind::NoSection => "no_section",
             ErrorKind::FieldMismatch { .. } => "field_mismatch",
             ErrorKind::DepthLimit { .. } => "depth_limit",
@@ -283,7 +296,8 @@ impl ErrorKind {
             ErrorKind::RowCount { .. } => "row_count",
             ErrorKind::Schema(_) => "schema",
             ErrorKind::Serialize(_) => "serialize",
-            ErrorKind::Deserialize(_) => "deserialize",
+            ErrorKind::TypeMismatch(_) => "type_mismatch",
+            ErrorKind::Custom(_) => "custom",
         }
     }
 }
@@ -339,6 +353,11 @@ impl Error {
         self.0.position.map(|p| p.column)
     }
 
+    /// The human text of the error, without its code or position.
+    pub fn message(&self) -> String {
+        self.0.kind.to_string()
+    }
+
     /// Whether reading or writing failed, as opposed to bad data.
     pub fn is_io(&self) -> bool {
         matches!(self.0.kind, ErrorKind::Io(_))
@@ -368,13 +387,15 @@ impl fmt::Debug for Error {
     }
 }
 
+/// `code at line L, column C: message` (docs/errors.md): the code first, then the position
+/// when known, then the message.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "gcx1: {}", self.0.kind)?;
+        f.write_str(self.code())?;
         if let Some(position) = self.0.position {
-            write!(f, " (at {position})")?;
+            write!(f, " at {position}")?;
         }
-        Ok(())
+        write!(f, ": {}", self.0.kind)
     }
 }
 
@@ -410,13 +431,78 @@ impl From<Error> for io::Error {
 
 impl serde::ser::Error for Error {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        ErrorKind::Serialize(msg.to_string()).into()
+        ErrorKind::Custom(msg.to_string()).into()
+    }
+}
+
+/// Whether a serde message reports a type or shape mismatch (serde's own wording).
+fn is_mismatch(message: &str) -> bool {
+    [
+        "invalid type",
+        "invalid value",
+        "invalid length",
+        "missing field",
+        "unknown field",
+        "unknown variant",
+        "duplicate field",
+    ]
+    .iter()
+    .any(|prefix| message.starts_with(prefix))
+}
+
+/// A message from serde or a `Deserialize` implementation: `type_mismatch` when it is serde's
+/// report of a type or shape mismatch, `custom` otherwise.
+pub(crate) fn serde_message(message: String) -> Error {
+    if is_mismatch(&message) {
+        ErrorKind::TypeMismatch(message).into()
+    } else {
+        ErrorKind::Custom(message).into()
     }
 }
 
 impl serde::de::Error for Error {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        ErrorKind::Deserialize(msg.to_string()).into()
+        serde_message(msg.to_string())
+    }
+
+    fn invalid_type(
+        unexpected: serde::de::Unexpected<'_>,
+        expected: &dyn serde::de::Expected,
+    ) -> Self {
+        ErrorKind::TypeMismatch(format!("invalid type: {unexpected}, expected {expected}")).into()
+    }
+
+    fn invalid_value(
+        unexpected: serde::de::Unexpected<'_>,
+        expected: &dyn serde::de::Expected,
+    ) -> Self {
+        ErrorKind::TypeMismatch(format!("invalid value: {unexpected}, expected {expected}")).into()
+    }
+
+    fn invalid_length(len: usize, expected: &dyn serde::de::Expected) -> Self {
+        ErrorKind::TypeMismatch(format!("invalid length {len}, expected {expected}")).into()
+    }
+
+    fn unknown_variant(variant: &str, expected: &'static [&'static str]) -> Self {
+        ErrorKind::TypeMismatch(format!(
+            "unknown variant `{variant}`, expected one of {expected:?}"
+        ))
+        .into()
+    }
+
+    fn unknown_field(field: &str, expected: &'static [&'static str]) -> Self {
+        ErrorKind::TypeMismatch(format!(
+            "unknown field `{field}`, expected one of {expected:?}"
+        ))
+        .into()
+    }
+
+    fn missing_field(field: &'static str) -> Self {
+        ErrorKind::TypeMismatch(format!("missing field `{field}`")).into()
+    }
+
+    fn duplicate_field(field: &'static str) -> Self {
+        ErrorKind::TypeMismatch(format!("duplicate field `{field}`")).into()
     }
 }
 
@@ -436,8 +522,11 @@ mod tests {
         assert!(e.is_unsupported_version());
         assert_eq!(
             e.to_string(),
-            "gcx1: unsupported version `GCX2`: this decoder reads GCX1 (at line 1, column 1)"
+            "unsupported_version at line 1, column 1: unsupported version `GCX2`: this decoder reads GCX1"
         );
+        let e = Error::new(ErrorKind::EmptyRow, None);
+        assert!(e.to_string().starts_with("empty_row: a one-column row"));
+        assert_eq!(e.message(), ErrorKind::EmptyRow.to_string());
     }
 
     #[test]

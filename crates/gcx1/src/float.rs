@@ -156,6 +156,13 @@ pub(crate) fn write_go_g32(out: &mut Vec<u8>, value: f32) {
 /// otherwise read back as an integer (so the number stays a float when decoded). `value`
 /// must be finite.
 pub(crate) fn write_go_json_f64(out: &mut Vec<u8>, value: f64) {
+    if !write_hundredths(out, value) {
+        write_go_json_shortest(out, value);
+    }
+}
+
+/// [`write_go_json_f64`] through the shortest-digits search.
+fn write_go_json_shortest(out: &mut Vec<u8>, value: f64) {
     let start = out.len();
     let digits = Digits::of_f64(value);
     let abs = value.abs();
@@ -173,6 +180,108 @@ pub(crate) fn write_go_json_f64(out: &mut Vec<u8>, value: f64) {
     if !out[start..].iter().any(|&b| b == b'.' || b == b'e') {
         out.extend_from_slice(b".0");
     }
+}
+
+/// Writes `value` in `encoding/json`'s layout if it is the double nearest a whole number of
+/// hundredths between 0.01 and 1e9 in magnitude (prices, scores, percentages): `true` if
+/// written. Integral values get `.0`, as every float of this codec does.
+///
+/// Such a value's shortest round-trip digits are those hundredths without trailing zeros:
+/// the decimal `k/100` parses back to `value` (checked below: IEEE division rounds `k / 100`
+/// exactly as parsing the decimal does), and below 1e9 a double's rounding interval (under
+/// 2^-22 wide) holds no other number of hundredths, so no shorter decimal reads back as
+/// `value` either. Integer arithmetic then writes them, where the shortest-digits search
+/// costs a long chain of wide multiplications. (The technique of agentwire-gcf's number
+/// writer; the tests compare the two paths on every value they try.)
+#[inline]
+fn write_hundredths(out: &mut Vec<u8>, value: f64) -> bool {
+    let magnitude = value.abs();
+    if !(0.01..1e9).contains(&magnitude) {
+        return false;
+    }
+    // Truncating `x + 0.5` rounds to nearest (a wrong `k` fails the check, never passes it:
+    // only one number of hundredths reads back as `value`).
+    let hundredths = (magnitude * 100.0 + 0.5) as u64;
+    if hundredths as f64 / 100.0 != magnitude {
+        return false;
+    }
+    if value < 0.0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(itoa::Buffer::new().format(hundredths / 100).as_bytes());
+    let fraction = hundredths % 100;
+    out.push(b'.');
+    out.push(b'0' + (fraction / 10) as u8);
+    if !fraction.is_multiple_of(10) {
+        out.push(b'0' + (fraction % 10) as u8);
+    }
+    true
+}
+
+/// Reads a JSON number lexeme (already checked by the number syntax) exactly when it is
+/// short: at most 15 significant digits and a decimal exponent within ±22. Then the digits
+/// and the power of ten are both exact doubles, and one IEEE multiplication or division
+/// rounds their product correctly, as a full decimal parse would (Clinger's fast path).
+/// `None` for anything else, which the full parse reads.
+#[inline]
+pub(crate) fn parse_short_decimal(bytes: &[u8]) -> Option<f64> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    let (negative, bytes) = match bytes {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, bytes),
+    };
+    let mut mantissa = 0u64;
+    let mut digits = 0u32;
+    let mut scale = 0i32;
+    let mut point = false;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'0'..=b'9' => {
+                mantissa = mantissa * 10 + u64::from(b - b'0');
+                digits += 1;
+                scale -= i32::from(point);
+            }
+            b'.' => point = true,
+            _ => break,
+        }
+        i += 1;
+        if digits > 15 {
+            return None;
+        }
+    }
+    if let Some(b'e' | b'E') = bytes.get(i) {
+        i += 1;
+        let sign = match bytes.get(i) {
+            Some(b'-') => {
+                i += 1;
+                -1
+            }
+            Some(b'+') => {
+                i += 1;
+                1
+            }
+            _ => 1,
+        };
+        let exponent = &bytes[i..];
+        if exponent.is_empty() || exponent.len() > 3 {
+            return None;
+        }
+        let value = exponent
+            .iter()
+            .fold(0i32, |n, &d| n * 10 + i32::from(d - b'0'));
+        scale += sign * value;
+    }
+    let power = *POW10.get(scale.unsigned_abs() as usize)?;
+    let magnitude = if scale >= 0 {
+        mantissa as f64 * power
+    } else {
+        mantissa as f64 / power
+    };
+    Some(if negative { -magnitude } else { magnitude })
 }
 
 /// Formats a float as a GCX1 cell, exactly as the Go reference writes it:
@@ -286,6 +395,89 @@ mod tests {
         assert_eq!(go_g32(3.4028235e38), "3.4028235e+38");
         assert_eq!(go_g32(-0.0), "-0");
         assert_eq!(go_g32(1.0e-45), "1e-45");
+    }
+
+    #[test]
+    fn hundredths_are_written_as_the_shortest_digits_write_them() {
+        let check = |v: f64| {
+            let mut fast = Vec::new();
+            let taken = write_hundredths(&mut fast, v);
+            let mut slow = Vec::new();
+            write_go_json_shortest(&mut slow, v);
+            if taken {
+                assert_eq!(fast, slow, "{v}");
+            }
+            taken
+        };
+        let mut taken = 0;
+        for k in 1..=30_000u64 {
+            let v = k as f64 / 100.0;
+            taken += usize::from(check(v)) + usize::from(check(-v));
+            check(f64::from_bits(v.to_bits() + 1));
+            check(f64::from_bits(v.to_bits() - 1));
+        }
+        assert_eq!(taken, 60_000);
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..100_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            check((seed % 100_000_000_000) as f64 / 100.0);
+            check(f64::from_bits(seed >> 2));
+        }
+    }
+
+    #[test]
+    fn short_decimals_read_as_the_full_parse_reads_them() {
+        let check = |text: &str| {
+            if let Some(fast) = parse_short_decimal(text.as_bytes()) {
+                let full: f64 = text.parse().unwrap();
+                assert_eq!(fast.to_bits(), full.to_bits(), "{text}");
+                true
+            } else {
+                false
+            }
+        };
+        for text in [
+            "0.0",
+            "-0.0",
+            "1.5",
+            "14.99",
+            "1e22",
+            "1.5e-21",
+            "12345678901234.5",
+        ] {
+            assert!(check(text), "{text}");
+        }
+        for text in [
+            "1e23",
+            "1.5e-22",
+            "1234567890123456.0",
+            "0.1e1000",
+            "2e0001",
+        ] {
+            assert!(!check(text), "{text}");
+        }
+        assert_eq!(
+            parse_short_decimal(b"-0.0").map(f64::is_sign_negative),
+            Some(true)
+        );
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut taken = 0;
+        for _ in 0..200_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let digits = seed % 10u64.pow(1 + (seed >> 60) as u32 % 15);
+            let text = match (seed >> 40) % 4 {
+                0 => format!("{}.{:02}", digits / 100, digits % 100),
+                1 => format!("-{digits}e-{}", (seed >> 20) % 30),
+                2 => format!("{digits}.5E+{}", (seed >> 20) % 25),
+                _ => format!("0.{digits:015}"),
+            };
+            taken += usize::from(check(&text));
+        }
+        assert!(taken > 100_000, "{taken}");
     }
 
     #[test]

@@ -198,7 +198,7 @@ pub(crate) fn parse_header(line: &str, line_no: u64, limits: &Limits) -> Result<
     let trimmed = rest.trim();
     let base = TAG.len() + (rest.len() - rest.trim_start().len());
     let mut tool: Option<String> = None;
-    let mut fields: Option<(&str, usize)> = None;
+    let mut fields: Option<(&str, usize, usize)> = None;
     let mut meta = BTreeMap::new();
     let mut meta_tokens = 0usize;
     let mut offset = base;
@@ -220,7 +220,7 @@ pub(crate) fn parse_header(line: &str, line_no: u64, limits: &Limits) -> Result<
         let value = &token[eq + 1..];
         match key.as_ref() {
             "tool" => tool = Some(unescape(value).into_owned()),
-            "fields" => fields = Some((value, token_offset)),
+            "fields" => fields = Some((value, token_offset, token_offset + eq + 1)),
             _ => {
                 meta_tokens += 1;
                 if meta_tokens > limits.max_meta {
@@ -240,7 +240,7 @@ pub(crate) fn parse_header(line: &str, line_no: u64, limits: &Limits) -> Result<
         Some(tool) if !tool.is_empty() => tool,
         _ => return Err(Error::at(ErrorKind::MissingTool, line_no, 1)),
     };
-    let Some((raw_fields, fields_offset)) = fields else {
+    let Some((raw_fields, fields_offset, value_offset)) = fields else {
         return Err(Error::at(ErrorKind::MissingFields, line_no, 1));
     };
     let once = unescape(raw_fields);
@@ -254,7 +254,21 @@ pub(crate) fn parse_header(line: &str, line_no: u64, limits: &Limits) -> Result<
             Some(Position::in_line(line_no, line, fields_offset)),
         ));
     }
-    let fields = once.split(',').map(|f| unescape(f).into_owned()).collect();
+    let fields: Vec<String> = once.split(',').map(|f| unescape(f).into_owned()).collect();
+    // Every comma of the raw text separates two names (an escaped comma unescapes to one).
+    let mut seen = std::collections::HashSet::with_capacity(fields.len());
+    let mut offset = value_offset;
+    for (field, raw) in fields.iter().zip(raw_fields.split(',')) {
+        if !seen.insert(field.as_str()) {
+            return Err(Error::new(
+                ErrorKind::DuplicateField {
+                    name: field.clone(),
+                },
+                Some(Position::in_line(line_no, line, offset)),
+            ));
+        }
+        offset += raw.len() + 1;
+    }
     Ok(Header { tool, fields, meta })
 }
 

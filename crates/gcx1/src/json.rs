@@ -1,5 +1,6 @@
-//! JSON as the Go reference writes it inside cells: compact, object keys sorted byte-wise,
-//! `<`, `>`, `&`, U+2028 and U+2029 escaped (`encoding/json`'s HTML-safe defaults).
+//! JSON as the Go reference writes it inside cells: compact, `<`, `>`, `&`, U+2028 and U+2029
+//! escaped (`encoding/json`'s HTML-safe defaults), object keys in the map's order (sorted
+//! byte-wise, as Go's, with serde_json's default maps).
 //!
 //! Numbers keep their lexeme when serde_json's `arbitrary_precision` feature is on (as Go's
 //! `json.Number` does); otherwise integers are written in decimal and floats in Go's
@@ -11,7 +12,6 @@ use serde_json::{Number, Value};
 
 use crate::encoder::CellWriter;
 use crate::error::{ErrorKind, Result};
-use crate::escape::escape_into;
 use crate::float::write_go_json_f64;
 
 /// The deepest nesting a cell's JSON may have: serde_json refuses to parse deeper text, so
@@ -21,6 +21,7 @@ pub(crate) const MAX_DEPTH: usize = 127;
 /// Whether serde_json was built with `arbitrary_precision` (Cargo may unify it in from
 /// another crate of the build): then numbers keep their lexeme, `0.50` included. Detected
 /// once, at run time.
+#[inline]
 pub(crate) fn arbitrary_precision() -> bool {
     static DETECTED: OnceLock<bool> = OnceLock::new();
     *DETECTED.get_or_init(|| {
@@ -28,11 +29,22 @@ pub(crate) fn arbitrary_precision() -> bool {
     })
 }
 
-/// Appends a JSON number.
-pub(crate) fn write_number(out: &mut Vec<u8>, n: &Number) {
+/// Appends a JSON number; fails on a float lexeme beyond a float's range, which only
+/// serde_json's `arbitrary_precision` keeps (the decoders refuse it: it would read back as
+/// infinity or zero).
+pub(crate) fn write_number(out: &mut Vec<u8>, n: &Number) -> Result<()> {
     if arbitrary_precision() {
-        // The lexeme, verbatim (`-0`, `1E+2` and `0.50` included).
-        out.extend_from_slice(n.to_string().as_bytes());
+        // The lexeme, verbatim (`-0`, `1E+2` and `0.50` included); written through `Display`
+        // without a `String` in between.
+        use std::io::Write as _;
+        let start = out.len();
+        let _ = write!(out, "{n}");
+        let text = std::str::from_utf8(&out[start..]).unwrap_or_default();
+        if crate::value::exact_number(text).is_err() {
+            let number = text.to_owned();
+            out.truncate(start);
+            return Err(ErrorKind::NumberOutOfRange { number }.into());
+        }
     } else if let Some(u) = n.as_u64() {
         out.extend_from_slice(itoa::Buffer::new().format(u).as_bytes());
     } else if let Some(i) = n.as_i64() {
@@ -43,76 +55,189 @@ pub(crate) fn write_number(out: &mut Vec<u8>, n: &Number) {
             _ => out.extend_from_slice(n.to_string().as_bytes()),
         }
     }
+    Ok(())
+}
+
+/// The bytes a JSON string has to look at: `"`, `\`, control bytes, `<`, `>`, `&` (Go's
+/// HTML-safe escapes) and 0xE2, the first byte of U+2028 and U+2029.
+static SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table[b'<' as usize] = true;
+    table[b'>' as usize] = true;
+    table[b'&' as usize] = true;
+    table[0xe2] = true;
+    table
+};
+
+/// The index of the first byte at or after `from` that a JSON string has to look at
+/// ([`SPECIAL`]), or the length: eight bytes at a time, then byte by byte in the word that
+/// has one.
+#[inline(always)]
+fn next_special(bytes: &[u8], mut from: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    #[inline(always)]
+    fn has(word: u64, byte: u8) -> u64 {
+        let x = word ^ (ONES * u64::from(byte));
+        x.wrapping_sub(ONES) & !x
+    }
+    if bytes.len() - from < 16 {
+        // Short strings (most keys) cost less byte by byte.
+        while from < bytes.len() && !SPECIAL[bytes[from] as usize] {
+            from += 1;
+        }
+        return from;
+    }
+    while let Some(chunk) = bytes.get(from..from + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        // Bytes below 0x20, and the seven others (false positives only cost the byte loop).
+        let below = word.wrapping_sub(ONES * 0x20) & !word;
+        let hits = (below
+            | has(word, b'"')
+            | has(word, b'\\')
+            | has(word, b'<')
+            | has(word, b'>')
+            | has(word, b'&')
+            | has(word, 0xe2))
+            & HIGHS;
+        if hits != 0 {
+            if let Some(at) = chunk.iter().position(|&b| SPECIAL[b as usize]) {
+                return from + at;
+            }
+        }
+        from += 8;
+    }
+    while from < bytes.len() && !SPECIAL[bytes[from] as usize] {
+        from += 1;
+    }
+    from
 }
 
 /// Appends a JSON string literal with Go's escapes.
 pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push(b'"');
+    write_string_as(out, s, false);
+}
+
+/// Appends a JSON string literal with Go's escapes; with `cell`, every backslash of it
+/// doubled (the row escape, applied as it is written: JSON text has no raw TAB or LF).
+#[inline]
+fn write_string_as(out: &mut Vec<u8>, s: &str, cell: bool) {
     let bytes = s.as_bytes();
+    let first = next_special(bytes, 0);
+    if first == bytes.len() {
+        // Most strings: nothing to escape.
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+    } else {
+        write_escaped(out, bytes, first, cell);
+    }
+}
+
+/// Appends an object's key and its colon, after a comma if `comma`.
+#[inline]
+fn write_key(out: &mut Vec<u8>, key: &str, comma: bool, cell: bool) {
+    let bytes = key.as_bytes();
+    let first = next_special(bytes, 0);
+    if first == bytes.len() {
+        out.reserve(bytes.len() + 4);
+        if comma {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.extend_from_slice(b"\":");
+    } else {
+        if comma {
+            out.push(b',');
+        }
+        write_escaped(out, bytes, first, cell);
+        out.push(b':');
+    }
+}
+
+/// [`write_string_as`] for a string with a byte to look at, the first at `i`.
+#[inline(never)]
+fn write_escaped(out: &mut Vec<u8>, bytes: &[u8], mut i: usize, cell: bool) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let backslash: &[u8] = if cell { b"\\\\" } else { b"\\" };
+    out.push(b'"');
     let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let escape: Option<&[u8]> = match b {
-            b'"' => Some(b"\\\""),
-            b'\\' => Some(b"\\\\"),
-            b'\n' => Some(b"\\n"),
-            b'\r' => Some(b"\\r"),
-            b'\t' => Some(b"\\t"),
-            0x08 => Some(b"\\b"),
-            0x0c => Some(b"\\f"),
-            b'<' | b'>' | b'&' | 0x00..=0x1f => None,
-            // U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
+    while let Some(&b) = bytes.get(i) {
+        let escape: &[u8] = match b {
+            b'"' => b"\"",
+            b'\\' => b"\\",
+            b'\n' => b"n",
+            b'\r' => b"r",
+            b'\t' => b"t",
+            0x08 => b"b",
+            0x0c => b"f",
+            // U+2028 and U+2029 are E2 80 A8 and E2 80 A9; other E2 sequences are text.
             0xe2 if bytes.get(i + 1) == Some(&0x80)
                 && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9)) =>
             {
-                None
+                if bytes[i + 2] == 0xa8 {
+                    b"u2028"
+                } else {
+                    b"u2029"
+                }
             }
-            _ => {
-                i += 1;
+            0xe2 => {
+                i = next_special(bytes, i + 1);
                 continue;
             }
+            _ => b"",
         };
         out.extend_from_slice(&bytes[start..i]);
-        match escape {
-            Some(text) => {
-                out.extend_from_slice(text);
-                i += 1;
-            }
-            None if b == 0xe2 => {
-                out.extend_from_slice(if bytes[i + 2] == 0xa8 {
-                    b"\\u2028"
-                } else {
-                    b"\\u2029"
-                });
-                i += 3;
-            }
-            None => {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[(b >> 4) as usize]);
-                out.push(HEX[(b & 0xf) as usize]);
-                i += 1;
-            }
+        out.extend_from_slice(backslash);
+        if escape.is_empty() {
+            out.extend_from_slice(b"u00");
+            out.push(HEX[(b >> 4) as usize]);
+            out.push(HEX[(b & 0xf) as usize]);
+            i += 1;
+        } else if escape[0] == b'\\' && cell {
+            // The escaped backslash itself, doubled as well.
+            out.extend_from_slice(backslash);
+            i += 1;
+        } else {
+            out.extend_from_slice(escape);
+            i += if escape[0] == b'u' { 3 } else { 1 };
         }
         start = i;
+        i = next_special(bytes, i);
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
-/// Appends `value` as compact JSON with sorted keys; fails past [`MAX_DEPTH`] levels.
+/// Appends `value` as compact JSON; fails past [`MAX_DEPTH`] levels.
 pub(crate) fn write_json(out: &mut Vec<u8>, value: &Value) -> Result<()> {
-    write_at(out, value, 0)
+    write_at(out, value, 0, false)
 }
 
-fn write_at(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<()> {
+/// Appends `value` as compact JSON escaped for a cell (every backslash doubled: JSON text
+/// holds no raw TAB, LF or CR, so that is the whole row escape).
+pub(crate) fn write_json_cell_text(out: &mut Vec<u8>, value: &Value) -> Result<()> {
+    write_at(out, value, 0, true)
+}
+
+fn write_at(out: &mut Vec<u8>, value: &Value, depth: usize, cell: bool) -> Result<()> {
     match value {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => write_number(out, n),
-        Value::String(s) => write_string(out, s),
+        Value::Number(n) => write_number(out, n)?,
+        Value::String(s) => write_string_as(out, s, cell),
         Value::Array(items) => {
             if depth >= MAX_DEPTH {
                 return Err(ErrorKind::DepthLimit { limit: MAX_DEPTH }.into());
@@ -122,7 +247,7 @@ fn write_at(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<()> {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_at(out, item, depth + 1)?;
+                write_at(out, item, depth + 1, cell)?;
             }
             out.push(b']');
         }
@@ -130,16 +255,12 @@ fn write_at(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<()> {
             if depth >= MAX_DEPTH {
                 return Err(ErrorKind::DepthLimit { limit: MAX_DEPTH }.into());
             }
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            // Keys in the map's order: sorted, as Go writes them, with serde_json's default
+            // maps; the input's order with `preserve_order`.
             out.push(b'{');
-            for (i, (key, item)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_string(out, key);
-                out.push(b':');
-                write_at(out, item, depth + 1)?;
+            for (i, (key, item)) in map.iter().enumerate() {
+                write_key(out, key, i > 0, cell);
+                write_at(out, item, depth + 1, cell)?;
             }
             out.push(b'}');
         }
@@ -162,15 +283,12 @@ pub(crate) fn write_value_cell(out: &mut CellWriter<'_>, value: &Value) -> Resul
         Value::String(s) => out.write_str(s),
         Value::Bool(b) => out.write_bool(*b),
         Value::Number(n) => {
-            write_number(out.buffer(), n);
+            write_number(out.buffer(), n)?;
             out.raw(b"");
         }
         Value::Array(_) | Value::Object(_) => {
-            let mut text = Vec::new();
-            write_json(&mut text, value)?;
             // JSON text starts with `[` or `{`, never `#` or `GCX`.
-            let buffer = out.buffer();
-            escape_into(buffer, std::str::from_utf8(&text).unwrap_or_default());
+            write_json_cell_text(out.buffer(), value)?;
             out.raw(b"");
         }
     }
@@ -196,18 +314,18 @@ pub(crate) fn parse_json(text: &str) -> std::result::Result<Value, String> {
     Ok(value)
 }
 
-/// Parses a JSON number lexeme (the whole of `text`) into a `Number`.
-pub(crate) fn parse_number(text: &str) -> std::result::Result<Number, String> {
-    let mut parser = Parser {
-        bytes: text.as_bytes(),
-        text,
-        pos: 0,
-    };
-    match parser.number()? {
-        Value::Number(n) if parser.pos == text.len() => Ok(n),
-        _ => Err(format!("{text:?} is not a JSON number")),
+/// The bytes that end a plain run inside a JSON string.
+static STRING_STOP: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
     }
-}
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
 
 struct Parser<'t> {
     bytes: &'t [u8],
@@ -217,10 +335,14 @@ struct Parser<'t> {
 
 impl Parser<'_> {
     fn error(&self, what: &str) -> String {
-        format!(
-            "{what} at character {}",
-            self.text[..self.pos.min(self.text.len())].chars().count() + 1
-        )
+        // `pos` may sit inside a character (after a backslash, say): count the characters
+        // that start before it.
+        let end = self.pos.min(self.text.len());
+        let before = self.text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| (b as i8) >= -0x40)
+            .count();
+        format!("{what} at character {}", before + 1)
     }
 
     fn skip_ws(&mut self) {
@@ -321,17 +443,49 @@ impl Parser<'_> {
         u32::from_str_radix(digits, 16).map_err(|_| self.error("invalid \\u escape"))
     }
 
+    /// The end of the plain run at `pos`: the first `"`, `\\` or control byte.
+    #[inline]
+    fn plain_run(&self) -> usize {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGHS: u64 = 0x8080_8080_8080_8080;
+        let mut at = self.pos;
+        let bytes = self.bytes;
+        // Eight bytes at a time: the lowest byte each test flags is a true one, so the first
+        // stop is found without a byte loop (whose exit mispredicts once a string).
+        while let Some(chunk) = bytes.get(at..at + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            let word = u64::from_le_bytes(word);
+            let quote = word ^ (ONES * u64::from(b'"'));
+            let backslash = word ^ (ONES * u64::from(b'\\'));
+            let stops = (word.wrapping_sub(ONES * 0x20) & !word
+                | quote.wrapping_sub(ONES) & !quote
+                | backslash.wrapping_sub(ONES) & !backslash)
+                & HIGHS;
+            if stops != 0 {
+                return at + (stops.trailing_zeros() / 8) as usize;
+            }
+            at += 8;
+        }
+        while at < bytes.len() && !STRING_STOP[bytes[at] as usize] {
+            at += 1;
+        }
+        at
+    }
+
     fn string(&mut self) -> std::result::Result<String, String> {
         self.pos += 1;
-        let mut out = String::new();
+        // Most strings have no escape: one allocation of the exact size.
+        let end = self.plain_run();
+        if self.bytes.get(end) == Some(&b'"') {
+            let text = self.text[self.pos..end].to_owned();
+            self.pos = end + 1;
+            return Ok(text);
+        }
+        let mut out = String::with_capacity(end - self.pos + 16);
         loop {
             let start = self.pos;
-            while let Some(&b) = self.bytes.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.pos = self.plain_run();
             out.push_str(&self.text[start..self.pos]);
             match self.bytes.get(self.pos) {
                 Some(b'"') => {
@@ -339,6 +493,7 @@ impl Parser<'_> {
                     return Ok(out);
                 }
                 Some(b'\\') => {
+                    let backslash = self.pos;
                     self.pos += 1;
                     let escape = self.bytes.get(self.pos).copied();
                     self.pos += 1;
@@ -371,7 +526,10 @@ impl Parser<'_> {
                                     .ok_or_else(|| self.error("unpaired surrogate"))?,
                             );
                         }
-                        _ => return Err(self.error("invalid escape")),
+                        _ => {
+                            self.pos = backslash;
+                            return Err(self.error("invalid escape"));
+                        }
                     }
                 }
                 Some(_) => return Err(self.error("control character in a string")),
@@ -382,57 +540,18 @@ impl Parser<'_> {
 
     fn number(&mut self) -> std::result::Result<Value, String> {
         let start = self.pos;
-        let digits = |p: &mut Self| {
-            let from = p.pos;
-            while p.bytes.get(p.pos).is_some_and(u8::is_ascii_digit) {
-                p.pos += 1;
-            }
-            p.pos - from
-        };
-        if self.bytes.get(self.pos) == Some(&b'-') {
-            self.pos += 1;
+        if let Some((len, number)) = crate::value::short_number(&self.bytes[start..]) {
+            self.pos += len;
+            return Ok(Value::Number(number));
         }
-        let integer_start = self.pos;
-        if digits(self) == 0 || (self.bytes[integer_start] == b'0' && self.pos - integer_start > 1)
-        {
+        let Some((len, integer)) = crate::value::number_syntax(&self.bytes[start..]) else {
             return Err(self.error("invalid number"));
-        }
-        let mut float = false;
-        if self.bytes.get(self.pos) == Some(&b'.') {
-            self.pos += 1;
-            float = true;
-            if digits(self) == 0 {
-                return Err(self.error("invalid number"));
-            }
-        }
-        if let Some(b'e' | b'E') = self.bytes.get(self.pos) {
-            self.pos += 1;
-            float = true;
-            if let Some(b'+' | b'-') = self.bytes.get(self.pos) {
-                self.pos += 1;
-            }
-            if digits(self) == 0 {
-                return Err(self.error("invalid number"));
-            }
-        }
+        };
+        self.pos += len;
         let lexeme = &self.text[start..self.pos];
-        if arbitrary_precision() {
-            return serde_json::from_str::<Number>(lexeme)
-                .map(Value::Number)
-                .map_err(|e| e.to_string());
-        }
-        if !float {
-            if let Ok(u) = lexeme.parse::<u64>() {
-                return Ok(Value::Number(u.into()));
-            }
-            if let Ok(i) = lexeme.parse::<i64>() {
-                return Ok(Value::Number(i.into()));
-            }
-        }
-        let f: f64 = lexeme.parse().map_err(|_| self.error("invalid number"))?;
-        Number::from_f64(f)
+        crate::value::number_of_lexeme(lexeme, integer)
             .map(Value::Number)
-            .ok_or_else(|| self.error("number out of range"))
+            .map_err(|e| format!("{} at character {}", e.message(lexeme), start + 1))
     }
 }
 
@@ -446,9 +565,10 @@ mod tests {
     }
 
     #[test]
-    fn go_escapes_and_sorted_keys() {
+    fn go_escapes_and_map_order() {
+        // Keys in the map's order: sorted by default, as written with `preserve_order`.
         assert_eq!(
-            text(&json!({"b": 1, "a": "<x>&\u{2028}\u{2029}", "c": [true, null]})),
+            text(&json!({"a": "<x>&\u{2028}\u{2029}", "b": 1, "c": [true, null]})),
             r#"{"a":"\u003cx\u003e\u0026\u2028\u2029","b":1,"c":[true,null]}"#
         );
         assert_eq!(
@@ -456,9 +576,55 @@ mod tests {
             "\"q\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f}é\""
         );
         assert_eq!(
-            text(&json!({"é": 1, "z": 2, "Z": 3})),
+            text(&json!({"Z": 3, "z": 2, "é": 1})),
             r#"{"Z":3,"z":2,"é":1}"#
         );
+    }
+
+    #[test]
+    fn the_word_scan_finds_every_special_byte() {
+        // Every length to 24, every special byte at every position (and after a first one):
+        // the scan agrees with a look at each byte.
+        let specials = [0u8, 0x1f, b'"', b'\\', b'<', b'>', b'&', 0xe2];
+        for len in 0..24 {
+            for at in 0..len {
+                for &special in &specials {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = special;
+                    for from in 0..=len {
+                        let expected = (from..len)
+                            .find(|&i| SPECIAL[bytes[i] as usize])
+                            .unwrap_or(len);
+                        assert_eq!(
+                            next_special(&bytes, from),
+                            expected,
+                            "{bytes:?} from {from}"
+                        );
+                    }
+                }
+            }
+            assert_eq!(next_special(&vec![b'z'; len], 0), len);
+        }
+    }
+
+    #[test]
+    fn strings_parse_with_a_stop_at_every_position() {
+        // An escape (or a raw control byte, refused) at every position of every length to
+        // 24, with non-ASCII text around it: as serde_json reads it.
+        for len in 0..24 {
+            for at in 0..len {
+                for stop in ["\\\"", "\\\\", "\\n", "\\u00e9", "\u{1}", "é"] {
+                    let mut text = String::from("\"");
+                    text.push_str(&"a".repeat(at));
+                    text.push_str(stop);
+                    text.push_str(&"b".repeat(len - at));
+                    text.push('"');
+                    let ours = parse_json(&text).ok();
+                    let theirs = serde_json::from_str::<Value>(&text).ok();
+                    assert_eq!(ours, theirs, "{text:?}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -494,11 +660,14 @@ mod tests {
             "tru",
             "[1] x",
             "\"\\ud800\"",
+            "\"\\é\"",
+            "\"\\\u{10348}x\"",
         ] {
             assert!(parse_json(bad).is_err(), "{bad:?}");
         }
-        assert_eq!(parse_number("12").unwrap(), Number::from(12));
-        assert!(parse_number("1 ").is_err());
+        assert!(parse_json("[1e400]").is_err());
+        assert!(parse_json("[1e-400]").is_err());
+        assert!(parse_json("[0e-400]").is_ok());
         let deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
         assert!(parse_json(&deep).is_ok());
         let deeper = format!("{}{}", "[".repeat(129), "]".repeat(129));

@@ -1,32 +1,35 @@
-//! The per-tool layouts of the spec, as typed responses encoded and decoded in one call.
+//! Typed responses of Gortex's tools, encoded and decoded in one call.
 //!
-//! Each response type implements [`Layout`]. Encoding writes exactly the spec's fields in
-//! the spec's order, with the header meta the Go reference server writes (`total`,
-//! `truncated`, `count`, ...). Decoding maps cells by field name, so a payload with more
-//! columns (later server versions grew several layouts) still decodes; a missing column is
-//! an error. Sub-sections of the same tool that the layout does not know (`.notes`,
-//! `.caller_notes`, ...) are skipped when they follow the layout's sections.
+//! Each response type implements [`Layout`] and is written through the value codec with the
+//! tool's knowledge (`schema.rs`): the spec's columns (the seed's tables) in Gortex's order,
+//! Gortex's meta and comments. Decoding reads whatever Gortex writes: the seed's layouts and
+//! today's (more columns, `tier`/`via` on edges, `betweenness`, `.notes` sections); columns
+//! and members a type does not name are kept in its `extra` map; meta Gortex may leave out
+//! (`total`, `truncated`) is an `Option`.
+//!
+//! A response's JSON form (its serde representation) is the JSON the value codec reads the
+//! payload into (`decode_any`): rows under their wrapper key, meta as typed members.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
 
 use crate::de::deserialize_row;
 use crate::decoder::{Decoder, SectionSource, StrDecoder};
-use crate::encoder::{into_string, Cell, Encoder};
+use crate::encoder::{into_string, Encoder};
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::header::Header;
 
-/// A whole tool response with a fixed GCX1 layout: one call to encode, one to decode.
+/// A whole tool response with a GCX1 layout: one call to encode, one to decode.
 ///
 /// ```
 /// use agentwire_gcx1::{Layout, SearchSymbols, SymbolMatch};
 ///
 /// let response = SearchSymbols {
-///     total: 7,
-///     truncated: true,
+///     total: Some(7),
+///     truncated: Some(true),
 ///     results: vec![SymbolMatch {
 ///         id: "internal/mcp/server.go::NewServer".into(),
 ///         kind: "function".into(),
@@ -34,6 +37,7 @@ use crate::header::Header;
 ///         path: "internal/mcp/server.go".into(),
 ///         line: 62,
 ///         sig: "func NewServer(cfg Config) *Server".into(),
+///         ..SymbolMatch::default()
 ///     }],
 ///     ..SearchSymbols::default()
 /// };
@@ -46,23 +50,23 @@ use crate::header::Header;
 ///      func NewServer(cfg Config) *Server\n"
 /// );
 /// assert_eq!(SearchSymbols::from_gcx(&text)?, response);
+///
+/// // What Gortex writes today: more columns (kept in `extra`), no `total`.
+/// let later = "GCX1 tool=search_symbols fields=id,kind,name,path,path_abs,line,sig,is_test truncated=false\n\
+///              a.go::F\tfunction\tF\ta.go\t/src/a.go\t3\t\tfalse\n";
+/// let decoded = SearchSymbols::from_gcx(later)?;
+/// assert_eq!(decoded.total, None);
+/// assert_eq!(decoded.results[0].extra["is_test"], false);
 /// # Ok::<(), agentwire_gcx1::Error>(())
 /// ```
 pub trait Layout: Sized {
-    /// The fields the response's first section must declare (it may declare more, such as
-    /// `batch_symbols`' optional `source`). A payload whose first section lacks one of them is
-    /// not this layout's; tools use this to recognise a layout from a header line.
-    const FIELDS: &'static [&'static str];
-
     /// Writes the response's sections.
     fn encode<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()>;
 
-    /// Reads the response's sections from a streaming decoder, leaving any following
-    /// section of another tool unread.
+    /// Reads the response's sections from a streaming decoder.
     fn decode<R: BufRead>(decoder: &mut Decoder<R>) -> Result<Self>;
 
-    /// Reads the response's sections from a borrowed decoder, leaving any following section
-    /// of another tool unread.
+    /// Reads the response's sections from a borrowed decoder.
     fn decode_str(decoder: &mut StrDecoder<'_>) -> Result<Self>;
 
     /// The response as GCX1 text.
@@ -96,48 +100,87 @@ pub trait Layout: Sized {
     }
 }
 
-/// The generic reading and writing of one layout.
-trait Sections: Sized {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()>;
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self>;
+/// A layout of a Gortex tool, written and read by the value codec.
+trait ToolLayout: Serialize + DeserializeOwned {
+    /// The tool (section) name it writes.
+    fn tool(&self) -> &'static str;
+    /// Whether it reads a payload of `tool`.
+    fn accepts(tool: &str) -> bool;
+    /// The member a payload that is a bare array (its section without meta) reads into.
+    const ROWS: Option<&'static str>;
+    /// Takes what the payload says beyond the JSON form (the graph tool's name).
+    fn decoded(&mut self, _tool: &str) {}
 }
 
-macro_rules! layout {
-    ($($t:ty => $fields:expr),* $(,)?) => {$(
-        impl Layout for $t {
-            const FIELDS: &'static [&'static str] = $fields;
+fn write_tool<T: ToolLayout, W: Write>(value: &T, encoder: &mut Encoder<W>) -> Result<()> {
+    let json = crate::ser::to_value(value)?;
+    crate::value::encode_layout(encoder, value.tool(), &json)
+        .map_err(|e| e.or_position(Position::new(encoder.lines() + 1, 1)))
+}
 
+fn read_tool<T: ToolLayout, S: SectionSource>(source: &mut S) -> Result<T> {
+    let decoded = crate::value::decode_layout(source)?;
+    if !T::accepts(&decoded.tool) {
+        return Err(unexpected(
+            1,
+            "a section of this layout's tool".into(),
+            Some(&decoded.tool),
+        ));
+    }
+    let tool = decoded.tool.clone();
+    let decoded = match T::ROWS {
+        Some(key) => decoded.wrapped(key),
+        None => decoded,
+    };
+    let mut value: T = decoded.into_typed()?;
+    value.decoded(&tool);
+    Ok(value)
+}
+
+macro_rules! tool_layouts {
+    ($($t:ty),* $(,)?) => {$(
+        impl Layout for $t {
             fn encode<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-                let result = Sections::write(self, encoder);
-                result.map_err(|e| e.or_position(Position::new(encoder.lines() + 1, 1)))
+                write_tool(self, encoder)
             }
 
             fn decode<R: BufRead>(decoder: &mut Decoder<R>) -> Result<Self> {
-                Sections::read(decoder)
+                read_tool(decoder)
             }
 
             fn decode_str(decoder: &mut StrDecoder<'_>) -> Result<Self> {
-                Sections::read(decoder)
+                read_tool(decoder)
             }
         }
     )*};
 }
 
-layout!(
-    SearchSymbols => SymbolMatch::FIELDS,
-    SymbolSource => SOURCE_FIELDS,
-    BatchSymbols => BATCH_REQUIRED_FIELDS,
-    FindUsages => Usage::FIELDS,
-    FileSummary => FileSymbol::FIELDS,
-    Graph => SymbolRef::FIELDS,
-    EditingContext => EditTarget::FIELDS,
-    SmartContext => SMART_CONTEXT_FIELDS,
-    DeadCode => DeadCodeItem::FIELDS,
-    Hotspots => Hotspot::FIELDS,
-    Cycles => CYCLE_FIELDS,
-    ContractsList => CONTRACT_FIELDS,
-    ContractOrphans => Orphan::FIELDS,
+tool_layouts!(
+    SearchSymbols,
+    SymbolSource,
+    BatchSymbols,
+    FindUsages,
+    FileSummary,
+    Graph,
+    EditingContext,
+    SmartContext,
+    DeadCode,
+    Hotspots,
+    Cycles,
+    ContractsList,
+    ContractOrphans,
 );
+
+fn expect_end<S: SectionSource>(source: &mut S) -> Result<()> {
+    match source.peek_tool()? {
+        None => Ok(()),
+        Some(tool) => Err(unexpected(
+            source.line_no(),
+            "the end of the payload".into(),
+            Some(&tool),
+        )),
+    }
+}
 
 pub(crate) fn unexpected(line: u64, expected: String, found: Option<&str>) -> Error {
     let found = match found {
@@ -149,17 +192,6 @@ pub(crate) fn unexpected(line: u64, expected: String, found: Option<&str>) -> Er
         line.max(1),
         1,
     )
-}
-
-fn expect_end<S: SectionSource>(source: &mut S) -> Result<()> {
-    match source.peek_tool()? {
-        None => Ok(()),
-        Some(tool) => Err(unexpected(
-            source.line_no(),
-            "the end of the payload".into(),
-            Some(&tool),
-        )),
-    }
 }
 
 /// Reads the next section, which must be `tool`, and checks that it declares `fields`.
@@ -196,20 +228,6 @@ pub(crate) fn expect_section<S: SectionSource>(
     Ok((header, line))
 }
 
-/// Skips following sections named `<base>.<something>` that the layout does not read.
-fn skip_subsections<S: SectionSource>(source: &mut S, base: &str) -> Result<()> {
-    while let Some(tool) = source.peek_tool()? {
-        let unknown = tool
-            .strip_prefix(base)
-            .is_some_and(|rest| rest.starts_with('.'));
-        if !unknown {
-            break;
-        }
-        source.next_header()?;
-    }
-    Ok(())
-}
-
 pub(crate) fn read_rows<S: SectionSource, T: DeserializeOwned>(source: &mut S) -> Result<Vec<T>> {
     let mut rows = Vec::new();
     while let Some(row) = source.with_next_row(|row, fields| deserialize_row(fields, row))? {
@@ -218,110 +236,148 @@ pub(crate) fn read_rows<S: SectionSource, T: DeserializeOwned>(source: &mut S) -
     Ok(rows)
 }
 
-fn meta_error(key: &str, line: u64, message: String) -> Error {
-    Error::at(
-        ErrorKind::InvalidMeta {
-            key: key.to_owned(),
-            message,
-        },
-        line,
-        1,
-    )
-}
+/// Members a layout's type does not name: later columns, meta and sections.
+pub type Extra = Map<String, Value>;
 
-fn meta_text<'h>(header: &'h Header, key: &str, line: u64) -> Result<&'h str> {
-    header
-        .meta_value(key)
-        .ok_or_else(|| meta_error(key, line, format!("section `{}` lacks it", header.tool)))
-}
+/// How a member of a layout type's JSON form reads when absent, and when it is left out:
+/// text is left out when empty (Gortex writes an empty cell for "none"), options when none;
+/// line numbers and scores must be present.
+trait WireField: Sized {
+    /// The value of an absent member; `None` when the member is required.
+    fn absent() -> Option<Self>;
 
-fn meta_u64(header: &Header, key: &str, line: u64) -> Result<u64> {
-    let text = meta_text(header, key, line)?;
-    text.parse()
-        .map_err(|_| meta_error(key, line, format!("expected a count, found {text:?}")))
-}
-
-fn meta_bool(header: &Header, key: &str, line: u64) -> Result<bool> {
-    match meta_text(header, key, line)? {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        other => Err(meta_error(
-            key,
-            line,
-            format!("expected `true` or `false`, found {other:?}"),
-        )),
+    /// Whether the member is left out of the JSON form.
+    fn omit(&self) -> bool {
+        false
     }
 }
 
-/// The meta pairs of `header` other than `known`.
-fn extra_meta(header: &Header, known: &[&str]) -> BTreeMap<String, String> {
-    header
-        .meta
-        .iter()
-        .filter(|(k, _)| !known.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+impl WireField for String {
+    fn absent() -> Option<Self> {
+        Some(String::new())
+    }
+
+    fn omit(&self) -> bool {
+        self.is_empty()
+    }
 }
 
-/// A header with the layout's own meta pairs and the caller's extra ones.
-fn header(
-    tool: &str,
-    fields: &[&str],
-    own: &[(&str, String)],
-    extra: &BTreeMap<String, String>,
-) -> Result<Header> {
-    let mut header = Header::new(tool, fields.iter().copied());
-    for (key, value) in extra {
-        if own.iter().any(|(k, _)| k == key) {
-            return Err(ErrorKind::ReservedMetaKey { key: key.clone() }.into());
+impl WireField for u64 {
+    fn absent() -> Option<Self> {
+        None
+    }
+}
+
+impl WireField for f64 {
+    fn absent() -> Option<Self> {
+        None
+    }
+}
+
+impl<T> WireField for Option<T> {
+    fn absent() -> Option<Self> {
+        Some(None)
+    }
+
+    fn omit(&self) -> bool {
+        self.is_none()
+    }
+}
+
+impl<T> WireField for Vec<T> {
+    fn absent() -> Option<Self> {
+        Some(Vec::new())
+    }
+}
+
+impl WireField for EditTarget {
+    fn absent() -> Option<Self> {
+        Some(EditTarget::default())
+    }
+}
+
+/// serde for a layout type: the named members, and every other member in `extra`. (Not
+/// `#[serde(flatten)]`, which breaks numbers when serde_json's `arbitrary_precision` is on,
+/// and would lose the row lines of errors.)
+macro_rules! wire_struct {
+    ($name:ident { $($field:ident = $wire:literal $(via $via:ident)?),* $(,)? } $(skip { $($skip:ident),* })?) => {
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let mut map = serializer.serialize_map(None)?;
+                $( wire_struct!(@write map, self.$field, $wire $(, $via)?); )*
+                for (key, value) in &self.extra {
+                    if ![$($wire),*].contains(&key.as_str()) {
+                        map.serialize_entry(key, value)?;
+                    }
+                }
+                map.end()
+            }
         }
-        header.meta.insert(key.clone(), value.clone());
-    }
-    for (key, value) in own {
-        header.meta.insert((*key).to_owned(), value.clone());
-    }
-    Ok(header)
-}
 
-fn write_rows<W: Write, T: Serialize>(encoder: &mut Encoder<W>, rows: &[T]) -> Result<()> {
-    rows.iter().try_for_each(|row| encoder.serialize_row(row))
-}
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Fields;
 
-fn is_empty(map: &BTreeMap<String, String>) -> bool {
-    map.is_empty()
-}
+                impl<'de> serde::de::Visitor<'de> for Fields {
+                    type Value = $name;
 
-/// Comma-joined lists in one cell, as `analyze.cycles` and `contracts.list` write them.
-mod comma {
-    use serde::{de, ser, Deserialize, Deserializer, Serializer};
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str(concat!("a `", stringify!($name), "` object"))
+                    }
 
-    pub(super) fn serialize<S: Serializer>(items: &[String], s: S) -> Result<S::Ok, S::Error> {
-        if let Some(bad) = items.iter().find(|i| i.is_empty() || i.contains(',')) {
-            return Err(ser::Error::custom(format!(
-                "list item {bad:?} cannot be written in a comma-separated cell"
-            )));
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut access: A,
+                    ) -> Result<$name, A::Error> {
+                        use serde::de::Error as _;
+                        $( let mut $field = None; )*
+                        let mut extra = Map::new();
+                        while let Some(key) = access.next_key::<String>()? {
+                            match key.as_str() {
+                                $( $wire => $field = Some(wire_struct!(@next access $(, $via)?)), )*
+                                _ => {
+                                    extra.insert(key, access.next_value::<Value>()?);
+                                }
+                            }
+                        }
+                        Ok($name {
+                            $( $field: match $field {
+                                Some(value) => value,
+                                None => WireField::absent()
+                                    .ok_or_else(|| A::Error::missing_field($wire))?,
+                            }, )*
+                            $($( $skip: Default::default(), )*)?
+                            extra,
+                        })
+                    }
+                }
+
+                deserializer.deserialize_map(Fields)
+            }
         }
-        s.serialize_str(&items.join(","))
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
-        let text = String::deserialize(d)?;
-        if text.is_empty() {
-            return Ok(Vec::new());
+    };
+    (@write $map:ident, $value:expr, $wire:literal) => {
+        if !WireField::omit(&$value) {
+            $map.serialize_entry($wire, &$value)?;
         }
-        let items: Vec<String> = text.split(',').map(str::to_owned).collect();
-        if items.iter().any(String::is_empty) {
-            return Err(de::Error::custom("empty item in a comma-separated list"));
-        }
-        Ok(items)
-    }
+    };
+    (@write $map:ident, $value:expr, $wire:literal, $via:ident) => {
+        $map.serialize_entry($wire, &$via::Write(&$value))?;
+    };
+    (@next $access:ident) => {
+        $access.next_value()?
+    };
+    (@next $access:ident, $via:ident) => {
+        $access.next_value::<$via::Read>()?.0
+    };
 }
 
 // ---------------------------------------------------------------------------------------
 // search_symbols
 
 /// One `search_symbols` row.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SymbolMatch {
     /// The node ID.
     pub id: String,
@@ -335,62 +391,43 @@ pub struct SymbolMatch {
     pub line: u64,
     /// The extracted signature; may be empty.
     pub sig: String,
+    /// Later columns (`path_abs`, `enclosing`, `is_test`, `test_role`, ...).
+    pub extra: Extra,
 }
 
-impl SymbolMatch {
-    /// The section's fields.
-    pub const FIELDS: &'static [&'static str] = &["id", "kind", "name", "path", "line", "sig"];
-}
+wire_struct!(SymbolMatch { id = "id", kind = "kind", name = "name", path = "path", line = "line", sig = "sig" });
 
 /// A `search_symbols` response: header meta `total` and `truncated`, a `# N result(s)`
 /// comment, one row per hit.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SearchSymbols {
-    /// Hits before the limit was applied.
-    pub total: u64,
-    /// Whether hits were cut by the limit.
-    pub truncated: bool,
     /// The hits.
     pub results: Vec<SymbolMatch>,
-    /// Further header meta pairs.
-    #[serde(default, skip_serializing_if = "is_empty")]
-    pub meta: BTreeMap<String, String>,
+    /// Hits before the limit was applied.
+    pub total: Option<u64>,
+    /// Whether hits were cut by the limit.
+    pub truncated: Option<bool>,
+    /// Further meta and sections.
+    pub extra: Extra,
 }
 
-impl Sections for SearchSymbols {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        let own = [
-            ("total", self.total.to_string()),
-            ("truncated", self.truncated.to_string()),
-        ];
-        encoder.begin_section(&header(
-            "search_symbols",
-            SymbolMatch::FIELDS,
-            &own,
-            &self.meta,
-        )?)?;
-        encoder.write_comment(&format!("{} result(s)", self.results.len()))?;
-        write_rows(encoder, &self.results)
-    }
+wire_struct!(SearchSymbols { results = "results", total = "total", truncated = "truncated" });
 
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let (header, line) = expect_section(source, "search_symbols", SymbolMatch::FIELDS)?;
-        let value = SearchSymbols {
-            total: meta_u64(&header, "total", line)?,
-            truncated: meta_bool(&header, "truncated", line)?,
-            results: read_rows(source)?,
-            meta: extra_meta(&header, &["total", "truncated"]),
-        };
-        skip_subsections(source, "search_symbols")?;
-        Ok(value)
+impl ToolLayout for SearchSymbols {
+    const ROWS: Option<&'static str> = Some("results");
+    fn tool(&self) -> &'static str {
+        "search_symbols"
+    }
+    fn accepts(tool: &str) -> bool {
+        tool == "search_symbols"
     }
 }
 
 // ---------------------------------------------------------------------------------------
 // get_symbol_source
 
-/// A `get_symbol_source` response: exactly one row; the etag is also header meta.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// A `get_symbol_source` response: one row; Gortex repeats the etag in the header.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SymbolSource {
     /// The node ID.
     pub id: String,
@@ -412,99 +449,19 @@ pub struct SymbolSource {
     pub etag: String,
     /// The source text.
     pub source: String,
-    /// Further header meta pairs.
-    #[serde(default, skip_serializing_if = "is_empty")]
-    pub meta: BTreeMap<String, String>,
+    /// Further columns and meta (`omissions`).
+    pub extra: Extra,
 }
 
-#[derive(Serialize, Deserialize)]
-struct SourceRow {
-    id: String,
-    kind: String,
-    name: String,
-    path: String,
-    start_line: u64,
-    end_line: u64,
-    from_line: u64,
-    sig: String,
-    etag: String,
-    source: String,
-}
+wire_struct!(SymbolSource { id = "id", kind = "kind", name = "name", path = "path", start_line = "start_line", end_line = "end_line", from_line = "from_line", sig = "sig", etag = "etag", source = "source" });
 
-const SOURCE_FIELDS: &[&str] = &[
-    "id",
-    "kind",
-    "name",
-    "path",
-    "start_line",
-    "end_line",
-    "from_line",
-    "sig",
-    "etag",
-    "source",
-];
-
-fn single_row<S: SectionSource, T: DeserializeOwned>(
-    source: &mut S,
-    tool: &str,
-    line: u64,
-) -> Result<T> {
-    let mut rows = read_rows::<S, T>(source)?;
-    if rows.len() != 1 {
-        return Err(Error::at(
-            ErrorKind::RowCount {
-                tool: tool.to_owned(),
-                expected: "1".into(),
-                found: rows.len() as u64,
-            },
-            line,
-            1,
-        ));
+impl ToolLayout for SymbolSource {
+    const ROWS: Option<&'static str> = None;
+    fn tool(&self) -> &'static str {
+        "get_symbol_source"
     }
-    rows.pop()
-        .ok_or_else(|| ErrorKind::Deserialize("no row".into()).into())
-}
-
-impl Sections for SymbolSource {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        let own = [("etag", self.etag.clone())];
-        encoder.begin_section(&header(
-            "get_symbol_source",
-            SOURCE_FIELDS,
-            &own,
-            &self.meta,
-        )?)?;
-        encoder.serialize_row(&SourceRow {
-            id: self.id.clone(),
-            kind: self.kind.clone(),
-            name: self.name.clone(),
-            path: self.path.clone(),
-            start_line: self.start_line,
-            end_line: self.end_line,
-            from_line: self.from_line,
-            sig: self.sig.clone(),
-            etag: self.etag.clone(),
-            source: self.source.clone(),
-        })
-    }
-
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let (header, line) = expect_section(source, "get_symbol_source", SOURCE_FIELDS)?;
-        let row: SourceRow = single_row(source, "get_symbol_source", line)?;
-        skip_subsections(source, "get_symbol_source")?;
-        Ok(SymbolSource {
-            id: row.id,
-            kind: row.kind,
-            name: row.name,
-            path: row.path,
-            start_line: row.start_line,
-            end_line: row.end_line,
-            from_line: row.from_line,
-            sig: row.sig,
-            etag: row.etag,
-            source: row.source,
-            meta: extra_meta(&header, &["etag"]),
-        })
+    fn accepts(tool: &str) -> bool {
+        tool == "get_symbol_source"
     }
 }
 
@@ -513,7 +470,7 @@ impl Sections for SymbolSource {
 
 /// One `batch_symbols` row: a resolved symbol, or the ID that could not be resolved with
 /// `error` set.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BatchSymbol {
     /// The node ID.
     pub id: String,
@@ -523,96 +480,43 @@ pub struct BatchSymbol {
     pub name: String,
     /// The file path.
     pub path: String,
-    /// The first line; empty when unresolved.
+    /// The first line; none when unresolved.
     pub start_line: Option<u64>,
-    /// The last line; empty when unresolved.
+    /// The last line; none when unresolved.
     pub end_line: Option<u64>,
     /// The signature.
     pub sig: String,
-    /// The source text (a column only when the response includes source).
-    #[serde(default)]
+    /// The source text (the column is written when some symbol has source, as Gortex writes
+    /// it when the call asked for source).
     pub source: String,
     /// Non-empty when the symbol could not be resolved.
     pub error: String,
+    /// Further columns.
+    pub extra: Extra,
 }
 
-/// A `batch_symbols` response: meta `count`; the `source` column only when
-/// `include_source`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+wire_struct!(BatchSymbol { id = "id", kind = "kind", name = "name", path = "path", start_line = "start_line", end_line = "end_line", sig = "sig", source = "source", error = "error" });
+
+/// A `batch_symbols` response: meta `count`.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BatchSymbols {
-    /// Whether rows carry a `source` column.
-    pub include_source: bool,
     /// The symbols, in request order.
     pub symbols: Vec<BatchSymbol>,
-    /// Further header meta pairs.
-    #[serde(default, skip_serializing_if = "is_empty")]
-    pub meta: BTreeMap<String, String>,
+    /// The number of symbols (Gortex writes it).
+    pub count: Option<u64>,
+    /// Further meta and sections.
+    pub extra: Extra,
 }
 
-/// The fields of `batch_symbols` besides the optional `source` (which comes before `error`).
-const BATCH_REQUIRED_FIELDS: &[&str] = &[
-    "id",
-    "kind",
-    "name",
-    "path",
-    "start_line",
-    "end_line",
-    "sig",
-    "error",
-];
+wire_struct!(BatchSymbols { symbols = "symbols", count = "count" });
 
-impl Sections for BatchSymbols {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        let (error, leading) = BATCH_REQUIRED_FIELDS
-            .split_last()
-            .expect("the batch field list is not empty");
-        let mut fields = leading.to_vec();
-        if self.include_source {
-            fields.push("source");
-        }
-        fields.push(error);
-        let own = [("count", self.symbols.len().to_string())];
-        encoder.begin_section(&header("batch_symbols", &fields, &own, &self.meta)?)?;
-        for s in &self.symbols {
-            if !self.include_source && !s.source.is_empty() {
-                return Err(Error::new(
-                    ErrorKind::InvalidValue {
-                        field: "source".into(),
-                        message: format!(
-                            "symbol {:?} has source, but the response does not include source",
-                            s.id
-                        ),
-                    },
-                    None,
-                ));
-            }
-            let mut cells: Vec<&dyn Cell> = vec![
-                &s.id,
-                &s.kind,
-                &s.name,
-                &s.path,
-                &s.start_line,
-                &s.end_line,
-                &s.sig,
-            ];
-            if self.include_source {
-                cells.push(&s.source);
-            }
-            cells.push(&s.error);
-            encoder.write_row(cells)?;
-        }
-        Ok(())
+impl ToolLayout for BatchSymbols {
+    const ROWS: Option<&'static str> = Some("symbols");
+    fn tool(&self) -> &'static str {
+        "batch_symbols"
     }
-
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let (header, _) = expect_section(source, "batch_symbols", BATCH_REQUIRED_FIELDS)?;
-        let value = BatchSymbols {
-            include_source: header.field_index("source").is_some(),
-            symbols: read_rows(source)?,
-            meta: extra_meta(&header, &["count"]),
-        };
-        skip_subsections(source, "batch_symbols")?;
-        Ok(value)
+    fn accepts(tool: &str) -> bool {
+        tool == "batch_symbols"
     }
 }
 
@@ -620,7 +524,7 @@ impl Sections for BatchSymbols {
 // find_usages
 
 /// One `find_usages` row: an edge into the queried symbol.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Usage {
     /// The caller's ID.
     pub from: String,
@@ -637,49 +541,33 @@ pub struct Usage {
     pub from_name: String,
     /// The caller's file path.
     pub from_path: String,
-    /// The caller's start line.
+    /// The caller's start line (or the call site's).
     pub from_line: u64,
+    /// Later columns (`context`, `tier`, `from_is_test`, ...).
+    pub extra: Extra,
 }
 
-impl Usage {
-    /// The section's fields.
-    pub const FIELDS: &'static [&'static str] = &[
-        "from",
-        "to",
-        "edge_kind",
-        "origin",
-        "confidence",
-        "from_name",
-        "from_path",
-        "from_line",
-    ];
-}
+wire_struct!(Usage { from = "from", to = "to", edge_kind = "edge_kind", origin = "origin", confidence = "confidence", from_name = "from_name", from_path = "from_path", from_line = "from_line" });
 
-/// A `find_usages` response: meta `edges` (the row count).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// A `find_usages` response: the usages under `edges` (Gortex's JSON member; the header's
+/// `edges` meta counts them).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FindUsages {
     /// The usages.
-    pub usages: Vec<Usage>,
-    /// Further header meta pairs.
-    #[serde(default, skip_serializing_if = "is_empty")]
-    pub meta: BTreeMap<String, String>,
+    pub edges: Vec<Usage>,
+    /// Further meta (`truncated`, `total_edges`, `caveat`, ...) and sections (`notes`).
+    pub extra: Extra,
 }
 
-impl Sections for FindUsages {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        let own = [("edges", self.usages.len().to_string())];
-        encoder.begin_section(&header("find_usages", Usage::FIELDS, &own, &self.meta)?)?;
-        write_rows(encoder, &self.usages)
-    }
+wire_struct!(FindUsages { edges = "edges" });
 
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let (header, _) = expect_section(source, "find_usages", Usage::FIELDS)?;
-        let value = FindUsages {
-            usages: read_rows(source)?,
-            meta: extra_meta(&header, &["edges"]),
-        };
-        skip_subsections(source, "find_usages")?;
-        Ok(value)
+impl ToolLayout for FindUsages {
+    const ROWS: Option<&'static str> = Some("edges");
+    fn tool(&self) -> &'static str {
+        "find_usages"
+    }
+    fn accepts(tool: &str) -> bool {
+        tool == "find_usages"
     }
 }
 
@@ -687,7 +575,7 @@ impl Sections for FindUsages {
 // get_file_summary
 
 /// One `get_file_summary` row: a symbol of the file.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileSymbol {
     /// The node ID.
     pub id: String,
@@ -699,63 +587,38 @@ pub struct FileSymbol {
     pub line: u64,
     /// The signature.
     pub sig: String,
+    /// Further columns.
+    pub extra: Extra,
 }
 
-impl FileSymbol {
-    /// The section's fields.
-    pub const FIELDS: &'static [&'static str] = &["id", "kind", "name", "line", "sig"];
-}
+wire_struct!(FileSymbol { id = "id", kind = "kind", name = "name", line = "line", sig = "sig" });
 
 /// A `get_file_summary` response: meta `total_nodes`, `total_edges`, `truncated`, `etag`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileSummary {
-    /// Nodes in the file.
-    pub total_nodes: u64,
-    /// Edges touching the file.
-    pub total_edges: u64,
-    /// Whether rows were cut.
-    pub truncated: bool,
-    /// The file's content hash.
-    pub etag: String,
     /// The symbols.
     pub symbols: Vec<FileSymbol>,
-    /// Further header meta pairs.
-    #[serde(default, skip_serializing_if = "is_empty")]
-    pub meta: BTreeMap<String, String>,
+    /// Nodes in the file.
+    pub total_nodes: Option<u64>,
+    /// Edges touching the file.
+    pub total_edges: Option<u64>,
+    /// Whether rows were cut.
+    pub truncated: Option<bool>,
+    /// The file's content hash.
+    pub etag: Option<String>,
+    /// Further meta and sections.
+    pub extra: Extra,
 }
 
-impl Sections for FileSummary {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        let own = [
-            ("total_nodes", self.total_nodes.to_string()),
-            ("total_edges", self.total_edges.to_string()),
-            ("truncated", self.truncated.to_string()),
-            ("etag", self.etag.clone()),
-        ];
-        encoder.begin_section(&header(
-            "get_file_summary",
-            FileSymbol::FIELDS,
-            &own,
-            &self.meta,
-        )?)?;
-        write_rows(encoder, &self.symbols)
-    }
+wire_struct!(FileSummary { symbols = "symbols", total_nodes = "total_nodes", total_edges = "total_edges", truncated = "truncated", etag = "etag" });
 
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let (header, line) = expect_section(source, "get_file_summary", FileSymbol::FIELDS)?;
-        let value = FileSummary {
-            total_nodes: meta_u64(&header, "total_nodes", line)?,
-            total_edges: meta_u64(&header, "total_edges", line)?,
-            truncated: meta_bool(&header, "truncated", line)?,
-            etag: meta_text(&header, "etag", line)?.to_owned(),
-            symbols: read_rows(source)?,
-            meta: extra_meta(
-                &header,
-                &["total_nodes", "total_edges", "truncated", "etag"],
-            ),
-        };
-        skip_subsections(source, "get_file_summary")?;
-        Ok(value)
+impl ToolLayout for FileSummary {
+    const ROWS: Option<&'static str> = Some("symbols");
+    fn tool(&self) -> &'static str {
+        "get_file_summary"
+    }
+    fn accepts(tool: &str) -> bool {
+        tool == "get_file_summary"
     }
 }
 
@@ -778,16 +641,19 @@ pub enum GraphTool {
     GetDependents,
     /// `find_implementations`.
     FindImplementations,
+    /// `walk_graph`.
+    WalkGraph,
 }
 
 impl GraphTool {
     /// Every graph tool.
-    pub const ALL: [GraphTool; 5] = [
+    pub const ALL: [GraphTool; 6] = [
         GraphTool::GetCallers,
         GraphTool::GetCallChain,
         GraphTool::GetDependencies,
         GraphTool::GetDependents,
         GraphTool::FindImplementations,
+        GraphTool::WalkGraph,
     ];
 
     /// The tool name.
@@ -798,13 +664,19 @@ impl GraphTool {
             GraphTool::GetDependencies => "get_dependencies",
             GraphTool::GetDependents => "get_dependents",
             GraphTool::FindImplementations => "find_implementations",
+            GraphTool::WalkGraph => "walk_graph",
         }
+    }
+
+    /// The graph tool named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == name)
     }
 }
 
 /// A symbol row: `.nodes` of the graph tools, and `.callers` / `.dependencies` of
 /// `get_editing_context`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SymbolRef {
     /// The node ID.
     pub id: String,
@@ -816,15 +688,14 @@ pub struct SymbolRef {
     pub path: String,
     /// The start line.
     pub line: u64,
+    /// Later columns (`path_abs`, `is_test`, `test_role`, `test_runner`).
+    pub extra: Extra,
 }
 
-impl SymbolRef {
-    /// The section's fields.
-    pub const FIELDS: &'static [&'static str] = &["id", "kind", "name", "path", "line"];
-}
+wire_struct!(SymbolRef { id = "id", kind = "kind", name = "name", path = "path", line = "line" });
 
 /// One `.edges` row of the graph tools.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct GraphEdge {
     /// The source node ID.
     pub from: String,
@@ -838,93 +709,44 @@ pub struct GraphEdge {
     pub confidence: f64,
     /// A human label for the confidence.
     pub label: String,
+    /// Later columns (`tier`, `via`, `line`, `file_path`).
+    pub extra: Extra,
 }
 
-impl GraphEdge {
-    /// The section's fields.
-    pub const FIELDS: &'static [&'static str] =
-        &["from", "to", "kind", "origin", "confidence", "label"];
-}
+wire_struct!(GraphEdge { from = "from", to = "to", kind = "kind", origin = "origin", confidence = "confidence", label = "label" });
 
 /// A graph tool's response: `<tool>.nodes` (meta `total`, `truncated`) then `<tool>.edges`
 /// (meta `count`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Graph {
-    /// Which tool answered.
+    /// Which tool answered: the sections' name (not a member of the JSON form).
     pub tool: GraphTool,
-    /// Nodes before truncation.
-    pub total: u64,
-    /// Whether nodes were cut.
-    pub truncated: bool,
     /// The nodes.
     pub nodes: Vec<SymbolRef>,
     /// The edges.
     pub edges: Vec<GraphEdge>,
-    /// Further meta pairs of the `.nodes` header.
-    #[serde(default, skip_serializing_if = "is_empty")]
-    pub nodes_meta: BTreeMap<String, String>,
-    /// Further meta pairs of the `.edges` header.
-    #[serde(default, skip_serializing_if = "is_empty")]
-    pub edges_meta: BTreeMap<String, String>,
+    /// Nodes before truncation.
+    pub total: Option<u64>,
+    /// Whether nodes were cut.
+    pub truncated: Option<bool>,
+    /// The number of edges (meta of `.edges`).
+    pub count: Option<u64>,
+    /// Further meta and sections (`notes`, `caller_notes`, `boundaries`).
+    pub extra: Extra,
 }
 
-impl Sections for Graph {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        let tool = self.tool.as_str();
-        let own = [
-            ("total", self.total.to_string()),
-            ("truncated", self.truncated.to_string()),
-        ];
-        let nodes = header(
-            &format!("{tool}.nodes"),
-            SymbolRef::FIELDS,
-            &own,
-            &self.nodes_meta,
-        )?;
-        encoder.begin_section(&nodes)?;
-        write_rows(encoder, &self.nodes)?;
-        let own = [("count", self.edges.len().to_string())];
-        let edges = header(
-            &format!("{tool}.edges"),
-            GraphEdge::FIELDS,
-            &own,
-            &self.edges_meta,
-        )?;
-        encoder.begin_section(&edges)?;
-        write_rows(encoder, &self.edges)
-    }
+wire_struct!(Graph { nodes = "nodes", edges = "edges", total = "total", truncated = "truncated", count = "count" } skip { tool });
 
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let next = source.peek_tool()?;
-        let tool = GraphTool::ALL
-            .into_iter()
-            .find(|t| next.as_deref().and_then(|n| n.strip_suffix(".nodes")) == Some(t.as_str()))
-            .ok_or_else(|| {
-                unexpected(
-                    source.line_no(),
-                    "a graph tool's `.nodes` section".into(),
-                    next.as_deref(),
-                )
-            })?;
-        let name = tool.as_str();
-        let (nodes_header, line) =
-            expect_section(source, &format!("{name}.nodes"), SymbolRef::FIELDS)?;
-        let total = meta_u64(&nodes_header, "total", line)?;
-        let truncated = meta_bool(&nodes_header, "truncated", line)?;
-        let nodes = read_rows(source)?;
-        let (edges_header, _) =
-            expect_section(source, &format!("{name}.edges"), GraphEdge::FIELDS)?;
-        let edges = read_rows(source)?;
-        skip_subsections(source, name)?;
-        Ok(Graph {
-            tool,
-            total,
-            truncated,
-            nodes,
-            edges,
-            nodes_meta: extra_meta(&nodes_header, &["total", "truncated"]),
-            edges_meta: extra_meta(&edges_header, &["count"]),
-        })
+impl ToolLayout for Graph {
+    const ROWS: Option<&'static str> = None;
+    fn tool(&self) -> &'static str {
+        self.tool.as_str()
+    }
+    fn accepts(tool: &str) -> bool {
+        GraphTool::from_name(tool).is_some()
+    }
+    fn decoded(&mut self, tool: &str) {
+        self.tool = GraphTool::from_name(tool).unwrap_or_default();
     }
 }
 
@@ -932,7 +754,7 @@ impl Sections for Graph {
 // get_editing_context
 
 /// The `.target` row of `get_editing_context`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EditTarget {
     /// The node ID.
     pub id: String,
@@ -950,30 +772,16 @@ pub struct EditTarget {
     pub sig: String,
     /// The content hash.
     pub etag: String,
+    /// Further columns.
+    pub extra: Extra,
 }
 
-impl EditTarget {
-    /// The section's fields.
-    pub const FIELDS: &'static [&'static str] = &[
-        "id",
-        "kind",
-        "name",
-        "path",
-        "start_line",
-        "end_line",
-        "sig",
-        "etag",
-    ];
-}
+wire_struct!(EditTarget { id = "id", kind = "kind", name = "name", path = "path", start_line = "start_line", end_line = "end_line", sig = "sig", etag = "etag" });
 
-#[derive(Serialize, Deserialize)]
-struct TestPath {
-    path: String,
-}
-
-/// A `get_editing_context` response: `.target` (one row), `.callers`, `.dependencies` and
-/// `.tests` (one `path` per row; an empty path cannot be written).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// A `get_editing_context` response as the spec lays it out: `.target` (one row),
+/// `.callers`, `.dependencies` and `.tests` (one `path` per row). Gortex's own sections
+/// (`.defines`, `.imports`, `.called_by`, `.calls`) land in `extra`.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EditingContext {
     /// The symbol being edited.
     pub target: EditTarget,
@@ -983,49 +791,46 @@ pub struct EditingContext {
     pub dependencies: Vec<SymbolRef>,
     /// Test files covering it.
     pub tests: Vec<String>,
+    /// Further meta and sections.
+    pub extra: Extra,
 }
 
-impl Sections for EditingContext {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        let none = BTreeMap::new();
-        let section = |name: &str, fields: &[&str]| {
-            header(&format!("get_editing_context.{name}"), fields, &[], &none)
-        };
-        encoder.begin_section(&section("target", EditTarget::FIELDS)?)?;
-        encoder.serialize_row(&self.target)?;
-        encoder.begin_section(&section("callers", SymbolRef::FIELDS)?)?;
-        write_rows(encoder, &self.callers)?;
-        encoder.begin_section(&section("dependencies", SymbolRef::FIELDS)?)?;
-        write_rows(encoder, &self.dependencies)?;
-        encoder.begin_section(&section("tests", &["path"])?)?;
-        self.tests
-            .iter()
-            .try_for_each(|path| encoder.write_row([path]))
+wire_struct!(EditingContext { target = "target", callers = "callers", dependencies = "dependencies", tests = "tests" via path_rows });
+
+/// `tests` travel as rows of one `path` column: `[{"path": ...}]` in the JSON form.
+mod path_rows {
+    use super::*;
+
+    #[derive(Serialize, Deserialize)]
+    struct PathRow {
+        path: String,
     }
 
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let (_, line) = expect_section(source, "get_editing_context.target", EditTarget::FIELDS)?;
-        let target = single_row(source, "get_editing_context.target", line)?;
-        expect_section(source, "get_editing_context.callers", SymbolRef::FIELDS)?;
-        let callers = read_rows(source)?;
-        expect_section(
-            source,
-            "get_editing_context.dependencies",
-            SymbolRef::FIELDS,
-        )?;
-        let dependencies = read_rows(source)?;
-        expect_section(source, "get_editing_context.tests", &["path"])?;
-        let tests = read_rows::<S, TestPath>(source)?
-            .into_iter()
-            .map(|t| t.path)
-            .collect();
-        skip_subsections(source, "get_editing_context")?;
-        Ok(EditingContext {
-            target,
-            callers,
-            dependencies,
-            tests,
-        })
+    pub(super) struct Write<'a>(pub(super) &'a [String]);
+
+    impl Serialize for Write<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter().map(|path| PathRow { path: path.clone() }))
+        }
+    }
+
+    pub(super) struct Read(pub(super) Vec<String>);
+
+    impl<'de> Deserialize<'de> for Read {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let rows = Vec::<PathRow>::deserialize(d)?;
+            Ok(Read(rows.into_iter().map(|row| row.path).collect()))
+        }
+    }
+}
+
+impl ToolLayout for EditingContext {
+    const ROWS: Option<&'static str> = None;
+    fn tool(&self) -> &'static str {
+        "get_editing_context"
+    }
+    fn accepts(tool: &str) -> bool {
+        tool == "get_editing_context"
     }
 }
 
@@ -1033,7 +838,7 @@ impl Sections for EditingContext {
 // smart_context
 
 /// One `.symbols` row of `smart_context`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ScoredSymbol {
     /// The node ID.
     pub id: String,
@@ -1049,67 +854,33 @@ pub struct ScoredSymbol {
     pub score: f64,
     /// Why it was picked.
     pub reason: String,
+    /// Further columns (Gortex's `sig`, `source`).
+    pub extra: Extra,
 }
 
-impl ScoredSymbol {
-    /// The section's fields.
-    pub const FIELDS: &'static [&'static str] =
-        &["id", "kind", "name", "path", "line", "score", "reason"];
-}
+wire_struct!(ScoredSymbol { id = "id", kind = "kind", name = "name", path = "path", line = "line", score = "score", reason = "reason" });
 
-#[derive(Serialize, Deserialize)]
-struct TaskRow {
-    task: String,
-}
-
-/// A `smart_context` response: `.task` (field `task`; one row, or none when the task is
-/// empty, since a one-column row cannot be empty) and `.symbols`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// A `smart_context` response: `.task` (field `task`, one row; none when the task is
+/// empty) and `.symbols`.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SmartContext {
     /// The task the context was built for.
     pub task: String,
     /// The symbols, most relevant first.
     pub symbols: Vec<ScoredSymbol>,
+    /// Further meta and sections.
+    pub extra: Extra,
 }
 
-/// The one field of `smart_context.task`.
-const SMART_CONTEXT_FIELDS: &[&str] = &["task"];
+wire_struct!(SmartContext { task = "task", symbols = "symbols" });
 
-impl Sections for SmartContext {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        encoder.begin_section(&Header::new(
-            "smart_context.task",
-            SMART_CONTEXT_FIELDS.iter().copied(),
-        ))?;
-        if !self.task.is_empty() {
-            encoder.write_row([&self.task])?;
-        }
-        encoder.begin_section(&Header::new(
-            "smart_context.symbols",
-            ScoredSymbol::FIELDS.iter().copied(),
-        ))?;
-        write_rows(encoder, &self.symbols)
+impl ToolLayout for SmartContext {
+    const ROWS: Option<&'static str> = Some("symbols");
+    fn tool(&self) -> &'static str {
+        "smart_context"
     }
-
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let (_, line) = expect_section(source, "smart_context.task", SMART_CONTEXT_FIELDS)?;
-        let mut tasks = read_rows::<S, TaskRow>(source)?;
-        if tasks.len() > 1 {
-            return Err(Error::at(
-                ErrorKind::RowCount {
-                    tool: "smart_context.task".into(),
-                    expected: "0 or 1".into(),
-                    found: tasks.len() as u64,
-                },
-                line,
-                1,
-            ));
-        }
-        let task = tasks.pop().map(|t| t.task).unwrap_or_default();
-        expect_section(source, "smart_context.symbols", ScoredSymbol::FIELDS)?;
-        let symbols = read_rows(source)?;
-        skip_subsections(source, "smart_context")?;
-        Ok(SmartContext { task, symbols })
+    fn accepts(tool: &str) -> bool {
+        tool == "smart_context"
     }
 }
 
@@ -1117,7 +888,7 @@ impl Sections for SmartContext {
 // analyze.dead_code / analyze.hotspots / analyze.cycles
 
 /// One `analyze.dead_code` row.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeadCodeItem {
     /// The node ID.
     pub id: String,
@@ -1131,25 +902,27 @@ pub struct DeadCodeItem {
     pub line: u64,
     /// Why it is considered dead.
     pub reason: String,
+    /// Further columns.
+    pub extra: Extra,
 }
 
-impl DeadCodeItem {
-    /// The section's fields.
-    pub const FIELDS: &'static [&'static str] = &["id", "kind", "name", "path", "line", "reason"];
-}
+wire_struct!(DeadCodeItem { id = "id", kind = "kind", name = "name", path = "path", line = "line", reason = "reason" });
 
 /// An `analyze` response of kind `dead_code` (section `analyze.dead_code`, meta `count`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeadCode {
     /// The findings.
     pub items: Vec<DeadCodeItem>,
-    /// Further header meta pairs.
-    #[serde(default, skip_serializing_if = "is_empty")]
-    pub meta: BTreeMap<String, String>,
+    /// The number of findings (Gortex writes it).
+    pub count: Option<u64>,
+    /// Further meta and sections.
+    pub extra: Extra,
 }
 
+wire_struct!(DeadCode { items = "items", count = "count" });
+
 /// One `analyze.hotspots` row.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Hotspot {
     /// The node ID.
     pub id: String,
@@ -1167,35 +940,28 @@ pub struct Hotspot {
     pub cross_cut: u64,
     /// The hotspot score.
     pub score: f64,
+    /// Further columns (Gortex's `betweenness`).
+    pub extra: Extra,
 }
 
-impl Hotspot {
-    /// The section's fields.
-    pub const FIELDS: &'static [&'static str] = &[
-        "id",
-        "name",
-        "path",
-        "line",
-        "fan_in",
-        "fan_out",
-        "cross_cut",
-        "score",
-    ];
-}
+wire_struct!(Hotspot { id = "id", name = "name", path = "path", line = "line", fan_in = "fan_in", fan_out = "fan_out", cross_cut = "cross_cut", score = "score" });
 
 /// An `analyze` response of kind `hotspots` (section `analyze.hotspots`, meta `count`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Hotspots {
     /// The findings.
     pub items: Vec<Hotspot>,
-    /// Further header meta pairs.
-    #[serde(default, skip_serializing_if = "is_empty")]
-    pub meta: BTreeMap<String, String>,
+    /// The number of findings (Gortex writes it).
+    pub count: Option<u64>,
+    /// Further meta and sections.
+    pub extra: Extra,
 }
 
-/// One `analyze.cycles` row; `nodes` travels comma-joined, so node IDs must be non-empty
-/// and free of commas.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+wire_struct!(Hotspots { items = "items", count = "count" });
+
+/// One `analyze.cycles` row; `nodes` travels comma-joined (as a JSON array when an ID holds
+/// a comma or is empty).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Cycle {
     /// The number of nodes in the cycle.
     pub size: u64,
@@ -1203,214 +969,92 @@ pub struct Cycle {
     pub severity: String,
     /// The node IDs.
     pub nodes: Vec<String>,
+    /// Further columns.
+    pub extra: Extra,
 }
 
-#[derive(Serialize, Deserialize)]
-struct CycleRow {
-    size: u64,
-    severity: String,
-    #[serde(with = "comma")]
-    nodes: Vec<String>,
-}
+wire_struct!(Cycle { size = "size", severity = "severity", nodes = "nodes" });
 
 /// An `analyze` response of kind `cycles` (section `analyze.cycles`, meta `count`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Cycles {
     /// The findings.
     pub items: Vec<Cycle>,
-    /// Further header meta pairs.
-    #[serde(default, skip_serializing_if = "is_empty")]
-    pub meta: BTreeMap<String, String>,
+    /// The number of findings (Gortex writes it).
+    pub count: Option<u64>,
+    /// Further meta and sections.
+    pub extra: Extra,
 }
 
-fn write_counted<W: Write, T: Serialize>(
-    encoder: &mut Encoder<W>,
-    tool: &str,
-    fields: &[&str],
-    rows: &[T],
-    meta: &BTreeMap<String, String>,
-) -> Result<()> {
-    let own = [("count", rows.len().to_string())];
-    encoder.begin_section(&header(tool, fields, &own, meta)?)?;
-    write_rows(encoder, rows)
+wire_struct!(Cycles { items = "items", count = "count" });
+
+macro_rules! analyze {
+    ($($t:ty => $tool:literal),*) => {$(
+        impl ToolLayout for $t {
+            const ROWS: Option<&'static str> = Some("items");
+            fn tool(&self) -> &'static str {
+                $tool
+            }
+            fn accepts(tool: &str) -> bool {
+                tool == $tool
+            }
+        }
+    )*};
 }
 
-fn read_counted<S: SectionSource, T: DeserializeOwned>(
-    source: &mut S,
-    tool: &str,
-    fields: &[&str],
-) -> Result<(Vec<T>, BTreeMap<String, String>)> {
-    let (header, _) = expect_section(source, tool, fields)?;
-    let rows = read_rows(source)?;
-    skip_subsections(source, tool)?;
-    Ok((rows, extra_meta(&header, &["count"])))
-}
-
-impl Sections for DeadCode {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        write_counted(
-            encoder,
-            "analyze.dead_code",
-            DeadCodeItem::FIELDS,
-            &self.items,
-            &self.meta,
-        )
-    }
-
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let (items, meta) = read_counted(source, "analyze.dead_code", DeadCodeItem::FIELDS)?;
-        Ok(DeadCode { items, meta })
-    }
-}
-
-impl Sections for Hotspots {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        write_counted(
-            encoder,
-            "analyze.hotspots",
-            Hotspot::FIELDS,
-            &self.items,
-            &self.meta,
-        )
-    }
-
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let (items, meta) = read_counted(source, "analyze.hotspots", Hotspot::FIELDS)?;
-        Ok(Hotspots { items, meta })
-    }
-}
-
-const CYCLE_FIELDS: &[&str] = &["size", "severity", "nodes"];
-
-impl Sections for Cycles {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        let rows: Vec<CycleRow> = self
-            .items
-            .iter()
-            .map(|c| CycleRow {
-                size: c.size,
-                severity: c.severity.clone(),
-                nodes: c.nodes.clone(),
-            })
-            .collect();
-        write_counted(encoder, "analyze.cycles", CYCLE_FIELDS, &rows, &self.meta)
-    }
-
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let (rows, meta) = read_counted::<S, CycleRow>(source, "analyze.cycles", CYCLE_FIELDS)?;
-        let items = rows
-            .into_iter()
-            .map(|r| Cycle {
-                size: r.size,
-                severity: r.severity,
-                nodes: r.nodes,
-            })
-            .collect();
-        Ok(Cycles { items, meta })
-    }
-}
+analyze!(DeadCode => "analyze.dead_code", Hotspots => "analyze.hotspots", Cycles => "analyze.cycles");
 
 // ---------------------------------------------------------------------------------------
 // contracts.list / contracts.orphans
 
-/// One `contracts.list` row; `providers` and `consumers` travel comma-joined, so their items
-/// must be non-empty and free of commas.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// One `contracts.list` row; `providers` and `consumers` travel comma-joined.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Contract {
     /// The contract ID.
     pub id: String,
-    /// The contract type (field `type`).
-    #[serde(rename = "type")]
+    /// `http`, `grpc`, `topic`, ...
     pub contract_type: String,
-    /// The method.
+    /// The method, where the type has one.
     pub method: String,
-    /// The path.
+    /// The path, topic or name.
     pub path: String,
-    /// The service.
+    /// The owning service.
     pub service: String,
-    /// Symbols providing it.
+    /// The symbols providing it.
     pub providers: Vec<String>,
-    /// Symbols consuming it.
+    /// The symbols consuming it.
     pub consumers: Vec<String>,
+    /// Gortex's later columns (`role`, `repo`, `file`, `line`, `symbol_id`, ...).
+    pub extra: Extra,
 }
 
-#[derive(Serialize, Deserialize)]
-struct ContractRow {
-    id: String,
-    #[serde(rename = "type")]
-    contract_type: String,
-    method: String,
-    path: String,
-    service: String,
-    #[serde(with = "comma")]
-    providers: Vec<String>,
-    #[serde(with = "comma")]
-    consumers: Vec<String>,
-}
+wire_struct!(Contract { id = "id", contract_type = "type", method = "method", path = "path", service = "service", providers = "providers", consumers = "consumers" });
 
-const CONTRACT_FIELDS: &[&str] = &[
-    "id",
-    "type",
-    "method",
-    "path",
-    "service",
-    "providers",
-    "consumers",
-];
-
-/// A `contracts` response of action `list` (section `contracts.list`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// A `contracts` response, action `list`.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ContractsList {
     /// The contracts.
     pub contracts: Vec<Contract>,
-    /// Further header meta pairs.
-    #[serde(default, skip_serializing_if = "is_empty")]
-    pub meta: BTreeMap<String, String>,
+    /// Further meta and sections.
+    pub extra: Extra,
 }
 
-impl Sections for ContractsList {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        encoder.begin_section(&header("contracts.list", CONTRACT_FIELDS, &[], &self.meta)?)?;
-        for c in &self.contracts {
-            encoder.serialize_row(&ContractRow {
-                id: c.id.clone(),
-                contract_type: c.contract_type.clone(),
-                method: c.method.clone(),
-                path: c.path.clone(),
-                service: c.service.clone(),
-                providers: c.providers.clone(),
-                consumers: c.consumers.clone(),
-            })?;
-        }
-        Ok(())
-    }
+wire_struct!(ContractsList { contracts = "contracts" });
 
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let (header, _) = expect_section(source, "contracts.list", CONTRACT_FIELDS)?;
-        let rows: Vec<ContractRow> = read_rows(source)?;
-        skip_subsections(source, "contracts.list")?;
-        Ok(ContractsList {
-            contracts: rows
-                .into_iter()
-                .map(|r| Contract {
-                    id: r.id,
-                    contract_type: r.contract_type,
-                    method: r.method,
-                    path: r.path,
-                    service: r.service,
-                    providers: r.providers,
-                    consumers: r.consumers,
-                })
-                .collect(),
-            meta: extra_meta(&header, &[]),
-        })
+impl ToolLayout for ContractsList {
+    const ROWS: Option<&'static str> = Some("contracts");
+    fn tool(&self) -> &'static str {
+        "contracts.list"
+    }
+    fn accepts(tool: &str) -> bool {
+        tool == "contracts.list"
     }
 }
 
-/// One `contracts.orphans` row: a contract side without a counterpart.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// One `contracts.orphans` row.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Orphan {
-    /// The contract ID.
+    /// The contract.
     pub contract_id: String,
     /// `provider` or `consumer`.
     pub side: String,
@@ -1418,115 +1062,87 @@ pub struct Orphan {
     pub repo: String,
     /// The symbol.
     pub symbol: String,
+    /// Further columns.
+    pub extra: Extra,
 }
 
-impl Orphan {
-    /// The section's fields.
-    pub const FIELDS: &'static [&'static str] = &["contract_id", "side", "repo", "symbol"];
-}
+wire_struct!(Orphan { contract_id = "contract_id", side = "side", repo = "repo", symbol = "symbol" });
 
-/// A `contracts` response of action `check` (section `contracts.orphans`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// A `contracts` response, action `check`: the orphans.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ContractOrphans {
     /// The orphans.
     pub orphans: Vec<Orphan>,
-    /// Further header meta pairs.
-    #[serde(default, skip_serializing_if = "is_empty")]
-    pub meta: BTreeMap<String, String>,
+    /// Further meta and sections.
+    pub extra: Extra,
 }
 
-impl Sections for ContractOrphans {
-    fn write<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
-        encoder.begin_section(&header(
-            "contracts.orphans",
-            Orphan::FIELDS,
-            &[],
-            &self.meta,
-        )?)?;
-        write_rows(encoder, &self.orphans)
-    }
+wire_struct!(ContractOrphans { orphans = "orphans" });
 
-    fn read<S: SectionSource>(source: &mut S) -> Result<Self> {
-        let (header, _) = expect_section(source, "contracts.orphans", Orphan::FIELDS)?;
-        let orphans = read_rows(source)?;
-        skip_subsections(source, "contracts.orphans")?;
-        Ok(ContractOrphans {
-            orphans,
-            meta: extra_meta(&header, &[]),
-        })
+impl ToolLayout for ContractOrphans {
+    const ROWS: Option<&'static str> = Some("orphans");
+    fn tool(&self) -> &'static str {
+        "contracts.orphans"
+    }
+    fn accepts(tool: &str) -> bool {
+        tool == "contracts.orphans"
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    /// `Layout::FIELDS` is what each layout's first header really declares.
-    #[test]
-    fn fields_are_declared_by_the_first_header() {
-        fn check<L: Layout + Default>() {
-            let text = L::default().to_gcx().unwrap();
-            let first = text.lines().next().unwrap();
-            let declared: Vec<&str> = first
-                .split(' ')
-                .find_map(|token| token.strip_prefix("fields="))
-                .unwrap()
-                .split(',')
-                .collect();
-            for field in L::FIELDS {
-                assert!(declared.contains(field), "{field} missing from {first}");
-            }
+    fn symbol_ref(id: &str, line: u64) -> SymbolRef {
+        SymbolRef {
+            id: id.into(),
+            kind: "function".into(),
+            name: id.into(),
+            path: "a.go".into(),
+            line,
+            ..SymbolRef::default()
         }
-        check::<SearchSymbols>();
-        check::<SymbolSource>();
-        check::<BatchSymbols>();
-        check::<FindUsages>();
-        check::<FileSummary>();
-        check::<Graph>();
-        check::<EditingContext>();
-        check::<SmartContext>();
-        check::<DeadCode>();
-        check::<Hotspots>();
-        check::<Cycles>();
-        check::<ContractsList>();
-        check::<ContractOrphans>();
     }
 
     #[test]
     fn graph_round_trip_and_bytes() {
         let graph = Graph {
             tool: GraphTool::GetCallers,
-            total: 2,
-            truncated: false,
-            nodes: vec![SymbolRef {
-                id: "a.go::F".into(),
-                kind: "function".into(),
-                name: "F".into(),
-                path: "a.go".into(),
-                line: 3,
-            }],
+            total: Some(2),
+            truncated: Some(false),
+            nodes: vec![symbol_ref("F", 3)],
             edges: vec![GraphEdge {
-                from: "a.go::F".into(),
-                to: "b.go::G".into(),
+                from: "F".into(),
+                to: "G".into(),
                 kind: "calls".into(),
                 origin: "ast_resolved".into(),
                 confidence: 0.9,
                 label: "high".into(),
+                ..GraphEdge::default()
             }],
+            count: Some(1),
             ..Graph::default()
         };
         let text = graph.to_gcx().unwrap();
         assert_eq!(
             text,
             "GCX1 tool=get_callers.nodes fields=id,kind,name,path,line total=2 truncated=false\n\
-             a.go::F\tfunction\tF\ta.go\t3\n\
+             F\tfunction\tF\ta.go\t3\n\
              GCX1 tool=get_callers.edges fields=from,to,kind,origin,confidence,label count=1\n\
-             a.go::F\tb.go::G\tcalls\tast_resolved\t0.9\thigh\n"
+             F\tG\tcalls\tast_resolved\t0.9\thigh\n"
         );
         assert_eq!(Graph::from_gcx(&text).unwrap(), graph);
+        assert_eq!(Graph::read_gcx(text.as_bytes()).unwrap(), graph);
         let mut later = text.clone();
-        later.push_str("GCX1 tool=get_callers.caller_notes fields=id count=0\n");
-        assert_eq!(Graph::from_gcx(&later).unwrap(), graph);
+        later.push_str(
+            "GCX1 tool=get_callers.caller_notes fields=id,sync_guarded count=1\nF\ttrue\n",
+        );
+        let read = Graph::from_gcx(&later).unwrap();
+        assert_eq!(
+            read.extra["caller_notes"],
+            json!([{"id": "F", "sync_guarded": true}])
+        );
         later.push_str("GCX1 tool=other fields=id\n");
         assert_eq!(
             Graph::from_gcx(&later).unwrap_err().code(),
@@ -1535,27 +1151,88 @@ mod tests {
     }
 
     #[test]
-    fn smart_context_with_empty_task() {
+    fn gortex_graph_without_total_and_with_later_columns() {
+        // Gortex's golden get_callers (v0.9.0) has no `total`; today's edges carry tier, via.
+        let text = "GCX1 tool=get_dependents.nodes fields=id,kind,name,path,path_abs,line,is_test truncated=false\n\
+                    a\ttype\tA\ta.go\t/r/a.go\t4\tfalse\n\
+                    GCX1 tool=get_dependents.edges fields=from,to,kind,origin,tier,via,confidence,label,line,file_path count=1\n\
+                    b\ta\treferences\tast_resolved\tast\t\t1\thigh\t9\tb.go\n";
+        let graph = Graph::from_gcx(text).unwrap();
+        assert_eq!(graph.tool, GraphTool::GetDependents);
+        assert_eq!(
+            (graph.total, graph.truncated, graph.count),
+            (None, Some(false), Some(1))
+        );
+        assert_eq!(graph.nodes[0].extra["path_abs"], json!("/r/a.go"));
+        assert_eq!(graph.nodes[0].extra["is_test"], json!(false));
+        assert_eq!(graph.edges[0].confidence, 1.0);
+        assert_eq!(graph.edges[0].extra["tier"], json!("ast"));
+        assert!(graph.edges[0].extra.get("via").is_none());
+        assert_eq!(graph.edges[0].extra["line"], json!(9));
+        // Written back, the later columns follow Gortex's order.
+        let again = graph.to_gcx().unwrap();
+        assert!(
+            again.contains("fields=id,kind,name,path,path_abs,line,is_test "),
+            "{again}"
+        );
+        assert!(
+            again.contains(
+                "fields=from,to,kind,origin,tier,confidence,label,line,file_path count=1"
+            ),
+            "{again}"
+        );
+        assert_eq!(Graph::from_gcx(&again).unwrap(), graph);
+    }
+
+    #[test]
+    fn smart_context_with_and_without_task() {
         let context = SmartContext::default();
         let text = context.to_gcx().unwrap();
         assert_eq!(
             text,
-            "GCX1 tool=smart_context.task fields=task\n\
-             GCX1 tool=smart_context.symbols fields=id,kind,name,path,line,score,reason\n"
+            "GCX1 tool=smart_context.symbols fields=id,kind,name,path,line,score,reason\n"
+        );
+        assert_eq!(SmartContext::from_gcx(&text).unwrap(), context);
+        let context = SmartContext {
+            task: "fix the parser".into(),
+            symbols: vec![ScoredSymbol {
+                id: "p".into(),
+                line: 1,
+                score: 0.5,
+                ..ScoredSymbol::default()
+            }],
+            ..SmartContext::default()
+        };
+        let text = context.to_gcx().unwrap();
+        assert_eq!(
+            text,
+            "GCX1 tool=smart_context.task fields=task\nfix the parser\n\
+             GCX1 tool=smart_context.symbols fields=id,kind,name,path,line,score,reason\np\t\t\t\t1\t0.5\t\n"
         );
         assert_eq!(SmartContext::from_gcx(&text).unwrap(), context);
     }
 
     #[test]
-    fn extra_columns_are_ignored_missing_ones_are_errors() {
+    fn extra_columns_are_kept_missing_ones_are_errors() {
         let text =
             "GCX1 tool=analyze.dead_code fields=id,kind,name,path,line,reason,extra count=1\n\
                     a\tfunction\tA\ta.go\t1\tunused\tx\n";
         let dead = DeadCode::from_gcx(text).unwrap();
         assert_eq!(dead.items[0].reason, "unused");
-        let text = "GCX1 tool=analyze.dead_code fields=id,kind count=0\n";
+        assert_eq!(dead.items[0].extra["extra"], json!("x"));
+        assert_eq!(dead.count, Some(1));
+        let text = "GCX1 tool=analyze.dead_code fields=id,kind count=1\na\tfunction\n";
         let e = DeadCode::from_gcx(text).unwrap_err();
-        assert_eq!(e.code(), "invalid_meta");
+        assert_eq!((e.code(), e.line()), ("type_mismatch", Some(2)));
+        let text = "GCX1 tool=analyze.dead_code fields=id,line\na\tx\n";
+        let e = DeadCode::from_gcx(text).unwrap_err();
+        assert_eq!(
+            (e.code(), e.line(), e.column()),
+            ("invalid_value", Some(2), Some(3))
+        );
+        // A bare section without meta is the layout's rows.
+        let text = "GCX1 tool=analyze.dead_code fields=id,line\na\t1\nb\t2\n";
+        assert_eq!(DeadCode::from_gcx(text).unwrap().items.len(), 2);
     }
 
     #[test]
@@ -1565,7 +1242,9 @@ mod tests {
                 size: 2,
                 severity: "high".into(),
                 nodes: vec!["a".into(), "b".into()],
+                ..Cycle::default()
             }],
+            count: Some(1),
             ..Cycles::default()
         };
         let text = cycles.to_gcx().unwrap();
@@ -1574,14 +1253,27 @@ mod tests {
             "GCX1 tool=analyze.cycles fields=size,severity,nodes count=1\n2\thigh\ta,b\n"
         );
         assert_eq!(Cycles::from_gcx(&text).unwrap(), cycles);
-        let bad = Cycles {
+        // Items a comma list cannot carry travel as a JSON array.
+        let odd = Cycles {
             items: vec![Cycle {
                 size: 1,
                 severity: "low".into(),
-                nodes: vec!["a,b".into()],
+                nodes: vec!["a,b".into(), String::new()],
+                ..Cycle::default()
             }],
             ..Cycles::default()
         };
-        assert_eq!(bad.to_gcx().unwrap_err().code(), "serialize");
+        let text = odd.to_gcx().unwrap();
+        assert!(text.contains("[\"a,b\",\"\"]"), "{text}");
+        assert_eq!(Cycles::from_gcx(&text).unwrap(), odd);
+    }
+
+    #[test]
+    fn wrong_tool_is_an_error() {
+        let text = SearchSymbols::default().to_gcx().unwrap();
+        assert_eq!(
+            FileSummary::from_gcx(&text).unwrap_err().code(),
+            "unexpected_section"
+        );
     }
 }

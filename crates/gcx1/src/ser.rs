@@ -1276,7 +1276,7 @@ mod tests {
 
         let mut out = Vec::new();
         let mut names = Vec::new();
-        let row = json!({"k": [1, {"z": "<", "a": null}], "n": null});
+        let row = json!({"k": [1, {"a": null, "z": "<"}], "n": null});
         serialize_row(&row, &mut out, Fields::Collect(&mut names)).unwrap();
         assert_eq!(names, ["k", "n"]);
         assert_eq!(

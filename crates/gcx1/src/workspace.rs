@@ -475,10 +475,8 @@ impl ErrorEnvelope {
 }
 
 macro_rules! workspace_layout {
-    ($($t:ty => $fields:expr),* $(,)?) => {$(
+    ($($t:ty),* $(,)?) => {$(
         impl Layout for $t {
-            const FIELDS: &'static [&'static str] = $fields;
-
             fn encode<W: Write>(&self, encoder: &mut Encoder<W>) -> Result<()> {
                 let result = self.write(encoder);
                 result.map_err(|e| e.or_position(Position::new(encoder.lines() + 1, 1)))
@@ -495,11 +493,7 @@ macro_rules! workspace_layout {
     )*};
 }
 
-workspace_layout!(
-    ToolDefinitions => DEFINITION_FIELDS,
-    ToolRequest => REQUEST_FIELDS,
-    ErrorEnvelope => ERROR_FIELDS,
-);
+workspace_layout!(ToolDefinitions, ToolRequest, ErrorEnvelope,);
 
 /// A protocol error code of GCX1 v1, returned by [`check_call`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

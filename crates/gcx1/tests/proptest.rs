@@ -74,7 +74,58 @@ fn object_rows() -> impl Strategy<Value = Value> {
     prop::collection::vec(object, 0..5).prop_map(Value::Array)
 }
 
+/// Wrapped responses: arrays of objects (the rows) beside scalars and other members, under
+/// keys that stress the wrapper rules (reserved meta keys, dots, spaces, `value`).
+fn wrapped() -> impl Strategy<Value = Value> {
+    let key = prop_oneof![
+        4 => "[a-z]{1,4}",
+        1 => Just("rows".to_owned()),
+        1 => Just("types".to_owned()),
+        1 => Just("tool".to_owned()),
+        1 => Just("value".to_owned()),
+        1 => Just("a.b".to_owned()),
+        1 => Just("x y".to_owned()),
+        1 => Just("results".to_owned()),
+        1 => Just("symbols".to_owned()),
+        1 => Just("task".to_owned()),
+        1 => Just("nodes".to_owned()),
+        1 => Just("target".to_owned()),
+    ];
+    let member = prop_oneof![
+        3 => object_rows(),
+        2 => json_leaf(),
+        1 => json_value(),
+    ];
+    prop::collection::btree_map(key, member, 0..6)
+        .prop_map(|m| Value::Object(m.into_iter().collect::<Map<_, _>>()))
+}
+
+fn tool_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("response".to_owned()),
+        Just("a.b".to_owned()),
+        Just("search_symbols".to_owned()),
+        Just("get_callers".to_owned()),
+        Just("smart_context".to_owned()),
+        Just("get_symbol_source".to_owned()),
+        Just("get_editing_context".to_owned()),
+        Just("analyze".to_owned()),
+        Just("analyze.cycles".to_owned()),
+        Just("contracts.list".to_owned()),
+    ]
+}
+
 proptest! {
+    #[test]
+    fn wrapped_shapes_round_trip(tool in tool_name(), value in wrapped()) {
+        prop_assert_eq!(value_roundtrip(&tool, &value), Ok(Roundtrip::Ok));
+    }
+
+    #[test]
+    fn any_value_under_any_known_tool_round_trips(tool in tool_name(), value in json_value()) {
+        prop_assert_eq!(value_roundtrip(&tool, &value), Ok(Roundtrip::Ok));
+    }
+
     #[test]
     fn arbitrary_cells_round_trip(
         fields in prop::collection::vec(field_name(), 1..5),
@@ -171,19 +222,24 @@ proptest! {
         truncated in any::<bool>(),
         confidence in any::<f64>().prop_filter("finite", |f| f.is_finite()),
     ) {
-        let search = SearchSymbols { total, truncated, results: results.clone(), meta: BTreeMap::new() };
+        let search = SearchSymbols {
+            total: Some(total),
+            truncated: Some(truncated),
+            results: results.clone(),
+            ..SearchSymbols::default()
+        };
         prop_assert_eq!(SearchSymbols::from_gcx(&search.to_gcx().unwrap()).unwrap(), search);
         let graph = Graph {
             tool: GraphTool::GetDependents,
-            total,
-            truncated,
+            total: Some(total),
+            truncated: (total % 2 == 0).then_some(truncated),
             nodes: results
                 .iter()
-                .map(|r| SymbolRef { id: r.id.clone(), kind: r.kind.clone(), name: r.name.clone(), path: r.path.clone(), line: r.line })
+                .map(|r| SymbolRef { id: r.id.clone(), kind: r.kind.clone(), name: r.name.clone(), path: r.path.clone(), line: r.line, ..SymbolRef::default() })
                 .collect(),
             edges: results
                 .iter()
-                .map(|r| GraphEdge { from: r.id.clone(), to: r.sig.clone(), kind: "calls".into(), origin: r.path.clone(), confidence, label: r.name.clone() })
+                .map(|r| GraphEdge { from: r.id.clone(), to: r.sig.clone(), kind: "calls".into(), origin: r.path.clone(), confidence, label: r.name.clone(), ..GraphEdge::default() })
                 .collect(),
             ..Graph::default()
         };
@@ -215,6 +271,7 @@ fn symbol_match() -> impl Strategy<Value = SymbolMatch> {
             path,
             line,
             sig,
+            ..SymbolMatch::default()
         })
 }
 

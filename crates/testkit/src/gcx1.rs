@@ -12,13 +12,16 @@
 //! - encoding is a fixpoint after one round;
 //! - `decode_any` output survives `encode_any` → `decode_any` unchanged, and `encode_any`
 //!   input survives `decode_any` unchanged;
+//! - the streaming row reader reads the same rows whatever its buffer, and what
+//!   `decode_any` reads as one array it reads row by row; rows written back by the
+//!   streaming writer decode to the same array;
+//! - any JSON value survives `encode_any` → `decode_any` under any tool name;
 //! - nothing panics.
 
 use std::io::BufReader;
 
 use agentwire_gcx1::{
-    decode, decode_any_reader, decode_any_with_tool, decode_reader, encode, encode_any, Header,
-    Section,
+    decode, decode_reader, encode, encode_any, Header, Options, RowReader, RowWriter, Section,
 };
 use serde_json::Value;
 
@@ -125,10 +128,16 @@ pub fn decode_roundtrip(input: &[u8]) -> Result<Roundtrip, Bug> {
 
 /// If `text` decodes as a generic-fallback payload, its value must survive another round.
 fn any_roundtrip(text: &str) -> Result<(), Bug> {
-    let Ok((tool, value)) = decode_any_with_tool(text) else {
+    let Ok(payload) = Options::new().decode_payload(text) else {
         return Ok(());
     };
-    match value_roundtrip(&tool, &value)? {
+    // Whatever decodes must also pass the bounded-memory check, and the reader must agree.
+    if let Err(e) = Options::new().validate(text.as_bytes()) {
+        return Err(Bug(format!(
+            "decode_any accepts what validate rejects ({e}): {text:?}"
+        )));
+    }
+    match value_roundtrip(&payload.tool, &payload.value)? {
         Roundtrip::Ok | Roundtrip::Rejected(_) => Ok(()),
     }
 }
@@ -184,27 +193,141 @@ pub fn cells_roundtrip(
 pub fn value_roundtrip(tool: &str, value: &Value) -> Result<Roundtrip, Bug> {
     let text = match encode_any(tool, value) {
         Ok(text) => text,
-        Err(e) if matches!(e.code(), "invalid_header" | "depth_limit") => {
+        Err(e) if matches!(e.code(), "invalid_header" | "depth_limit" | "line_too_long") => {
             return Ok(Roundtrip::Rejected(e.code().to_owned()))
         }
         Err(e) => return Err(Bug(format!("encode_any failed on {value}: {e}"))),
     };
-    let (decoded_tool, decoded) = decode_any_with_tool(&text).map_err(|e| {
+    let options = Options::new().tool(tool);
+    let payload = options.decode_payload(&text).map_err(|e| {
         Bug(format!(
             "decode_any failed: {e}\nvalue: {value}\ntext: {text:?}"
         ))
     })?;
+    let (decoded_tool, decoded) = (payload.tool, payload.value);
     if decoded_tool != tool || &decoded != value {
         return Err(Bug(format!(
             "encode_any → decode_any changed the value\nvalue:   {value}\ndecoded: {decoded}\ntext: {text:?}"
         )));
     }
-    let (_, streamed) = decode_any_reader(BufReader::with_capacity(5, text.as_bytes()))
+    let streamed: Value = options
+        .from_buf_reader(BufReader::with_capacity(5, text.as_bytes()))
         .map_err(|e| Bug(format!("streaming decode_any failed: {e}\n{text:?}")))?;
+    options.validate(text.as_bytes()).map_err(|e| {
+        Bug(format!(
+            "validate rejects what decode_any accepts: {e}\n{text:?}"
+        ))
+    })?;
     if &streamed != value {
         return Err(Bug(format!(
             "the streaming decode_any differs\nvalue:    {value}\nstreamed: {streamed}"
         )));
+    }
+    Ok(Roundtrip::Ok)
+}
+
+/// Where a row reader stopped: the error code and its (line, column), if any.
+type Stop = (String, Option<(u64, u64)>);
+
+/// The rows a [`RowReader`] reads from `input` through a buffer of `capacity` bytes, or the
+/// error code and position it stops at.
+fn stream_rows(input: &[u8], capacity: usize) -> Result<Vec<Value>, Stop> {
+    let mut rows = Vec::new();
+    for row in RowReader::new(BufReader::with_capacity(capacity, input)) {
+        match row {
+            Ok(row) => rows.push(row.value),
+            Err(e) => {
+                return Err((
+                    e.code().to_owned(),
+                    e.position().map(|p| (p.line, p.column)),
+                ))
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// Reads `input` row by row: the row reader must agree with itself across buffer sizes and
+/// with `decode_any` where that reads one array, and the streaming writer must write the
+/// rows back as that array.
+pub fn stream_roundtrip(input: &[u8]) -> Result<Roundtrip, Bug> {
+    let small = stream_rows(input, 3);
+    let large = stream_rows(input, 1 << 16);
+    if small != large {
+        return Err(Bug(format!(
+            "the row reader depends on its buffer: {small:?} vs {large:?}"
+        )));
+    }
+    let rows = match small {
+        Ok(rows) => rows,
+        Err((code, _)) => {
+            // Whatever the row reader refuses, decode_any refuses too.
+            if let Ok(text) = std::str::from_utf8(input) {
+                if let Ok(value) = Options::new().decode_any(text) {
+                    return Err(Bug(format!(
+                        "the row reader refuses ({code}) what decode_any reads as {value}: {text:?}"
+                    )));
+                }
+            }
+            return Ok(Roundtrip::Rejected(code));
+        }
+    };
+    if let Ok(text) = std::str::from_utf8(input) {
+        if let Ok(Value::Array(items)) = Options::new().decode_any(text) {
+            let single_name = decode(text)
+                .map(|s| s.windows(2).all(|w| w[0].header.tool == w[1].header.tool))
+                .unwrap_or(false);
+            if single_name && items != rows {
+                return Err(Bug(format!(
+                    "decode_any and the row reader disagree on {text:?}: {items:?} vs {rows:?}"
+                )));
+            }
+        }
+    }
+    for (window, tool) in [(2, "stream"), (5, "a.b"), (1024, "get_callers")] {
+        let options = Options::new().tool(tool);
+        let mut writer = RowWriter::new(Vec::new(), &options).window(window);
+        for row in &rows {
+            match writer.write(row) {
+                Ok(()) => {}
+                Err(e) if matches!(e.code(), "depth_limit" | "line_too_long") => {
+                    return Ok(Roundtrip::Rejected(e.code().to_owned()))
+                }
+                Err(e) => return Err(Bug(format!("the row writer refused {row}: {e}"))),
+            }
+        }
+        let bytes = writer
+            .finish()
+            .map_err(|e| Bug(format!("the row writer failed to finish: {e}")))?;
+        let text = String::from_utf8(bytes).map_err(|e| Bug(e.to_string()))?;
+        let back = Options::new().decode_any(&text).map_err(|e| {
+            Bug(format!(
+                "the row writer's payload does not decode: {e}\n{text:?}"
+            ))
+        })?;
+        if back != Value::Array(rows.clone()) {
+            return Err(Bug(format!(
+                "rows written by the row writer came back changed\nrows: {rows:?}\nback: {back}\ntext: {text:?}"
+            )));
+        }
+    }
+    Ok(Roundtrip::Ok)
+}
+
+/// `input` as JSON, if it is: it must survive `encode_any` → `decode_any` under plain,
+/// dotted and Gortex tool names.
+pub fn json_roundtrip(input: &[u8]) -> Result<Roundtrip, Bug> {
+    let Ok(value) = serde_json::from_slice::<Value>(input) else {
+        return Ok(Roundtrip::Rejected("not JSON".into()));
+    };
+    for tool in [
+        "response",
+        "a.b",
+        "search_symbols",
+        "get_callers",
+        "smart_context",
+    ] {
+        value_roundtrip(tool, &value)?;
     }
     Ok(Roundtrip::Ok)
 }
@@ -236,7 +359,7 @@ mod tests {
         );
         assert_eq!(
             decode_roundtrip(b"GCX1 tool=t fields=a,a\nx\n").unwrap(),
-            Roundtrip::Rejected("re-encode: duplicate_field".into())
+            Roundtrip::Rejected("duplicate_field".into())
         );
         assert_eq!(
             cells_roundtrip("t", &["a".into()], &[vec!["".into()]]).unwrap(),
@@ -244,6 +367,18 @@ mod tests {
         );
         assert_eq!(
             value_roundtrip("t", &json!([{"a": null}, {"b": "1"}, 3])).unwrap(),
+            Roundtrip::Ok
+        );
+        assert_eq!(
+            stream_roundtrip(b"GCX1 tool=t fields=a,b\n1\tx\n2\ny\n").unwrap(),
+            Roundtrip::Ok
+        );
+        assert_eq!(
+            stream_roundtrip(b"GCX1 tool=t fields=a rows=1\n1\n2\n").unwrap(),
+            Roundtrip::Rejected("row_count".into())
+        );
+        assert_eq!(
+            json_roundtrip(br#"{"results": [{"id": 1}, {"id": "1"}], "total": 2}"#).unwrap(),
             Roundtrip::Ok
         );
     }

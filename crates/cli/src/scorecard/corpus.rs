@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::embedded::FILES;
-use crate::codec::{self, LAYOUT_TOOLS};
+use crate::codec;
 use crate::CliError;
 
 /// One tool response of a corpus and which formats apply to it.
@@ -105,10 +105,10 @@ fn parse(file: &str, text: &str) -> Result<Item, CliError> {
                 serde_json::from_value(map.remove("fixture").unwrap_or_default())
                     .map_err(|e| CliError::Corpus(format!("{file}: the `fixture` member: {e}")))?;
             if let Some(layout) = &fixture.gcx1_layout {
-                if codec::layout(layout).is_none() {
+                if !agentwire_gcx1::known_tools().any(|tool| tool == layout) {
                     return Err(CliError::Corpus(format!(
                         "{file}: {layout:?} is not a GCX1 layout ({})",
-                        LAYOUT_TOOLS.join(", ")
+                        agentwire_gcx1::known_tools().collect::<Vec<_>>().join(", ")
                     )));
                 }
             }
@@ -122,10 +122,8 @@ fn parse(file: &str, text: &str) -> Result<Item, CliError> {
             })
         }
         response => {
-            let gcx1_layout = LAYOUT_TOOLS
-                .iter()
-                .find(|tool| codec::layout(tool).is_some_and(|c| c.encode(tool, &response).is_ok()))
-                .map(|tool| (*tool).to_owned());
+            // A bare response names no tool: GCX1 writes it under the file's name.
+            let gcx1_layout: Option<String> = None;
             let stem = file.strip_suffix(".json").unwrap_or(file);
             let tool: String = stem
                 .chars()
@@ -184,9 +182,7 @@ mod tests {
         assert!(items.len() >= 24, "{} files", items.len());
         for item in &items {
             if let Some(tool) = &item.gcx1_layout {
-                let codec = codec::layout(tool).expect("a layout");
-                codec
-                    .encode(tool, &item.response)
+                codec::encode_gcx1(Some(tool), &item.response)
                     .unwrap_or_else(|e| panic!("{}: {e}", item.file));
             }
             assert_eq!(
@@ -202,14 +198,15 @@ mod tests {
     }
 
     #[test]
-    fn plain_json_files_get_their_formats_from_their_shape() {
+    fn plain_json_files_get_their_formats_from_their_shape_and_name() {
         let layout = parse(
             "hits.json",
             r#"{"total": 1, "truncated": false, "results": [{"id": "a.go::F", "kind": "function",
                 "name": "F", "path": "a.go", "line": 3, "sig": "func F()"}]}"#,
         )
         .expect("parses");
-        assert_eq!(layout.gcx1_layout.as_deref(), Some("search_symbols"));
+        // GCX1 writes a bare response under its file's name.
+        assert_eq!((layout.gcx1_layout, layout.tool.as_str()), (None, "hits"));
         assert!(!layout.graph);
         let graph = parse(
             "my graph.json",

@@ -155,26 +155,20 @@ fn encode_and_decode(column: Column, item: &Item) -> Result<(String, String, Rou
             let round_trip = json_back(&text);
             Ok(("no whitespace".into(), text, round_trip))
         }
-        Column::Gcx1 => match item.gcx1_layout.as_deref() {
-            Some(tool) => {
-                let codec = codec::layout(tool).ok_or_else(|| format!("no layout {tool}"))?;
-                let text = codec.encode(tool, input).map_err(|e| e.to_string())?;
-                let round_trip = match codec.decode_str(&text) {
-                    Ok(back) => compare(input, &back),
-                    Err(e) => RoundTrip::Failed(codec::gcx1_message(&e)),
-                };
-                Ok((format!("`{tool}` layout"), text, round_trip))
-            }
-            None => {
-                let text = agentwire_gcx1::encode_any(&item.tool, input)
-                    .map_err(|e| codec::gcx1_message(&e))?;
-                let round_trip = match agentwire_gcx1::decode_any(&text) {
-                    Ok(back) => compare(input, &back),
-                    Err(e) => RoundTrip::Failed(codec::gcx1_message(&e)),
-                };
-                Ok(("generic fallback".into(), text, round_trip))
-            }
-        },
+        Column::Gcx1 => {
+            let tool = item.gcx1_layout.as_deref().unwrap_or(&item.tool);
+            let text = codec::encode_gcx1(Some(tool), input).map_err(|e| e.to_string())?;
+            let round_trip = match agentwire_gcx1::decode_any(&text) {
+                Ok(back) => compare(input, &back),
+                Err(e) => RoundTrip::Failed(codec::gcx1_message(&e)),
+            };
+            let what = if agentwire_gcx1::known_tools().any(|known| known == tool) {
+                format!("`{tool}` layout")
+            } else {
+                "shape-aware".to_owned()
+            };
+            Ok((what, text, round_trip))
+        }
         Column::GcfGeneric => {
             let text = codec::encode_gcf(input).map_err(|e| e.to_string())?;
             let round_trip = match agentwire_gcf::from_str::<Value>(&text) {
