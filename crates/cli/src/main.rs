@@ -15,6 +15,7 @@ mod error;
 mod exec;
 mod input;
 mod json_cmp;
+mod mcp;
 mod output;
 mod scorecard;
 mod tools;
@@ -46,6 +47,8 @@ enum Command {
     Exec(Box<exec::Args>),
     /// Tool ids, ChoiceCards and tool_browse over an MCP tools/list result.
     Tools(tools::Args),
+    /// Run an MCP proxy that re-encodes JSON tool results into fewer tokens.
+    Mcp(mcp::Args),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Command::Scorecard(args) => scorecard::run(&args),
         Command::Exec(args) => exec::run(&args),
         Command::Tools(args) => tools::run(&args),
+        Command::Mcp(args) => mcp::run(&args),
     });
     let Ok(result) = result else {
         return ExitCode::FAILURE;
