@@ -9,6 +9,7 @@ mod bench;
 mod conformance;
 mod corpus;
 mod fuzz;
+mod mcp_servers;
 mod scorecard;
 
 const USAGE: &str = "\
@@ -22,10 +23,10 @@ tasks:
       --codec NAME   only this codec family (exec, gcf, gcx1, toolcard)
   ci
       Everything CI runs: cargo fmt --check, cargo clippy -D warnings,
-      cargo test --workspace, cargo doc of the libraries with -D warnings,
-      the library tests once more without the conformance runner's
-      serde_json features, a compile check of the fuzz targets, and the
-      conformance task.
+      mcp-servers, cargo test --workspace, cargo doc of the libraries with
+      -D warnings, the library tests once more without the conformance
+      runner's serde_json features, a compile check of the fuzz targets,
+      and the conformance task.
   bench [FILTER]
       Without FILTER: run the cross-format benchmark, print its table
       (compact-JSON MB/s of each benchmark's fastest sample and the ratio to
@@ -41,6 +42,12 @@ tasks:
       `agentwire scorecard`, and the README's headline numbers and chart.
   fuzz (--list | TARGET [--time SECONDS])
       Run a cargo-fuzz target (default 60 s); needs `cargo install cargo-fuzz`.
+  mcp-servers
+      Install what the `agentwire mcp` integration tests drive into
+      target/mcp-servers: the npm reference servers (server-memory,
+      server-everything; needs node 20+ and npm) and the official MCP Python
+      SDK in a venv (needs python3), at the versions pinned in
+      xtask/mcp-servers. Skipped when already installed; `ci` runs it.
 ";
 
 /// A task failed; the message has been printed or is printed by `main`.
@@ -69,6 +76,7 @@ fn main() -> ExitCode {
         "corpus" => corpus::run(rest),
         "scorecard" => scorecard::run(rest),
         "fuzz" => fuzz::run(rest),
+        "mcp-servers" => mcp_servers::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -159,6 +167,8 @@ fn ci() -> Result<(), TaskError> {
         "-D",
         "warnings",
     ]))?;
+    // The `agentwire mcp` integration tests drive real servers and a real client.
+    mcp_servers::install()?;
     run_checked(cargo().args(["test", "--workspace"]))?;
     // The library crates' API docs, as docs.rs will build them: broken links, bare URLs and
     // bad HTML fail the run.
