@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ServerSpec;
 use crate::encoding::{EncodeOptions, Reencoder};
 use crate::error::{Error, ErrorKind};
-use crate::route::{Passthrough, ProxyService, Route};
+use crate::route::{Passthrough, ProxyService, RawInitialize, Route};
 use crate::stats::{Stats, Summary};
 use crate::stdio::StdioServer;
 
@@ -127,14 +127,6 @@ impl Proxy {
         self.stats.summary()
     }
 
-    fn passthrough(&self) -> Passthrough {
-        Passthrough::start(
-            self.server.clone(),
-            self.reencoder.clone(),
-            self.stats.clone(),
-            self.timeout,
-        )
-    }
 
     /// Serves the process's client on stdin and stdout until the client closes stdin,
     /// `shutdown` resolves, or the upstream fails; see [`serve`](Proxy::serve).
@@ -159,9 +151,16 @@ impl Proxy {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let route = Arc::new(self.passthrough());
+        let raw = Arc::new(RawInitialize::default());
+        let route = Arc::new(Passthrough::start(
+            self.server.clone(),
+            self.reencoder.clone(),
+            self.stats.clone(),
+            self.timeout,
+            Some(raw.clone()),
+        ));
         let closed = CancellationToken::new();
-        let transport = StdioServer::new(reader, writer, closed.clone());
+        let transport = StdioServer::new(reader, writer, closed.clone(), raw);
         let mut shutdown = std::pin::pin!(shutdown);
         let handshake = tokio::select! {
             result = serve_server(ProxyService(route.clone()), transport) => result,
@@ -258,6 +257,8 @@ impl Proxy {
                     reencoder.clone(),
                     stats.clone(),
                     timeout,
+                    // Over HTTP everything goes through rmcp's typed model.
+                    None,
                 );
                 let upstream = route.upstream().clone();
                 if let Some(Report(report)) = report.clone() {

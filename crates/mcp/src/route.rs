@@ -15,7 +15,7 @@ use std::time::Instant;
 use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequest, CancelledNotificationParam, ClientNotification, ClientRequest,
-    ClientResult, CustomResult, ErrorCode, ErrorData, GetExtensions, GetMeta, InitializeResult,
+    ClientResult, CustomNotification, CustomResult, ErrorCode, ErrorData, GetExtensions, GetMeta, InitializeResult,
     ProgressToken, ProtocolVersion, RequestId, ServerNotification, ServerRequest, ServerResult,
 };
 use rmcp::service::{
@@ -122,9 +122,11 @@ impl<R: Route> Service<RoleServer> for ProxyService<R> {
 
 /// Everything the passthrough route shares with the upstream's pump: the client to hand the
 /// server's messages to.
-#[derive(Default)]
 struct Downstream {
     peer: OnceLock<Peer<RoleServer>>,
+    /// Whether notifications must go typed (rmcp's HTTP server routes progress by its typed
+    /// form); over stdio they go raw, exactly as the server wrote them.
+    typed: bool,
     /// Whether the session is past `initialize`: until then rmcp writes nothing but the
     /// handshake, so a notification cannot be waited for (the server's `initialize` result,
     /// behind it in the pump, would never come).
@@ -148,8 +150,15 @@ fn service_error(error: ServiceError) -> ErrorData {
 }
 
 impl UpstreamEvents for Downstream {
-    fn notification(&self, notification: ServerNotification) -> BoxFuture<'_, ()> {
+    fn notification(&self, notification: CustomNotification) -> BoxFuture<'_, ()> {
         Box::pin(async move {
+            let notification = if self.typed {
+                serde_json::to_value(&notification)
+                    .and_then(serde_json::from_value::<ServerNotification>)
+                    .unwrap_or(ServerNotification::CustomNotification(notification))
+            } else {
+                ServerNotification::CustomNotification(notification)
+            };
             let Some(peer) = self.peer.get() else {
                 tracing::debug!("a notification before initialize was dropped");
                 return;
@@ -225,6 +234,17 @@ fn single(inflight: &HashMap<RequestId, RequestId>) -> Option<RequestId> {
     }
 }
 
+/// The `initialize` exchange as JSON, for a transport that can carry it raw (stdio): rmcp's
+/// typed model of it drops members it does not know (a server's `tasks` capability, say), and
+/// the handshake must go through that model.
+#[derive(Debug, Default)]
+pub(crate) struct RawInitialize {
+    /// The client's `initialize` params, put here by the transport.
+    pub(crate) request: Mutex<Option<Value>>,
+    /// The server's `initialize` result, put here by the route.
+    pub(crate) result: Mutex<Option<Value>>,
+}
+
 /// One upstream, everything forwarded unchanged, tool results re-encoded.
 pub(crate) struct Passthrough {
     spec: ServerSpec,
@@ -233,6 +253,7 @@ pub(crate) struct Passthrough {
     reencoder: Arc<Reencoder>,
     stats: Arc<Stats>,
     initialized: Mutex<Option<InitializeResult>>,
+    raw: Arc<RawInitialize>,
     client_gone: CancellationToken,
 }
 
@@ -243,8 +264,15 @@ impl Passthrough {
         reencoder: Arc<Reencoder>,
         stats: Arc<Stats>,
         timeout: std::time::Duration,
+        raw: Option<Arc<RawInitialize>>,
     ) -> Passthrough {
-        let downstream = Arc::new(Downstream::default());
+        let downstream = Arc::new(Downstream {
+            peer: OnceLock::new(),
+            typed: raw.is_none(),
+            ready: Default::default(),
+            progress: Mutex::default(),
+            inflight: Mutex::default(),
+        });
         let upstream = Upstream::start(&spec, downstream.clone(), timeout);
         Passthrough {
             spec,
@@ -253,6 +281,7 @@ impl Passthrough {
             reencoder,
             stats,
             initialized: Mutex::default(),
+            raw: raw.unwrap_or_default(),
             client_gone: CancellationToken::new(),
         }
     }
@@ -276,6 +305,9 @@ impl Passthrough {
         let upstream_id = pending.id().clone();
         lock(&self.downstream.inflight).insert(call.id.clone(), upstream_id);
         let result = tokio::select! {
+            // An answer that is there wins over a cancellation that came with it (a failed
+            // upstream answers every pending request just before the session is cancelled).
+            biased;
             result = pending.response() => result,
             () = call.cancel.cancelled() => {
                 // The client's `notifications/cancelled` (handled separately) forwards the
@@ -394,8 +426,17 @@ impl Route for Passthrough {
         let _ = self.downstream.peer.set(call.peer.clone());
         match request {
             ClientRequest::CallToolRequest(request) => self.call_tool(request, &call).await,
-            request @ ClientRequest::InitializeRequest(_) => {
+            ClientRequest::InitializeRequest(request) => {
+                // The client's own params when the transport kept them.
+                let request = match lock(&self.raw.request).take() {
+                    Some(params) => ClientRequest::CustomRequest(rmcp::model::CustomRequest::new(
+                        "initialize",
+                        Some(params),
+                    )),
+                    None => ClientRequest::InitializeRequest(request),
+                };
                 let value = self.forward(request, &call).await?;
+                *lock(&self.raw.result) = Some(value.clone());
                 // rmcp's server needs the typed result to finish the handshake.
                 let result: InitializeResult = serde_json::from_value(value).map_err(|e| {
                     ErrorData::internal_error(

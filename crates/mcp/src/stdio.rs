@@ -4,7 +4,10 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use rmcp::model::{ClientJsonRpcMessage, ErrorData, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorData, ServerJsonRpcMessage, ServerResult,
+};
+use serde_json::Value;
 use rmcp::service::RoleServer;
 use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -12,6 +15,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::jsonrpc::{self, Line, LineReader, Parsed};
+use crate::route::RawInitialize;
 
 /// Longest message accepted from the client.
 const MAX_CLIENT_MESSAGE: usize = 16 << 20;
@@ -22,6 +26,9 @@ pub(crate) struct StdioServer<R, W> {
     writer: Arc<Mutex<W>>,
     /// Fires when the client's side of the stream ends.
     closed: CancellationToken,
+    /// The `initialize` exchange as JSON: its params are kept on the way in, its result put
+    /// back on the way out.
+    raw: Arc<RawInitialize>,
 }
 
 impl<R, W> StdioServer<R, W>
@@ -29,11 +36,57 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    pub(crate) fn new(reader: R, writer: W, closed: CancellationToken) -> Self {
+    pub(crate) fn new(
+        reader: R,
+        writer: W,
+        closed: CancellationToken,
+        raw: Arc<RawInitialize>,
+    ) -> Self {
         StdioServer {
             reader: LineReader::new(BufReader::with_capacity(1 << 16, reader), MAX_CLIENT_MESSAGE),
             writer: Arc::new(Mutex::new(writer)),
             closed,
+            raw,
+        }
+    }
+
+    /// The line for `item`: as rmcp serializes it, except the `initialize` result, which is
+    /// the server's own JSON with the version rmcp negotiated.
+    fn line(&self, item: &ServerJsonRpcMessage) -> std::io::Result<Vec<u8>> {
+        if let ServerJsonRpcMessage::Response(response) = item {
+            if let ServerResult::InitializeResult(result) = &response.result {
+                let raw = self
+                    .raw
+                    .result
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take();
+                if let Some(Value::Object(mut raw)) = raw {
+                    raw.insert(
+                        "protocolVersion".into(),
+                        Value::String(result.protocol_version.to_string()),
+                    );
+                    return jsonrpc::message_line(&serde_json::json!({
+                        "jsonrpc": "2.0",
+                        "id": response.id,
+                        "result": raw,
+                    }));
+                }
+            }
+        }
+        jsonrpc::message_line(item)
+    }
+
+    /// Keeps the params of an `initialize` request as the client wrote them.
+    fn keep_initialize(&self, line: &[u8]) {
+        if let Ok(Value::Object(mut message)) = serde_json::from_slice::<Value>(line) {
+            if let Some(params) = message.remove("params") {
+                *self
+                    .raw
+                    .request
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Some(params);
+            }
         }
     }
 
@@ -61,7 +114,7 @@ where
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let line = jsonrpc::message_line(&item);
+        let line = self.line(&item);
         let writer = self.writer.clone();
         async move {
             let line = line?;
@@ -75,7 +128,14 @@ where
         loop {
             match self.reader.next().await {
                 Line::Line => match jsonrpc::parse::<ClientJsonRpcMessage>(self.reader.line()) {
-                    Parsed::Message(message) => return Some(message),
+                    Parsed::Message(message) => {
+                        if let ClientJsonRpcMessage::Request(request) = &message {
+                            if matches!(request.request, ClientRequest::InitializeRequest(_)) {
+                                self.keep_initialize(self.reader.line());
+                            }
+                        }
+                        return Some(message);
+                    }
                     Parsed::Reply(error, id) => self.reply(&error, id.as_ref()),
                     // The client answered one of the server's requests with something that is
                     // not an answer: that request fails.

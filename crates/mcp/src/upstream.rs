@@ -21,8 +21,8 @@ use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use rmcp::model::{
     CancelledNotificationParam, ClientJsonRpcMessage, ClientNotification, ClientRequest,
-    ClientResult, ErrorCode, ErrorData, JsonRpcMessage, NumberOrString, PingRequest,
-    RequestId, ServerNotification, ServerRequest,
+    ClientResult, CustomNotification, ErrorCode, ErrorData, JsonRpcMessage, NumberOrString,
+    PingRequest, RequestId, ServerRequest,
 };
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -33,8 +33,9 @@ use crate::config::{Endpoint, ServerSpec};
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{self, Line, LineReader, Parsed};
 
-/// A message from the server, with results kept as raw JSON.
-pub(crate) type Inbound = JsonRpcMessage<ServerRequest, Value, ServerNotification>;
+/// A message from the server, with results and notifications kept as raw JSON (a typed
+/// notification would come out changed: rmcp's progress is a float, `1` becomes `1.0`).
+pub(crate) type Inbound = JsonRpcMessage<ServerRequest, Value, CustomNotification>;
 
 /// Longest message accepted from an upstream over stdio.
 const MAX_UPSTREAM_MESSAGE: usize = 64 << 20;
@@ -141,7 +142,7 @@ impl Cancellation {
 /// Where the messages a server starts go: its notifications and its requests to the client.
 pub(crate) trait UpstreamEvents: Send + Sync + 'static {
     /// A notification from the server, in order; the pump waits for it to be handed on.
-    fn notification(&self, notification: ServerNotification) -> BoxFuture<'_, ()>;
+    fn notification(&self, notification: CustomNotification) -> BoxFuture<'_, ()>;
     /// A request from the server (sampling, elicitation, roots, ping); `cancel` fires when the
     /// server cancels it.
     fn request(
@@ -170,8 +171,17 @@ struct Shared {
 }
 
 impl Shared {
-    /// Marks the upstream gone (the first reason wins) and fails every pending request.
+    /// Marks the upstream gone (the first reason wins) and fails every pending request, the
+    /// requests first: whoever watches for the failure finds their answers already there.
     fn fail(&self, failure: Failure) {
+        let failure = self.failure.borrow().clone().unwrap_or(failure);
+        let pending: Vec<_> = lock(&self.pending).drain().collect();
+        for (_, responder) in pending {
+            let _ = responder.send(Err(CallError::Gone(failure.clone())));
+        }
+        for (_, cancel) in lock(&self.server_requests).drain() {
+            cancel.cancel(Some("the upstream server is gone".into()));
+        }
         self.failure.send_if_modified(|current| {
             if current.is_none() {
                 *current = Some(failure);
@@ -180,14 +190,6 @@ impl Shared {
                 false
             }
         });
-        let failure = self.failure.borrow().clone().unwrap_or(Failure::Exited(String::new()));
-        let pending: Vec<_> = lock(&self.pending).drain().collect();
-        for (_, responder) in pending {
-            let _ = responder.send(Err(CallError::Gone(failure.clone())));
-        }
-        for (_, cancel) in lock(&self.server_requests).drain() {
-            cancel.cancel(Some("the upstream server is gone".into()));
-        }
     }
 
     fn send(&self, message: ClientJsonRpcMessage, request: Option<RequestId>) {
@@ -468,11 +470,17 @@ async fn dispatch(
         },
         Parsed::Message(JsonRpcMessage::Notification(notification)) => {
             let notification = notification.notification;
-            if let ServerNotification::CancelledNotification(cancelled) = &notification {
+            if notification.method == "notifications/cancelled" {
                 // The server cancels one of its own requests to the client.
-                if let Some(id) = &cancelled.params.request_id {
-                    if let Some(cancel) = lock(&shared.server_requests).remove(id) {
-                        cancel.cancel(cancelled.params.reason.clone());
+                let params = notification
+                    .params
+                    .as_ref()
+                    .and_then(|p| serde_json::from_value::<CancelledNotificationParam>(p.clone()).ok());
+                if let Some(params) = params {
+                    if let Some(id) = &params.request_id {
+                        if let Some(cancel) = lock(&shared.server_requests).remove(id) {
+                            cancel.cancel(params.reason);
+                        }
                     }
                 }
                 return None;
@@ -689,7 +697,9 @@ mod http {
     //! A streamable-HTTP server through rmcp's client transport.
 
     use futures::future::BoxFuture;
-    use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage};
+    use rmcp::model::{
+        ClientJsonRpcMessage, CustomNotification, JsonRpcMessage, ServerJsonRpcMessage,
+    };
     use rmcp::transport::{StreamableHttpClientTransport, Transport};
     use rmcp::RoleClient;
 
@@ -723,7 +733,18 @@ mod http {
             };
             Received::Parsed(Parsed::Message(match message {
                 ServerJsonRpcMessage::Request(request) => JsonRpcMessage::Request(request),
-                ServerJsonRpcMessage::Notification(n) => JsonRpcMessage::Notification(n),
+                ServerJsonRpcMessage::Notification(n) => {
+                    let raw = serde_json::to_value(&n.notification)
+                        .and_then(serde_json::from_value::<CustomNotification>);
+                    match raw {
+                        Ok(notification) => JsonRpcMessage::notification(notification),
+                        Err(e) => {
+                            return Received::Parsed(Parsed::Ignore(format!(
+                                "a notification rmcp read but cannot write: {e}"
+                            )))
+                        }
+                    }
+                }
                 ServerJsonRpcMessage::Error(e) => JsonRpcMessage::Error(e),
                 ServerJsonRpcMessage::Response(response) => {
                     match serde_json::to_value(&response.result) {
