@@ -18,7 +18,13 @@ use crate::{root, run_checked, TaskError};
 pub(crate) fn dir() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .map(|dir| if dir.is_absolute() { dir } else { root().join(dir) })
+        .map(|dir| {
+            if dir.is_absolute() {
+                dir
+            } else {
+                root().join(dir)
+            }
+        })
         .unwrap_or_else(|| root().join("target"));
     target.join("mcp-servers")
 }
@@ -70,18 +76,25 @@ fn install_node(dir: &Path) -> Result<(), TaskError> {
     let lock = pins().join("package-lock.json");
     let stamp = dir.join("installed-package-lock.json");
     if same_file(&lock, &stamp) {
-        eprintln!("mcp-servers: npm servers already installed in {}", dir.display());
+        eprintln!(
+            "mcp-servers: npm servers already installed in {}",
+            dir.display()
+        );
         return Ok(());
     }
     let Some(node) = version("node") else {
-        return Err("the MCP integration tests need Node.js 20 or later (`node` and `npm` on \
+        return Err(
+            "the MCP integration tests need Node.js 20 or later (`node` and `npm` on \
                     PATH) for the reference servers; node was not found"
-            .into());
+                .into(),
+        );
     };
     let Some(npm) = version("npm") else {
-        return Err("the MCP integration tests need npm (with Node.js 20 or later) for the \
+        return Err(
+            "the MCP integration tests need npm (with Node.js 20 or later) for the \
                     reference servers; npm was not found"
-            .into());
+                .into(),
+        );
     };
     let major: u32 = node
         .trim_start_matches('v')
@@ -90,10 +103,9 @@ fn install_node(dir: &Path) -> Result<(), TaskError> {
         .and_then(|m| m.parse().ok())
         .unwrap_or(0);
     if major < 20 {
-        return Err(format!(
-            "the MCP reference servers need Node.js 20 or later, found {node}"
-        )
-        .into());
+        return Err(
+            format!("the MCP reference servers need Node.js 20 or later, found {node}").into(),
+        );
     }
     let started = Instant::now();
     fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -103,7 +115,13 @@ fn install_node(dir: &Path) -> Result<(), TaskError> {
     eprintln!("mcp-servers: installing the npm servers with node {node}, npm {npm}");
     run_checked(
         Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"])
+            .args([
+                "ci",
+                "--no-audit",
+                "--no-fund",
+                "--ignore-scripts",
+                "--loglevel=error",
+            ])
             .current_dir(dir),
     )?;
     copy(&lock, &stamp)?;
@@ -119,14 +137,19 @@ fn install_python(venv: &Path) -> Result<(), TaskError> {
     let stamp = venv.join("installed-requirements.txt");
     let python = venv.join("bin/python");
     if same_file(&requirements, &stamp) && python.exists() {
-        eprintln!("mcp-servers: MCP Python SDK already installed in {}", venv.display());
+        eprintln!(
+            "mcp-servers: MCP Python SDK already installed in {}",
+            venv.display()
+        );
         return Ok(());
     }
     let Some(system) = version("python3") else {
-        return Err("the MCP integration tests need Python 3.10 or later (`python3` on PATH, \
+        return Err(
+            "the MCP integration tests need Python 3.10 or later (`python3` on PATH, \
                     with the venv module) for the official MCP Python SDK; python3 was not \
                     found"
-            .into());
+                .into(),
+        );
     };
     let started = Instant::now();
     let _ = fs::remove_dir_all(venv);

@@ -115,20 +115,25 @@ fn upstream(args: &Args) -> Result<ServerSpec, CliError> {
     }
     let Some((command, rest)) = args.command.split_first() else {
         return Err(CliError::Usage(
-            "name the upstream server: `-- <COMMAND> [ARGS]...`, --url URL or --config FILE"
-                .into(),
+            "name the upstream server: `-- <COMMAND> [ARGS]...`, --url URL or --config FILE".into(),
         ));
     };
     let name = std::path::Path::new(command)
         .file_name()
         .map_or_else(|| command.clone(), |n| n.to_string_lossy().into_owned());
-    Ok(ServerSpec::command(name, command.clone(), rest.iter().cloned()))
+    Ok(ServerSpec::command(
+        name,
+        command.clone(),
+        rest.iter().cloned(),
+    ))
 }
 
 pub(crate) fn run(args: &Args) -> Result<(), CliError> {
     let server = upstream(args)?;
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        return Err(CliError::Usage("--timeout must be a positive number of seconds".into()));
+        return Err(CliError::Usage(
+            "--timeout must be a positive number of seconds".into(),
+        ));
     }
     let mut options = ProxyOptions::new()
         .encode(
@@ -189,7 +194,10 @@ async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
             (Ok(mut interrupt), Ok(mut terminate)) => {
                 tokio::select! {
                     _ = interrupt.recv() => {}

@@ -250,7 +250,10 @@ fn initialize_and_lists_pass_through_unchanged() {
     let caps = json!({});
     // The whole initialize result: capabilities (`tasks` included, which rmcp's model lacks),
     // server info and instructions.
-    assert_eq!(result(&direct.initialize(caps.clone())), result(&proxy.initialize(caps)));
+    assert_eq!(
+        result(&direct.initialize(caps.clone())),
+        result(&proxy.initialize(caps))
+    );
     for (id, method) in [
         (2, "tools/list"),
         (3, "prompts/list"),
@@ -306,7 +309,11 @@ fn a_knowledge_graph_reads_back_to_the_same_json_in_fewer_tokens() {
             "tools/call",
             json!({"name": "create_relations", "arguments": {"relations": relations}}),
         );
-        let graph = raw.request(4, "tools/call", json!({"name": "read_graph", "arguments": {}}));
+        let graph = raw.request(
+            4,
+            "tools/call",
+            json!({"name": "read_graph", "arguments": {}}),
+        );
         let graph = result(&graph);
         assert_eq!(graph.get("isError"), None, "{graph}");
         texts.push(text_items(graph).remove(0));
@@ -341,7 +348,10 @@ fn a_knowledge_graph_reads_back_to_the_same_json_in_fewer_tokens() {
         Tokenizer::O200kBase.count(direct_text),
         Tokenizer::O200kBase.count(proxy_text),
     );
-    assert!(after < before, "{after} tokens through the proxy, {before} direct");
+    assert!(
+        after < before,
+        "{after} tokens through the proxy, {before} direct"
+    );
     direct.finish();
     let (status, stderr) = proxy.finish();
     assert!(status.success(), "{stderr}");
@@ -376,15 +386,27 @@ fn a_knowledge_graph_reads_back_to_the_same_json_in_fewer_tokens() {
 #[test]
 fn text_image_and_structured_content_pass_through() {
     let calls = [
-        ("echo", json!({"message": "{\"looks\": \"like JSON but is a message\"}"})),
+        (
+            "echo",
+            json!({"message": "{\"looks\": \"like JSON but is a message\"}"}),
+        ),
         ("echo", json!({"message": "plain text"})),
         ("get-tiny-image", json!({})),
         ("get-structured-content", json!({"location": "Chicago"})),
-        ("get-annotated-message", json!({"messageType": "success", "includeImage": true})),
-        ("get-resource-reference", json!({"resourceType": "Text", "resourceId": 2})),
+        (
+            "get-annotated-message",
+            json!({"messageType": "success", "includeImage": true}),
+        ),
+        (
+            "get-resource-reference",
+            json!({"resourceType": "Text", "resourceId": 2}),
+        ),
     ];
     let mut direct = Raw::spawn(&reference("everything"), &[]);
-    let mut proxy = Raw::spawn(&proxied(&["--min-tokens", "1"], &reference("everything")), &[]);
+    let mut proxy = Raw::spawn(
+        &proxied(&["--min-tokens", "1"], &reference("everything")),
+        &[],
+    );
     direct.initialize(json!({}));
     proxy.initialize(json!({}));
     for (i, (tool, arguments)) in calls.iter().enumerate() {
@@ -449,13 +471,21 @@ fn the_servers_requests_reach_the_client_and_its_answers_the_server() {
         json!({"name": "trigger-sampling-request", "arguments": {"prompt": "hello", "maxTokens": 20}}),
     );
     assert!(
-        text_items(result(&sampled)).join(" ").contains("sampled by the test"),
+        text_items(result(&sampled))
+            .join(" ")
+            .contains("sampled by the test"),
         "{sampled}"
     );
     wait_for_tool(&mut proxy, "get-roots-list", &mut id);
-    let roots = proxy.request(101, "tools/call", json!({"name": "get-roots-list", "arguments": {}}));
+    let roots = proxy.request(
+        101,
+        "tools/call",
+        json!({"name": "get-roots-list", "arguments": {}}),
+    );
     assert!(
-        text_items(result(&roots)).join(" ").contains("file:///tmp/agentwire-root"),
+        text_items(result(&roots))
+            .join(" ")
+            .contains("file:///tmp/agentwire-root"),
         "{roots}"
     );
     wait_for_tool(&mut proxy, "trigger-elicitation-request", &mut id);
@@ -465,7 +495,10 @@ fn the_servers_requests_reach_the_client_and_its_answers_the_server() {
         json!({"name": "trigger-elicitation-request", "arguments": {}}),
     );
     assert!(
-        text_items(result(&elicited)).join(" ").to_lowercase().contains("decline"),
+        text_items(result(&elicited))
+            .join(" ")
+            .to_lowercase()
+            .contains("decline"),
         "{elicited}"
     );
     // The server's requests went through with their methods.
@@ -492,7 +525,10 @@ fn an_unknown_tool_gets_the_servers_own_answer() {
     let b = proxy.request(2, "tools/call", params);
     assert_eq!(a, b);
     let unknown_method = proxy.request(3, "no/such/method", json!({}));
-    assert_eq!(unknown_method, direct.request(3, "no/such/method", json!({})));
+    assert_eq!(
+        unknown_method,
+        direct.request(3, "no/such/method", json!({}))
+    );
     assert!(unknown_method.get("error").is_some(), "{unknown_method}");
     direct.finish();
     proxy.finish();
@@ -501,7 +537,10 @@ fn an_unknown_tool_gets_the_servers_own_answer() {
 #[test]
 fn an_upstream_that_cannot_start_answers_initialize_with_the_reason() {
     let mut proxy = Raw::spawn(
-        &proxied(&[], &["/nonexistent/mcp-server".to_owned(), "--flag".to_owned()]),
+        &proxied(
+            &[],
+            &["/nonexistent/mcp-server".to_owned(), "--flag".to_owned()],
+        ),
         &[],
     );
     let response = proxy.request(
@@ -516,7 +555,9 @@ fn an_upstream_that_cannot_start_answers_initialize_with_the_reason() {
     assert_eq!(status.code(), Some(1));
     let (_, stderr) = proxy.finish();
     assert!(
-        stderr.contains("upstream_spawn: cannot start the upstream server `/nonexistent/mcp-server --flag`"),
+        stderr.contains(
+            "upstream_spawn: cannot start the upstream server `/nonexistent/mcp-server --flag`"
+        ),
         "{stderr}"
     );
 }
@@ -635,8 +676,11 @@ fn the_upstream_can_come_from_a_configuration_file() {
     let (status, _) = proxy.finish();
     assert!(status.success());
     // Several servers are for the gateway modes; passthrough serves one.
-    std::fs::write(&config, "[servers.a]\ncommand = \"x\"\n[servers.b]\nurl = \"http://x/mcp\"\n")
-        .unwrap();
+    std::fs::write(
+        &config,
+        "[servers.a]\ncommand = \"x\"\n[servers.b]\nurl = \"http://x/mcp\"\n",
+    )
+    .unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_agentwire"))
         .args(["mcp", "--config"])
         .arg(&config)
@@ -709,7 +753,9 @@ mod rmcp_client {
         command
     }
 
-    async fn tools_and_calls<S>(client: &rmcp::service::RunningService<rmcp::RoleClient, S>) -> (Vec<Tool>, Vec<CallToolResult>)
+    async fn tools_and_calls<S>(
+        client: &rmcp::service::RunningService<rmcp::RoleClient, S>,
+    ) -> (Vec<Tool>, Vec<CallToolResult>)
     where
         S: rmcp::service::Service<rmcp::RoleClient>,
     {
@@ -729,12 +775,14 @@ mod rmcp_client {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_rmcp_client_sees_what_it_sees_directly() {
-        let direct = ()
-            .serve(TokioChildProcess::new(command(&reference("everything"))).unwrap())
-            .await
-            .unwrap();
+        let direct =
+            ().serve(TokioChildProcess::new(command(&reference("everything"))).unwrap())
+                .await
+                .unwrap();
         let proxy = ()
-            .serve(TokioChildProcess::new(command(&proxied(&[], &reference("everything")))).unwrap())
+            .serve(
+                TokioChildProcess::new(command(&proxied(&[], &reference("everything")))).unwrap(),
+            )
             .await
             .unwrap();
         let (direct_tools, direct_results) = tools_and_calls(&direct).await;
@@ -766,8 +814,14 @@ mod rmcp_client {
         let _server = server.spawn().unwrap();
         let url = format!("http://127.0.0.1:{port}/mcp");
         let deadline = std::time::Instant::now() + super::WAIT;
-        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-            assert!(std::time::Instant::now() < deadline, "the HTTP server never listened");
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the HTTP server never listened"
+            );
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
         // The proxy: that server upstream (--url), its client over HTTP (--listen).
@@ -781,19 +835,20 @@ mod rmcp_client {
         let mut proxy = proxy.spawn().unwrap();
         let mut stderr = tokio::io::BufReader::new(proxy.stderr.take().unwrap()).lines();
         let served = loop {
-            let line = stderr.next_line().await.unwrap().expect("the proxy's address");
+            let line = stderr
+                .next_line()
+                .await
+                .unwrap()
+                .expect("the proxy's address");
             if let Some(url) = line.strip_prefix("agentwire mcp: serving ") {
                 break url.to_owned();
             }
         };
-        let direct = ()
-            .serve(StreamableHttpClientTransport::from_uri(url.as_str()))
-            .await
-            .unwrap();
-        let through = ()
-            .serve(StreamableHttpClientTransport::from_uri(served.as_str()))
-            .await
-            .unwrap();
+        let direct = ().serve(StreamableHttpClientTransport::from_uri(url.as_str())).await.unwrap();
+        let through =
+            ().serve(StreamableHttpClientTransport::from_uri(served.as_str()))
+                .await
+                .unwrap();
         let (direct_tools, direct_results) = tools_and_calls(&direct).await;
         let (proxy_tools, proxy_results) = tools_and_calls(&through).await;
         assert_eq!(direct_tools, proxy_tools);

@@ -158,7 +158,11 @@ impl Config {
             let (line, column) = e
                 .span()
                 .map_or((None, None), |span| line_column(text, span.start));
-            Error::at(ErrorKind::Config(e.message().trim().to_owned()), line, column)
+            Error::at(
+                ErrorKind::Config(e.message().trim().to_owned()),
+                line,
+                column,
+            )
         })?;
         if raw.servers.is_empty() {
             return Err(Error::new(ErrorKind::Config(
@@ -168,9 +172,8 @@ impl Config {
         let mut servers = Vec::with_capacity(raw.servers.len());
         for (name, spanned) in raw.servers {
             let (line, column) = line_column(text, spanned.span().start);
-            let invalid = |message: String| {
-                Err(Error::at(ErrorKind::Config(message), line, column))
-            };
+            let invalid =
+                |message: String| Err(Error::at(ErrorKind::Config(message), line, column));
             let server = spanned.into_inner();
             let endpoint = match (server.command, server.url) {
                 (Some(command), None) => {
@@ -192,9 +195,7 @@ impl Config {
                     Endpoint::Url(url)
                 }
                 (Some(_), Some(_)) => {
-                    return invalid(format!(
-                        "servers.{name}: give `command` or `url`, not both"
-                    ))
+                    return invalid(format!("servers.{name}: give `command` or `url`, not both"))
                 }
                 (None, None) => {
                     return invalid(format!("servers.{name}: needs `command` or `url`"))
@@ -238,10 +239,26 @@ mod tests {
     #[test]
     fn errors_point_at_the_problem() {
         let cases = [
-            ("[servers.a]\ncommand = \"x\"\nport = 3\n", (3, 1), "unknown field `port`"),
-            ("[servers.a]\nargs = [\"x\"]\n", (1, 1), "needs `command` or `url`"),
-            ("\n[servers.a]\ncommand = \"x\"\nurl = \"y\"\n", (2, 1), "not both"),
-            ("[servers.a]\nurl = \"y\"\nenv = { A = \"b\" }\n", (1, 1), "apply to a `command`"),
+            (
+                "[servers.a]\ncommand = \"x\"\nport = 3\n",
+                (3, 1),
+                "unknown field `port`",
+            ),
+            (
+                "[servers.a]\nargs = [\"x\"]\n",
+                (1, 1),
+                "needs `command` or `url`",
+            ),
+            (
+                "\n[servers.a]\ncommand = \"x\"\nurl = \"y\"\n",
+                (2, 1),
+                "not both",
+            ),
+            (
+                "[servers.a]\nurl = \"y\"\nenv = { A = \"b\" }\n",
+                (1, 1),
+                "apply to a `command`",
+            ),
             ("[servers.a]\ncommand = \"\"\n", (1, 1), "is empty"),
             ("[servers.a\n", (1, 11), ""),
             ("[proxy]\n", (1, 2), "unknown field `proxy`"),

@@ -132,7 +132,9 @@ pub(crate) const CANDIDATES: &[Candidate] = &[
     Candidate {
         encoding: Encoding::Gcx1,
         // Today's generic fallback; to become the shape-aware generic encoding.
-        encode: |value, tool| agentwire_gcx1::encode_any(gcx1_tool(tool), value).map_err(|e| e.to_string()),
+        encode: |value, tool| {
+            agentwire_gcx1::encode_any(gcx1_tool(tool), value).map_err(|e| e.to_string())
+        },
     },
     #[cfg(feature = "toon")]
     Candidate {
@@ -574,8 +576,7 @@ pub(crate) fn same_json(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .all(|(key, value)| y.get(key).is_some_and(|other| same_json(value, other)))
         }
         (Value::Array(x), Value::Array(y)) => {
@@ -657,7 +658,10 @@ mod tests {
     fn keeps_texts_that_are_not_json_or_do_not_save_enough() {
         let reencoder = Reencoder::new(EncodeOptions::new()).unwrap();
         assert_eq!(reencoder.reencode_text("hello", "t"), Outcome::NotJson);
-        assert_eq!(reencoder.reencode_text("\"a string\"", "t"), Outcome::NotJson);
+        assert_eq!(
+            reencoder.reencode_text("\"a string\"", "t"),
+            Outcome::NotJson
+        );
         assert_eq!(reencoder.reencode_text("42", "t"), Outcome::NotJson);
         assert_eq!(reencoder.reencode_text("{not json", "t"), Outcome::NotJson);
         assert!(matches!(
@@ -702,7 +706,10 @@ mod tests {
 
     #[test]
     fn same_json_compares_numbers_by_value_and_members_as_sets() {
-        assert!(same_json(&json!({"a": 1, "b": 2}), &json!({"b": 2, "a": 1.0})));
+        assert!(same_json(
+            &json!({"a": 1, "b": 2}),
+            &json!({"b": 2, "a": 1.0})
+        ));
         assert!(!same_json(&json!({"a": 1}), &json!({"a": 1, "b": 2})));
         assert!(!same_json(&json!([1, 2]), &json!([2, 1])));
         assert!(!same_json(&json!(1), &json!("1")));

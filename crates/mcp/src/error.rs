@@ -151,7 +151,9 @@ impl Error {
     pub fn message(&self) -> String {
         match &self.kind {
             ErrorKind::Config(message) | ErrorKind::Options(message) => message.clone(),
-            ErrorKind::Session(message) => format!("the MCP session with the client failed: {message}"),
+            ErrorKind::Session(message) => {
+                format!("the MCP session with the client failed: {message}")
+            }
             ErrorKind::Spawn { command, source } => {
                 format!("cannot start the upstream server `{command}`: {source}")
             }
@@ -227,7 +229,10 @@ mod tests {
             none.to_string(),
             "upstream_exited: upstream `memory` exited with status 1"
         );
-        assert_eq!((none.line(), none.column(), none.is_io()), (None, None, false));
+        assert_eq!(
+            (none.line(), none.column(), none.is_io()),
+            (None, None, false)
+        );
         let io = Error::io("cannot write the stats file", io::Error::other("disk full"));
         assert!(io.is_io());
         assert_eq!(io.to_string(), "io: cannot write the stats file: disk full");

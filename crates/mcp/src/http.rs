@@ -78,7 +78,11 @@ impl<R: Route> HttpHandler<R> {
         })
     }
 
-    async fn notify(&self, mut notification: ClientNotification, context: NotificationContext<RoleServer>) {
+    async fn notify(
+        &self,
+        mut notification: ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) {
         if !context.meta.is_empty() {
             *notification.get_meta_mut() = context.meta;
         }
@@ -101,7 +105,10 @@ impl<R: Route> ServerHandler for HttpHandler<R> {
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         match self
-            .forward(ClientRequest::InitializeRequest(Request::new(request)), context)
+            .forward(
+                ClientRequest::InitializeRequest(Request::new(request)),
+                context,
+            )
             .await?
         {
             ServerResult::InitializeResult(result) => Ok(result),
@@ -123,8 +130,11 @@ impl<R: Route> ServerHandler for HttpHandler<R> {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.typed(ClientRequest::CompleteRequest(Request::new(request)), context)
-            .await
+        self.typed(
+            ClientRequest::CompleteRequest(Request::new(request)),
+            context,
+        )
+        .await
     }
 
     async fn set_level(
@@ -132,9 +142,12 @@ impl<R: Route> ServerHandler for HttpHandler<R> {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.raw(ClientRequest::SetLevelRequest(Request::new(request)), context)
-            .await
-            .map(drop)
+        self.raw(
+            ClientRequest::SetLevelRequest(Request::new(request)),
+            context,
+        )
+        .await
+        .map(drop)
     }
 
     async fn get_prompt(
@@ -155,8 +168,11 @@ impl<R: Route> ServerHandler for HttpHandler<R> {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        self.typed(ClientRequest::ListPromptsRequest(optional(request)), context)
-            .await
+        self.typed(
+            ClientRequest::ListPromptsRequest(optional(request)),
+            context,
+        )
+        .await
     }
 
     async fn list_resources(
@@ -164,8 +180,11 @@ impl<R: Route> ServerHandler for HttpHandler<R> {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        self.typed(ClientRequest::ListResourcesRequest(optional(request)), context)
-            .await
+        self.typed(
+            ClientRequest::ListResourcesRequest(optional(request)),
+            context,
+        )
+        .await
     }
 
     async fn list_resource_templates(
@@ -198,9 +217,12 @@ impl<R: Route> ServerHandler for HttpHandler<R> {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.raw(ClientRequest::SubscribeRequest(Request::new(request)), context)
-            .await
-            .map(drop)
+        self.raw(
+            ClientRequest::SubscribeRequest(Request::new(request)),
+            context,
+        )
+        .await
+        .map(drop)
     }
 
     async fn unsubscribe(
@@ -208,9 +230,12 @@ impl<R: Route> ServerHandler for HttpHandler<R> {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.raw(ClientRequest::UnsubscribeRequest(Request::new(request)), context)
-            .await
-            .map(drop)
+        self.raw(
+            ClientRequest::UnsubscribeRequest(Request::new(request)),
+            context,
+        )
+        .await
+        .map(drop)
     }
 
     async fn call_tool(
@@ -251,8 +276,11 @@ impl<R: Route> ServerHandler for HttpHandler<R> {
         context: NotificationContext<RoleServer>,
     ) {
         let notification = CancelledNotification::new(notification);
-        self.notify(ClientNotification::CancelledNotification(notification), context)
-            .await;
+        self.notify(
+            ClientNotification::CancelledNotification(notification),
+            context,
+        )
+        .await;
     }
 
     async fn on_progress(
@@ -261,14 +289,20 @@ impl<R: Route> ServerHandler for HttpHandler<R> {
         context: NotificationContext<RoleServer>,
     ) {
         let notification = ProgressNotification::new(notification);
-        self.notify(ClientNotification::ProgressNotification(notification), context)
-            .await;
+        self.notify(
+            ClientNotification::ProgressNotification(notification),
+            context,
+        )
+        .await;
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let notification = InitializedNotification::default();
-        self.notify(ClientNotification::InitializedNotification(notification), context)
-            .await;
+        self.notify(
+            ClientNotification::InitializedNotification(notification),
+            context,
+        )
+        .await;
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
@@ -285,8 +319,11 @@ impl<R: Route> ServerHandler for HttpHandler<R> {
         notification: CustomNotification,
         context: NotificationContext<RoleServer>,
     ) {
-        self.notify(ClientNotification::CustomNotification(notification), context)
-            .await;
+        self.notify(
+            ClientNotification::CustomNotification(notification),
+            context,
+        )
+        .await;
     }
 
     fn get_info(&self) -> InitializeResult {

@@ -149,7 +149,8 @@ pub(crate) fn parse<M: DeserializeOwned>(line: &[u8]) -> Parsed<M> {
         Some(Value::Number(n)) => n.as_i64().map(NumberOrString::Number),
         _ => None,
     };
-    let invalid = |message: String| Parsed::Reply(ErrorData::invalid_request(message, None), id.clone());
+    let invalid =
+        |message: String| Parsed::Reply(ErrorData::invalid_request(message, None), id.clone());
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return invalid("Invalid Request: `jsonrpc` must be \"2.0\"".into());
     }
@@ -242,7 +243,10 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":6,"method":"add","params":{"a":"x"}}"#,
         ) {
             Parsed::Reply(error, id) => {
-                assert_eq!((error.code.0, id), (-32602, Some(NumberOrString::Number(6))));
+                assert_eq!(
+                    (error.code.0, id),
+                    (-32602, Some(NumberOrString::Number(6)))
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -250,7 +254,10 @@ mod tests {
             reply(r#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#),
             (-32600, None)
         );
-        assert_eq!(reply(r#"{"jsonrpc":"2.0","id":9}"#), (-32600, Some(NumberOrString::Number(9))));
+        assert_eq!(
+            reply(r#"{"jsonrpc":"2.0","id":9}"#),
+            (-32600, Some(NumberOrString::Number(9)))
+        );
         assert!(matches!(
             parse::<ClientJsonRpcMessage>(b"  \t"),
             Parsed::Ignore(_)
@@ -266,7 +273,9 @@ mod tests {
             Parsed::BadResponse(NumberOrString::Number(3), _)
         ));
         assert!(matches!(
-            parse::<ClientJsonRpcMessage>(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"),
+            parse::<ClientJsonRpcMessage>(
+                b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"
+            ),
             Parsed::Message(_)
         ));
     }

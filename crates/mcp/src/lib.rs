@@ -101,9 +101,7 @@ mod stdio;
 mod upstream;
 
 pub use config::{Config, Endpoint, ServerSpec};
-pub use encoding::{
-    decode, detect, Choice, EncodeOptions, Encoding, Format, Outcome, Reencoder,
-};
+pub use encoding::{decode, detect, Choice, EncodeOptions, Encoding, Format, Outcome, Reencoder};
 pub use error::{Error, ErrorKind};
 pub use proxy::{Proxy, ProxyOptions};
 pub use stats::{CallRecord, CallStatus, Summary};

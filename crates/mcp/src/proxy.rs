@@ -127,7 +127,6 @@ impl Proxy {
         self.stats.summary()
     }
 
-
     /// Serves the process's client on stdin and stdout until the client closes stdin,
     /// `shutdown` resolves, or the upstream fails; see [`serve`](Proxy::serve).
     pub async fn serve_stdio(&self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {

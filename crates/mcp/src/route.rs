@@ -14,9 +14,10 @@ use std::time::Instant;
 
 use futures::future::BoxFuture;
 use rmcp::model::{
-    CallToolRequest, CancelledNotificationParam, ClientNotification, ClientRequest,
-    ClientResult, CustomNotification, CustomResult, ErrorCode, ErrorData, GetExtensions, GetMeta, InitializeResult,
-    ProgressToken, ProtocolVersion, RequestId, ServerNotification, ServerRequest, ServerResult,
+    CallToolRequest, CancelledNotificationParam, ClientNotification, ClientRequest, ClientResult,
+    CustomNotification, CustomResult, ErrorCode, ErrorData, GetExtensions, GetMeta,
+    InitializeResult, ProgressToken, ProtocolVersion, RequestId, ServerNotification, ServerRequest,
+    ServerResult,
 };
 use rmcp::service::{
     NotificationContext, OriginatingRequestId, PeerRequestOptions, RequestContext, RoleServer,
@@ -344,7 +345,8 @@ impl Passthrough {
         let result = match result {
             Ok(mut value) => {
                 let encode_started = Instant::now();
-                let (status, format, before, after) = reencode_result(&self.reencoder, &tool, &mut value);
+                let (status, format, before, after) =
+                    reencode_result(&self.reencoder, &tool, &mut value);
                 record.status = status;
                 record.format = format;
                 record.tokens_before = before as u64;

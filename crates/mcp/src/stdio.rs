@@ -7,9 +7,9 @@ use std::sync::Arc;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, ErrorData, ServerJsonRpcMessage, ServerResult,
 };
-use serde_json::Value;
 use rmcp::service::RoleServer;
 use rmcp::transport::Transport;
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -43,7 +43,10 @@ where
         raw: Arc<RawInitialize>,
     ) -> Self {
         StdioServer {
-            reader: LineReader::new(BufReader::with_capacity(1 << 16, reader), MAX_CLIENT_MESSAGE),
+            reader: LineReader::new(
+                BufReader::with_capacity(1 << 16, reader),
+                MAX_CLIENT_MESSAGE,
+            ),
             writer: Arc::new(Mutex::new(writer)),
             closed,
             raw,
@@ -81,11 +84,7 @@ where
     fn keep_initialize(&self, line: &[u8]) {
         if let Ok(Value::Object(mut message)) = serde_json::from_slice::<Value>(line) {
             if let Some(params) = message.remove("params") {
-                *self
-                    .raw
-                    .request
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()) = Some(params);
+                *self.raw.request.lock().unwrap_or_else(|e| e.into_inner()) = Some(params);
             }
         }
     }

@@ -466,16 +466,17 @@ async fn dispatch(
                     let _ = responder.send(Err(CallError::Rpc(error.error)));
                 }
             }
-            None => tracing::warn!(upstream = %shared.name, error = ?error.error, "error without an id"),
+            None => {
+                tracing::warn!(upstream = %shared.name, error = ?error.error, "error without an id")
+            }
         },
         Parsed::Message(JsonRpcMessage::Notification(notification)) => {
             let notification = notification.notification;
             if notification.method == "notifications/cancelled" {
                 // The server cancels one of its own requests to the client.
-                let params = notification
-                    .params
-                    .as_ref()
-                    .and_then(|p| serde_json::from_value::<CancelledNotificationParam>(p.clone()).ok());
+                let params = notification.params.as_ref().and_then(|p| {
+                    serde_json::from_value::<CancelledNotificationParam>(p.clone()).ok()
+                });
                 if let Some(params) = params {
                     if let Some(id) = &params.request_id {
                         if let Some(cancel) = lock(&shared.server_requests).remove(id) {
@@ -547,7 +548,9 @@ impl Link {
             #[cfg(feature = "http")]
             Endpoint::Url(url) => Ok(Link::Http(Box::new(http::HttpLink::new(url)))),
             #[cfg(not(feature = "http"))]
-            Endpoint::Url(_) => Err("streamable HTTP needs the `http` feature of agentwire-mcp".into()),
+            Endpoint::Url(_) => {
+                Err("streamable HTTP needs the `http` feature of agentwire-mcp".into())
+            }
         }
     }
 
