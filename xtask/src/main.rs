@@ -143,6 +143,7 @@ const LIBRARIES: &[&str] = &[
     "agentwire-gcf",
     "agentwire-toolcard",
     "agentwire-exec",
+    "agentwire-mcp",
 ];
 
 fn ci() -> Result<(), TaskError> {

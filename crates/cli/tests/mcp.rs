@@ -136,7 +136,9 @@ impl Raw {
     }
 
     fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        message["params"] = params;
+        self.send(&message);
         self.response(&json!(id))
     }
 
@@ -175,12 +177,10 @@ impl Raw {
     }
 
     fn initialize(&mut self, capabilities: Value) -> Value {
-        let response = self.request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": capabilities,
-                   "clientInfo": {"name": "agentwire-tests", "version": "1"}}),
-        );
+        let mut params = json!({"protocolVersion": "2025-06-18",
+                                "clientInfo": {"name": "agentwire-tests", "version": "1"}});
+        params["capabilities"] = capabilities;
+        let response = self.request(1, "initialize", params);
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         response
     }

@@ -489,7 +489,7 @@ impl Reencoder {
                     last_error = Some(Error::new(ErrorKind::Encode {
                         format: candidate.encoding.name(),
                         message,
-                    }))
+                    }));
                 }
             }
         }

@@ -8,11 +8,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
-/// One line of the stream.
+/// What reading one line of the stream gave.
 #[derive(Debug)]
 pub(crate) enum Line {
     /// A whole line (without its `\n`).
-    Line,
+    Whole,
     /// A line longer than the limit; it was skipped to its end.
     Oversized,
     /// The stream ended.
@@ -60,7 +60,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 }
                 // A last line without its newline is still a message.
                 self.buf.push(b'\n');
-                return Line::Line;
+                return Line::Whole;
             }
             let newline = memchr_newline(available);
             let take = newline.map_or(available.len(), |i| i + 1);
@@ -83,7 +83,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             self.buf.extend_from_slice(&available[..take]);
             self.reader.consume(take);
             if newline.is_some() {
-                return Line::Line;
+                return Line::Whole;
             }
         }
     }
@@ -294,10 +294,10 @@ mod tests {
     async fn reads_bounded_lines() {
         let input: &[u8] = b"{\"a\":1}\r\n0123456789abcdef\nlast";
         let mut reader = LineReader::new(input, 10);
-        assert!(matches!(reader.next().await, Line::Line));
+        assert!(matches!(reader.next().await, Line::Whole));
         assert_eq!(reader.line(), b"{\"a\":1}");
         assert!(matches!(reader.next().await, Line::Oversized));
-        assert!(matches!(reader.next().await, Line::Line));
+        assert!(matches!(reader.next().await, Line::Whole));
         assert_eq!(reader.line(), b"last");
         assert!(matches!(reader.next().await, Line::Eof));
     }

@@ -84,6 +84,7 @@ pub struct Proxy {
 
 /// A callback for errors, shown as a placeholder by `Debug`.
 #[derive(Clone)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 struct Report(Arc<dyn Fn(&Error) + Send + Sync>);
 
 impl std::fmt::Debug for Report {

@@ -126,7 +126,7 @@ where
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
             match self.reader.next().await {
-                Line::Line => match jsonrpc::parse::<ClientJsonRpcMessage>(self.reader.line()) {
+                Line::Whole => match jsonrpc::parse::<ClientJsonRpcMessage>(self.reader.line()) {
                     Parsed::Message(message) => {
                         if let ClientJsonRpcMessage::Request(request) = &message {
                             if matches!(request.request, ClientRequest::InitializeRequest(_)) {

@@ -60,6 +60,7 @@ pub(crate) enum Failure {
 
 impl Failure {
     /// Whether the proxy ended it on purpose.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn is_shutdown(&self) -> bool {
         *self == Failure::Shutdown
     }
@@ -154,7 +155,7 @@ pub(crate) trait UpstreamEvents: Send + Sync + 'static {
 
 enum Command {
     Send {
-        message: ClientJsonRpcMessage,
+        message: Box<ClientJsonRpcMessage>,
         /// The request this message is, so that a failed send fails it.
         request: Option<RequestId>,
     },
@@ -193,7 +194,10 @@ impl Shared {
     }
 
     fn send(&self, message: ClientJsonRpcMessage, request: Option<RequestId>) {
-        let _ = self.commands.send(Command::Send { message, request });
+        let _ = self.commands.send(Command::Send {
+            message: Box::new(message),
+            request,
+        });
     }
 }
 
@@ -359,6 +363,9 @@ impl Upstream {
     }
 }
 
+/// A message being written, with the request it is (if one), and how the write went.
+type Sending = BoxFuture<'static, (Option<RequestId>, Result<(), String>)>;
+
 /// The pump: reads the server's messages in order, writes the proxy's, watches liveness.
 async fn pump(
     mut link: Link,
@@ -367,8 +374,7 @@ async fn pump(
     mut commands: mpsc::UnboundedReceiver<Command>,
     timeout: Duration,
 ) {
-    let mut sends: FuturesUnordered<BoxFuture<'static, (Option<RequestId>, Result<(), String>)>> =
-        FuturesUnordered::new();
+    let mut sends: FuturesUnordered<Sending> = FuturesUnordered::new();
     let mut last_heard = Instant::now();
     let mut probe: Option<Instant> = None;
     let mut shutdown_done = None;
@@ -385,7 +391,7 @@ async fn pump(
                         // Silence only counts while something waits.
                         last_heard = Instant::now();
                     }
-                    let send = link.send(message);
+                    let send = link.send(*message);
                     sends.push(Box::pin(async move { (request, send.await) }));
                 }
                 Some(Command::Shutdown(done)) => {
@@ -408,7 +414,7 @@ async fn pump(
                 probe = None;
                 match received {
                     Received::Parsed(parsed) => {
-                        if let Some(failure) = dispatch(parsed, &shared, &events).await {
+                        if let Some(failure) = dispatch(*parsed, &shared, &events).await {
                             break Some(failure);
                         }
                     }
@@ -467,7 +473,7 @@ async fn dispatch(
                 }
             }
             None => {
-                tracing::warn!(upstream = %shared.name, error = ?error.error, "error without an id")
+                tracing::warn!(upstream = %shared.name, error = ?error.error, "error without an id");
             }
         },
         Parsed::Message(JsonRpcMessage::Notification(notification)) => {
@@ -526,7 +532,7 @@ async fn dispatch(
 
 /// What a link delivers.
 enum Received {
-    Parsed(Parsed<Inbound>),
+    Parsed(Box<Parsed<Inbound>>),
     /// The server is gone; how.
     Closed(String),
     /// The server broke the protocol beyond recovery.
@@ -554,6 +560,7 @@ impl Link {
         }
     }
 
+    #[cfg_attr(not(feature = "http"), allow(clippy::needless_pass_by_value))]
     fn send(&mut self, message: ClientJsonRpcMessage) -> BoxFuture<'static, Result<(), String>> {
         match self {
             Link::Child(child) => child.send(&message),
@@ -641,7 +648,7 @@ impl ChildLink {
 
     async fn receive(&mut self) -> Received {
         match self.reader.next().await {
-            Line::Line => Received::Parsed(jsonrpc::parse(self.reader.line())),
+            Line::Whole => Received::Parsed(Box::new(jsonrpc::parse(self.reader.line()))),
             Line::Oversized => Received::Fatal(format!(
                 "sent a message over {} MiB",
                 MAX_UPSTREAM_MESSAGE >> 20
@@ -734,7 +741,7 @@ mod http {
             let Some(message) = Transport::<RoleClient>::receive(&mut self.transport).await else {
                 return Received::Closed("closed the HTTP connection".into());
             };
-            Received::Parsed(Parsed::Message(match message {
+            Received::Parsed(Box::new(Parsed::Message(match message {
                 ServerJsonRpcMessage::Request(request) => JsonRpcMessage::Request(request),
                 ServerJsonRpcMessage::Notification(n) => {
                     let raw = serde_json::to_value(&n.notification)
@@ -742,9 +749,9 @@ mod http {
                     match raw {
                         Ok(notification) => JsonRpcMessage::notification(notification),
                         Err(e) => {
-                            return Received::Parsed(Parsed::Ignore(format!(
+                            return Received::Parsed(Box::new(Parsed::Ignore(format!(
                                 "a notification rmcp read but cannot write: {e}"
-                            )))
+                            ))))
                         }
                     }
                 }
@@ -761,7 +768,7 @@ mod http {
                         ),
                     }
                 }
-            }))
+            })))
         }
 
         pub(super) async fn close(&mut self) {
