@@ -20,35 +20,51 @@
 //!
 //! # Example
 //!
-//! A proxy in front of a server, driven over an in-memory pipe (a real client would spawn
-//! `agentwire mcp -- <server command>` and speak to its stdin and stdout):
+//! A proxy in front of a (very small) server, driven over an in-memory pipe; a real client
+//! spawns `agentwire mcp -- <server command>` and speaks to its stdin and stdout.
 //!
-//! ```no_run
-//! use agentwire_mcp::{EncodeOptions, Format, Proxy, ProxyOptions, ServerSpec};
+//! ```
+//! use agentwire_mcp::{Proxy, ProxyOptions, ServerSpec};
 //! use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let server = ServerSpec::command("memory", "npx", ["-y", "@modelcontextprotocol/server-memory"]);
-//! let options = ProxyOptions::new().encode(EncodeOptions::new().format(Format::Auto));
-//! let proxy = Proxy::new(server, options)?;
+//! // The server: answers `initialize`, then one `tools/call` with a pretty-printed JSON array.
+//! let rows: Vec<_> = (0..20)
+//!     .map(|i| serde_json::json!({"id": i, "name": format!("row {i}"), "done": i % 3 == 0}))
+//!     .collect();
+//! let text = serde_json::to_string_pretty(&rows)?;
+//! let result = serde_json::json!({"content": [{"type": "text", "text": text}]});
+//! let script = format!(
+//!     "read l; printf '%s\\n' '{}'; read l; read l; printf '%s\\n' '{}'; cat >/dev/null",
+//!     r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"rows","version":"1"}}}"#,
+//!     serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": result}),
+//! );
+//! let proxy = Proxy::new(ServerSpec::command("rows", "sh", ["-c", &script]), ProxyOptions::new())?;
 //!
 //! let (client, proxy_side) = tokio::io::duplex(1 << 20);
 //! let (proxy_in, proxy_out) = tokio::io::split(proxy_side);
 //! let serving = proxy.serve(proxy_in, proxy_out, std::future::pending());
 //! let talking = async {
 //!     let (reader, mut writer) = tokio::io::split(client);
-//!     writer.write_all(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"doc","version":"1"}}}
-//! "#).await?;
 //!     let mut lines = BufReader::new(reader).lines();
-//!     println!("{}", lines.next_line().await?.unwrap_or_default());
-//!     drop(writer); // closing the client's side ends the session and the server
-//!     Ok::<_, std::io::Error>(())
+//!     writer.write_all(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"doc","version":"1"}}}
+//! {"jsonrpc":"2.0","method":"notifications/initialized"}
+//! {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_rows","arguments":{}}}
+//! "#).await?;
+//!     let _initialized = lines.next_line().await?;
+//!     let answer: serde_json::Value = serde_json::from_str(&lines.next_line().await?.unwrap())?;
+//!     drop(writer); // the client leaves: the session and the server end
+//!     Ok::<_, Box<dyn std::error::Error>>(answer)
 //! };
-//! let (served, talked) = tokio::join!(serving, talking);
-//! talked?;
+//! let (served, answer) = tokio::join!(serving, talking);
 //! served?;
-//! eprintln!("{}", proxy.summary());
+//! let text = answer?["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+//! // The same rows, in fewer tokens: whatever format won reads back to the JSON.
+//! assert_eq!(agentwire_mcp::decode(&text)?.1, serde_json::json!(rows));
+//! let summary = proxy.summary();
+//! assert_eq!((summary.calls, summary.reencoded), (1, 1));
+//! assert!(summary.tokens_after < summary.tokens_before);
 //! # Ok(())
 //! # }
 //! ```
