@@ -27,12 +27,15 @@ tasks:
       -D warnings, the library tests once more without the conformance
       runner's serde_json features, a compile check of the fuzz targets,
       and the conformance task.
-  bench [FILTER]
+  bench [FILTER | mcp]
       Without FILTER: run the cross-format benchmark, print its table
       (compact-JSON MB/s of each benchmark's fastest sample and the ratio to
       serde_json) and write docs/benchmarks.md. With FILTER: run the
       matching benchmarks of crates/benchmarks (serde_json's default Value)
-      and print divan's output.
+      and print divan's output. `mcp`: the latency `agentwire mcp` adds to a
+      tools/call with a 100 KB JSON result (release builds; p50 and p99,
+      with and without re-encoding, against a direct connection), printed
+      and written to its own section of docs/benchmarks.md.
   corpus [--check]
       Write the scorecard corpus (fixtures/*.json and the copy embedded in
       the agentwire command) from its seeded generator; --check fails when
@@ -103,6 +106,20 @@ pub(crate) fn root() -> PathBuf {
         .parent()
         .expect("xtask lives one level below the workspace root")
         .to_owned()
+}
+
+/// Cargo's target directory: `CARGO_TARGET_DIR`, or `target/` in the workspace root.
+pub(crate) fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|dir| {
+            if dir.is_absolute() {
+                dir
+            } else {
+                root().join(dir)
+            }
+        })
+        .unwrap_or_else(|| root().join("target"))
 }
 
 /// A `cargo` command run from the workspace root.

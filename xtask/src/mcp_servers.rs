@@ -16,17 +16,7 @@ use crate::{root, run_checked, TaskError};
 /// Where the installs go: `<target dir>/mcp-servers`, the directory the tests look in (they
 /// find it next to their `CARGO_TARGET_TMPDIR`).
 pub(crate) fn dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map(|dir| {
-            if dir.is_absolute() {
-                dir
-            } else {
-                root().join(dir)
-            }
-        })
-        .unwrap_or_else(|| root().join("target"));
-    target.join("mcp-servers")
+    crate::target_dir().join("mcp-servers")
 }
 
 fn pins() -> PathBuf {

@@ -374,9 +374,10 @@ fn millis(duration: std::time::Duration) -> f64 {
 }
 
 /// Re-encodes the JSON text items of a raw `tools/call` result in place: its status, the
-/// format(s) used (`unchanged` when its JSON was kept, `None` without JSON text), and the
-/// tokens of its JSON text before and after. Error results, `structuredContent` and every
-/// item that is not JSON text are left alone.
+/// format(s) used (`unchanged` when its JSON was kept, `None` without JSON text or with the
+/// `json` format, which does no work at all), and the tokens of its JSON text before and
+/// after. Error results, `structuredContent` and every item that is not JSON text are left
+/// alone.
 pub(crate) fn reencode_result(
     reencoder: &Reencoder,
     tool: &str,
@@ -384,6 +385,10 @@ pub(crate) fn reencode_result(
 ) -> (CallStatus, Option<String>, usize, usize) {
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         return (CallStatus::ToolError, None, 0, 0);
+    }
+    if reencoder.options().format == crate::encoding::Format::Json {
+        // Results stay exactly as they are: no parsing, no counting.
+        return (CallStatus::Ok, None, 0, 0);
     }
     let Some(content) = result.get_mut("content").and_then(Value::as_array_mut) else {
         return (CallStatus::Ok, None, 0, 0);
