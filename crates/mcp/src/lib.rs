@@ -121,3 +121,7 @@ pub use encoding::{decode, detect, Choice, EncodeOptions, Encoding, Format, Outc
 pub use error::{Error, ErrorKind};
 pub use proxy::{Proxy, ProxyOptions};
 pub use stats::{CallRecord, CallStatus, Summary};
+
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
