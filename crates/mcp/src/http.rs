@@ -41,14 +41,7 @@ impl<R: Route> HttpHandler<R> {
         mut request: ClientRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, ErrorData> {
-        if !context.meta.is_empty() {
-            *request.get_meta_mut() = context.meta;
-        }
-        let call = Call {
-            id: context.id,
-            cancel: context.ct,
-            peer: context.peer,
-        };
+        let call = Call::new(&mut request, context);
         self.0.request(request, call).await
     }
 

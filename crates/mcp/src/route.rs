@@ -43,6 +43,22 @@ pub(crate) struct Call {
     pub(crate) peer: Peer<RoleServer>,
 }
 
+impl Call {
+    /// The call of `request`, given to the handler with `context`: rmcp moved the request's
+    /// `_meta` (progress token included) into the context, and it goes back into the request
+    /// so that it is forwarded (an empty one stays out: it would add `"_meta": {}`).
+    pub(crate) fn new(request: &mut ClientRequest, context: RequestContext<RoleServer>) -> Call {
+        if !context.meta.is_empty() {
+            *request.get_meta_mut() = context.meta;
+        }
+        Call {
+            id: context.id,
+            cancel: context.ct,
+            peer: context.peer,
+        }
+    }
+}
+
 /// What a session does with the client's messages.
 pub(crate) trait Route: Send + Sync + 'static {
     /// Answers a request.
@@ -87,16 +103,7 @@ impl<R: Route> Service<RoleServer> for ProxyService<R> {
         mut request: ClientRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, ErrorData> {
-        // rmcp moved the request's `_meta` (progress token included) into the context; put it
-        // back so that it is forwarded (an empty one would add `"_meta": {}`).
-        if !context.meta.is_empty() {
-            *request.get_meta_mut() = context.meta;
-        }
-        let call = Call {
-            id: context.id,
-            cancel: context.ct,
-            peer: context.peer,
-        };
+        let call = Call::new(&mut request, context);
         self.0.request(request, call).await
     }
 
@@ -343,10 +350,26 @@ impl Passthrough {
             .await;
         let mut record = CallRecord::new(self.upstream.name(), &tool, CallStatus::Ok);
         let result = match result {
-            Ok(mut value) => {
+            Ok(value) if self.reencoder.options().format == crate::encoding::Format::Json => {
+                // Results stay exactly as they are.
+                Ok(ServerResult::CustomResult(CustomResult(value)))
+            }
+            Ok(value) => {
                 let encode_started = Instant::now();
-                let (status, format, before, after) =
-                    reencode_result(&self.reencoder, &tool, &mut value);
+                // Encoding and counting a large result takes milliseconds of CPU: off the
+                // threads that move messages.
+                let reencoder = self.reencoder.clone();
+                let name = tool.clone();
+                let (value, (status, format, before, after)) =
+                    tokio::task::spawn_blocking(move || {
+                        let mut value = value;
+                        let outcome = reencode_result(&reencoder, &name, &mut value);
+                        (value, outcome)
+                    })
+                    .await
+                    .map_err(|e| {
+                        ErrorData::internal_error(format!("re-encoding failed: {e}"), None)
+                    })?;
                 record.status = status;
                 record.format = format;
                 record.tokens_before = before as u64;
