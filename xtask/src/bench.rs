@@ -134,6 +134,10 @@ fn mcp_latency() -> Result<(), TaskError> {
     ]))?;
     let release = crate::target_dir().join("release");
     let client = release.join("examples/mcp_latency");
+    let load = fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned());
     let agentwire = release.join("agentwire");
     eprintln!(
         "$ {} --agentwire {} --calls 200",
@@ -156,7 +160,8 @@ fn mcp_latency() -> Result<(), TaskError> {
         "{MCP_SECTION}\n\
          ## agentwire mcp: latency a tools/call gains through the proxy\n\
          \n\
-         Measured {date} on {machine}, release builds, by `cargo xtask bench mcp` \
+         Measured {date} on {machine} (load average {load} when it started), release \
+         builds, by `cargo xtask bench mcp` \
          (crates/benchmarks/examples/mcp_latency.rs). An upstream answers every `tools/call` at \
          once with the same 100 KB JSON text; a client times each call (request written to \
          response read) on three connections open at once, their calls interleaved so that load \
