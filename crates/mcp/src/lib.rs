@@ -91,7 +91,7 @@
 //!
 //! # Cargo features
 //!
-//! - `http`: upstreams by URL and [`Proxy::serve_http`] (streamable HTTP; reqwest with
+//! - `http`: upstreams by URL and `Proxy::serve_http` (streamable HTTP; reqwest with
 //!   rustls and ring, hyper).
 //! - `toon`: TOON as a format, through the reference `toon-format` crate. That crate turns on
 //!   serde_json's `preserve_order` and `float_roundtrip` for the whole build (Cargo unifies
