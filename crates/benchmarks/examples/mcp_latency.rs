@@ -110,7 +110,8 @@ impl Connection {
     fn call(&mut self, method: &str, params: Value) -> (usize, Duration) {
         let id = self.next_id;
         self.next_id += 1;
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let mut request = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        request["params"] = params;
         let mut bytes = serde_json::to_vec(&request).unwrap();
         bytes.push(b'\n');
         let mut line = String::new();
