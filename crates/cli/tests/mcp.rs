@@ -793,6 +793,108 @@ mod rmcp_client {
         proxy.cancel().await.unwrap();
     }
 
+    /// A client that records the progress it is told about.
+    #[derive(Clone, Default)]
+    struct Progress(std::sync::Arc<std::sync::Mutex<Vec<f64>>>);
+
+    impl rmcp::ClientHandler for Progress {
+        async fn on_progress(
+            &self,
+            params: rmcp::model::ProgressNotificationParam,
+            _: rmcp::service::NotificationContext<rmcp::RoleClient>,
+        ) {
+            self.0.lock().unwrap().push(params.progress);
+        }
+    }
+
+    fn call(name: &str, arguments: serde_json::Value) -> CallToolRequestParams {
+        CallToolRequestParams::new(name.to_owned())
+            .with_arguments(arguments.as_object().unwrap().clone())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_rmcp_client_reads_a_graph_back_and_gets_errors_and_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut line = proxied(&["--format", "gcf"], &reference("memory"));
+        let mut memory = command(&line);
+        memory.env("MEMORY_FILE_PATH", dir.path().join("memory.jsonl"));
+        let client = ().serve(TokioChildProcess::new(memory).unwrap()).await.unwrap();
+        let entities: Vec<_> = (0..20)
+            .map(|i| json!({"name": format!("city-{i}"), "entityType": "city", "observations": ["has a river"]}))
+            .collect();
+        client
+            .call_tool(call("create_entities", json!({"entities": entities})))
+            .await
+            .unwrap();
+        let graph = client
+            .call_tool(call("read_graph", json!({})))
+            .await
+            .unwrap();
+        let text = graph.content[0]
+            .as_text()
+            .expect("a text item")
+            .text
+            .clone();
+        let (encoding, value) = agentwire_mcp::decode(&text).unwrap();
+        assert_eq!(encoding, agentwire_mcp::Encoding::Gcf, "{text}");
+        assert_eq!(value["entities"], json!(entities));
+        // An unknown tool: the server's own answer, through.
+        let missing = client.call_tool(call("no_such_tool", json!({}))).await;
+        match missing {
+            Ok(result) => assert_eq!(result.is_error, Some(true)),
+            Err(error) => assert!(error.to_string().contains("no_such_tool"), "{error}"),
+        }
+        client.cancel().await.unwrap();
+
+        // Progress through rmcp's own client.
+        line = proxied(&[], &reference("everything"));
+        let progress = Progress::default();
+        let client = progress
+            .clone()
+            .serve(TokioChildProcess::new(command(&line)).unwrap())
+            .await
+            .unwrap();
+        let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(call(
+            "trigger-long-running-operation",
+            json!({"duration": 0.3, "steps": 3}),
+        )));
+        client
+            .send_request_with_option(request, rmcp::service::PeerRequestOptions::no_options())
+            .await
+            .unwrap()
+            .await_response()
+            .await
+            .unwrap();
+        let deadline = std::time::Instant::now() + super::WAIT;
+        while progress.0.lock().unwrap().len() < 3 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let mut seen = progress.0.lock().unwrap().clone();
+        seen.sort_by(f64::total_cmp);
+        assert_eq!(seen, [1.0, 2.0, 3.0]);
+        client.cancel().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_rmcp_client_gets_an_error_from_a_dead_upstream() {
+        let client = ()
+            .serve(
+                TokioChildProcess::new(command(&proxied(&[], &super::fake("crash", None))))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        let error = client
+            .call_tool(call("act", json!({})))
+            .await
+            .expect_err("the upstream crashed");
+        assert!(
+            error.to_string().contains("exited with status 3"),
+            "{error}"
+        );
+        let _ = client.cancel().await;
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn streamable_http_upstream_and_client() {
         let _ = rustls::crypto::ring::default_provider().install_default();

@@ -31,7 +31,8 @@ lines.on("line", (line) => {
       jsonrpc: "2.0",
       id,
       result: {
-        protocolVersion: message.params.protocolVersion,
+        // The version a server of 2025 speaks, whatever the client asked for.
+        protocolVersion: "2025-06-18",
         capabilities: { tools: {} },
         serverInfo: { name: "fake", version: "0.0.0" },
       },
