@@ -808,8 +808,10 @@ mod rmcp_client {
     }
 
     fn call(name: &str, arguments: serde_json::Value) -> CallToolRequestParams {
-        CallToolRequestParams::new(name.to_owned())
-            .with_arguments(arguments.as_object().unwrap().clone())
+        let serde_json::Value::Object(arguments) = arguments else {
+            panic!("arguments are an object");
+        };
+        CallToolRequestParams::new(name.to_owned()).with_arguments(arguments)
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
