@@ -11,8 +11,10 @@
 //! A candidate's text is only ever chosen when [`detect`] names its own format from the text's
 //! first line **and** [`decode`] gives back the input value (objects compared as sets of
 //! members, numbers by value). A text that fails either check is dropped and the next cheapest
-//! candidate is tried; compact JSON always passes. So whatever `auto` chose, `decode` (and
-//! `agentwire decode`) reads it back to the same JSON.
+//! candidate is tried; when none passes (compact JSON always does, except for a float that
+//! serde_json reads 1 ULP off in a build without its `float_roundtrip`), the text is kept as
+//! the server wrote it. So whatever `auto` chose, `decode` (and `agentwire decode`) reads it
+//! back to the same JSON.
 
 use serde_json::Value;
 
@@ -456,8 +458,9 @@ impl Reencoder {
 
     /// The cheapest encoding of `value` the format allows that reads back to `value` (see the
     /// rule in the crate docs), whatever it saves; compact JSON for [`Format::Json`]. `tool`
-    /// names the GCX1 section. Fails only when the one format asked for cannot encode the
-    /// value or does not read it back.
+    /// names the GCX1 section. Fails when no allowed encoding reads the value back: the one
+    /// format asked for cannot encode it, or (without serde_json's `float_roundtrip`) a float
+    /// does not survive any of them.
     pub fn choose(&self, value: &Value, tool: &str) -> Result<Choice, Error> {
         if self.options.format == Format::Json {
             let text = serde_json::to_string(value).map_err(|e| {
@@ -524,6 +527,11 @@ impl Reencoder {
             };
         }
         let before = self.options.tokenizer.count(text);
+        if !floats_read_exactly(text, &value) {
+            // serde_json read a float of this text 1 ULP off (a build without its
+            // `float_roundtrip`): any encoding of the value would change that number.
+            return Outcome::Kept { tokens: before };
+        }
         match self.choose(&value, tool) {
             Ok(choice) if choice.tokens + floor <= before => Outcome::Replaced { before, choice },
             _ => Outcome::Kept { tokens: before },
@@ -543,12 +551,65 @@ fn json_container(text: &str) -> Option<Value> {
     }
 }
 
+/// Whether every float of `value` is the correctly rounded reading of its number in `text`
+/// (the JSON `value` was parsed from): the floats of both, as sets of bit patterns, agree.
+/// Integers that fit 64 bits are read exactly and are not looked at.
+fn floats_read_exactly(text: &str, value: &Value) -> bool {
+    fn walk(value: &Value, out: &mut Vec<u64>) {
+        match value {
+            Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => {
+                out.push(n.as_f64().unwrap_or(f64::NAN).to_bits());
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            Value::Object(members) => members.values().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut parsed = Vec::new();
+    walk(value, &mut parsed);
+    if parsed.is_empty() {
+        return true;
+    }
+    let bytes = text.as_bytes();
+    let mut exact = Vec::with_capacity(parsed.len());
+    let (mut i, mut in_string) = (0, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+        } else if b == b'"' {
+            in_string = true;
+            i += 1;
+        } else if b == b'-' || b.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len()
+                && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+            {
+                i += 1;
+            }
+            let lexeme = &text[start..i];
+            if lexeme.parse::<i64>().is_err() && lexeme.parse::<u64>().is_err() {
+                // The standard library reads decimals correctly rounded.
+                exact.push(lexeme.parse::<f64>().map_or(u64::MAX, f64::to_bits));
+            }
+        } else {
+            i += 1;
+        }
+    }
+    parsed.sort_unstable();
+    exact.sort_unstable();
+    parsed == exact
+}
+
 /// Checks the rule: `detect` names the choice's own encoding and `decode` gives `value` back.
 fn reads_back(choice: &Choice, value: &Value) -> Result<(), Error> {
-    if choice.encoding == Encoding::Json {
-        // serde_json's own output of a value: nothing to detect or lose.
-        return Ok(());
-    }
+    // Compact JSON is checked too: without serde_json's `float_roundtrip` in the build, a float
+    // with 17 significant digits may not read back to the same `f64`.
     let mismatch = |message: String| {
         Err(Error::new(ErrorKind::Encode {
             format: choice.encoding.name(),
@@ -702,6 +763,17 @@ mod tests {
     fn toon_needs_its_feature() {
         let err = Reencoder::new(EncodeOptions::new().format(Format::Toon)).unwrap_err();
         assert_eq!(err.code(), "invalid_options");
+    }
+
+    #[test]
+    fn floats_are_checked_against_their_text() {
+        let text = r#"{"a": [1.5, -2e3, 7, "3.25", 18446744073709551615], "b": {"c": 0.1}}"#;
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert!(floats_read_exactly(text, &value));
+        // A float read 1 ULP off, as serde_json without `float_roundtrip` may.
+        let mut off = value.clone();
+        off["b"]["c"] = json!(f64::from_bits(0.1f64.to_bits() + 1));
+        assert!(!floats_read_exactly(text, &off));
     }
 
     #[test]
