@@ -688,6 +688,27 @@ fn the_upstream_can_come_from_a_configuration_file() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("names 2 servers (a, b)"));
+    // A file that is not a configuration: the line and column of the problem.
+    std::fs::write(&config, "[servers.a]\ncommand = \"x\"\nport = 1\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_agentwire"))
+        .args(["mcp", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("agentwire: config_invalid at line 3, column 1: unknown field `port`"),
+        "{stderr}"
+    );
+    // No upstream at all, or a timeout that is not one: usage errors.
+    for args in [&["mcp"][..], &["mcp", "--timeout", "0", "--", "x"]] {
+        let output = Command::new(env!("CARGO_BIN_EXE_agentwire"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+    }
 }
 
 #[test]
