@@ -476,18 +476,22 @@ impl Reencoder {
                 tokens,
             });
         }
-        let mut encoded = Vec::with_capacity(self.candidates.len());
+        self.cheapest(value, tool, None).0
+    }
+
+    /// [`choose`](Self::choose) for the formats other than `json`, and the tokens of
+    /// `original` (the text as the server wrote it), counted with the candidates.
+    fn cheapest(
+        &self,
+        value: &Value,
+        tool: &str,
+        original: Option<&str>,
+    ) -> (Result<Choice, Error>, Option<usize>) {
+        let mut texts = Vec::with_capacity(self.candidates.len());
         let mut last_error = None;
         for candidate in &self.candidates {
             match (candidate.encode)(value, tool) {
-                Ok(text) => {
-                    let tokens = self.options.tokenizer.count(&text);
-                    encoded.push(Choice {
-                        encoding: candidate.encoding,
-                        text,
-                        tokens,
-                    });
-                }
+                Ok(text) => texts.push((candidate.encoding, text)),
                 Err(message) => {
                     last_error = Some(Error::new(ErrorKind::Encode {
                         format: candidate.encoding.name(),
@@ -496,15 +500,62 @@ impl Reencoder {
                 }
             }
         }
+        let mut all: Vec<&str> = texts.iter().map(|(_, text)| text.as_str()).collect();
+        all.extend(original);
+        let mut tokens = self.count_all(&all);
+        let original_tokens = original.and_then(|_| tokens.pop());
+        let mut encoded: Vec<Choice> = texts
+            .into_iter()
+            .zip(tokens)
+            .map(|((encoding, text), tokens)| Choice {
+                encoding,
+                text,
+                tokens,
+            })
+            .collect();
         // Cheapest first; a stable sort keeps the candidates' order on ties.
         encoded.sort_by_key(|choice| choice.tokens);
         for choice in encoded {
             match reads_back(&choice, value) {
-                Ok(()) => return Ok(choice),
+                Ok(()) => return (Ok(choice), original_tokens),
                 Err(error) => last_error = Some(error),
             }
         }
-        Err(last_error.unwrap_or_else(|| Error::options("no candidate encoder")))
+        let error = last_error.unwrap_or_else(|| Error::options("no candidate encoder"));
+        (Err(error), original_tokens)
+    }
+
+    /// The tokens of each text. Counting is most of the cost of choosing (a 100 KB text takes
+    /// milliseconds), so large texts are counted on threads of their own, and a text equal to
+    /// an earlier one (a server that wrote compact JSON) takes its count.
+    fn count_all(&self, texts: &[&str]) -> Vec<usize> {
+        const PARALLEL_FROM: usize = 16 << 10;
+        let tokenizer = self.options.tokenizer;
+        let first = |i: usize| texts[..i].iter().position(|t| *t == texts[i]);
+        let unique: Vec<usize> = (0..texts.len()).filter(|&i| first(i).is_none()).collect();
+        let counted: Vec<usize> = if unique.len() < 2
+            || unique.iter().all(|&i| texts[i].len() < PARALLEL_FROM)
+        {
+            unique.iter().map(|&i| tokenizer.count(texts[i])).collect()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = unique
+                    .iter()
+                    .map(|&i| scope.spawn(move || tokenizer.count(texts[i])))
+                    .collect();
+                handles
+                    .into_iter()
+                    .zip(&unique)
+                    .map(|(handle, &i)| handle.join().unwrap_or_else(|_| tokenizer.count(texts[i])))
+                    .collect()
+            })
+        };
+        (0..texts.len())
+            .map(|i| {
+                let source = first(i).unwrap_or(i);
+                counted[unique.iter().position(|&u| u == source).unwrap_or(0)]
+            })
+            .collect()
     }
 
     /// `text` as it should reach the agent: replaced when it is a JSON object or array and the
@@ -513,26 +564,24 @@ impl Reencoder {
         let Some(value) = json_container(text) else {
             return Outcome::NotJson;
         };
+        let count = || self.options.tokenizer.count(text);
         if self.options.format == Format::Json {
-            return Outcome::Kept {
-                tokens: self.options.tokenizer.count(text),
-            };
+            return Outcome::Kept { tokens: count() };
         }
         // A token is at least one byte: a text shorter than `min_tokens` bytes cannot save
         // that many, so it is not worth counting the candidates.
         let floor = self.options.min_tokens.max(1);
         if text.len() < floor {
-            return Outcome::Kept {
-                tokens: self.options.tokenizer.count(text),
-            };
+            return Outcome::Kept { tokens: count() };
         }
-        let before = self.options.tokenizer.count(text);
         if !floats_read_exactly(text, &value) {
             // serde_json read a float of this text 1 ULP off (a build without its
             // `float_roundtrip`): any encoding of the value would change that number.
-            return Outcome::Kept { tokens: before };
+            return Outcome::Kept { tokens: count() };
         }
-        match self.choose(&value, tool) {
+        let (choice, before) = self.cheapest(&value, tool, Some(text));
+        let before = before.unwrap_or_else(count);
+        match choice {
             Ok(choice) if choice.tokens + floor <= before => Outcome::Replaced { before, choice },
             _ => Outcome::Kept { tokens: before },
         }
@@ -763,6 +812,22 @@ mod tests {
     fn toon_needs_its_feature() {
         let err = Reencoder::new(EncodeOptions::new().format(Format::Toon)).unwrap_err();
         assert_eq!(err.code(), "invalid_options");
+    }
+
+    #[test]
+    fn counts_large_texts_in_parallel_and_equal_texts_once() {
+        let reencoder = Reencoder::new(EncodeOptions::new()).unwrap();
+        let big = serde_json::to_string(&people(600)).unwrap();
+        let other = serde_json::to_string_pretty(&people(300)).unwrap();
+        assert!(big.len() > 16 << 10);
+        let texts = [big.as_str(), "small", other.as_str(), big.as_str()];
+        let expected: Vec<usize> = texts
+            .iter()
+            .map(|t| Tokenizer::O200kBase.count(t))
+            .collect();
+        assert_eq!(reencoder.count_all(&texts), expected);
+        assert_eq!(reencoder.count_all(&["a b", "a b"]), [2, 2]);
+        assert!(reencoder.count_all(&[]).is_empty());
     }
 
     #[test]
