@@ -38,9 +38,15 @@ const SETS: &[(&str, &str)] = &[
     ("graph_500", "graph(500, 200)"),
 ];
 
+/// The first line of docs/benchmarks.md's MCP section: `cargo xtask bench mcp` writes the
+/// file's tail from this line on, and `cargo xtask bench` keeps it when it writes the rest.
+const MCP_SECTION: &str = "<!-- The agentwire-mcp section: written by `cargo xtask bench mcp`, \
+                           kept by `cargo xtask bench`. -->";
+
 pub(crate) fn run(args: &[String]) -> Result<(), TaskError> {
     match args {
         [] => table(),
+        [mcp] if mcp == "mcp" => mcp_latency(),
         [filter] => {
             let mut command = cargo();
             command.args(["bench", "--package", "agentwire-benchmarks", "--", filter]);
@@ -100,10 +106,87 @@ fn table() -> Result<(), TaskError> {
     }
     let markdown = render(&figures);
     print!("{markdown}");
-    let doc = document(&markdown, &raw);
+    let mut doc = document(&markdown, &raw);
     let path = root().join("docs/benchmarks.md");
+    // The MCP section is written by `cargo xtask bench mcp`: keep it.
+    let existing = fs::read_to_string(&path).unwrap_or_default();
+    if let Some(at) = existing.find(MCP_SECTION) {
+        doc.push('\n');
+        doc.push_str(&existing[at..]);
+    }
     fs::write(&path, doc).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     eprintln!("wrote docs/benchmarks.md");
+    Ok(())
+}
+
+/// `cargo xtask bench mcp`: builds the command and the latency client in release, runs the
+/// client (crates/benchmarks/examples/mcp_latency.rs) and writes its table as the MCP section
+/// of docs/benchmarks.md.
+fn mcp_latency() -> Result<(), TaskError> {
+    run_checked(cargo().args(["build", "--release", "--package", "agentwire"]))?;
+    run_checked(cargo().args([
+        "build",
+        "--release",
+        "--package",
+        "agentwire-benchmarks",
+        "--example",
+        "mcp_latency",
+    ]))?;
+    let release = crate::target_dir().join("release");
+    let client = release.join("examples/mcp_latency");
+    let load = fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned());
+    let agentwire = release.join("agentwire");
+    eprintln!(
+        "$ {} --agentwire {} --calls 200",
+        client.display(),
+        agentwire.display()
+    );
+    let output = Command::new(&client)
+        .arg("--agentwire")
+        .arg(&agentwire)
+        .args(["--calls", "200"])
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", client.display()))?;
+    if !output.status.success() {
+        return Err(format!("{} failed ({})", client.display(), output.status).into());
+    }
+    let table = String::from_utf8_lossy(&output.stdout).into_owned();
+    print!("{table}");
+    let section = format!(
+        "{MCP_SECTION}\n\
+         ## agentwire mcp: latency a tools/call gains through the proxy\n\
+         \n\
+         Measured {date} on {machine} (load average {load} when it started), release \
+         builds, by `cargo xtask bench mcp` \
+         (crates/benchmarks/examples/mcp_latency.rs). An upstream answers every `tools/call` at \
+         once with the same 100 KB JSON text; a client times each call (request written to \
+         response read) on three connections open at once, their calls interleaved so that load \
+         on the machine falls on all three alike: the upstream directly, through \
+         `agentwire mcp --format json` (forwarding only, results untouched) and through \
+         `agentwire mcp` (`auto`: the text parsed, encoded in every candidate format, each \
+         counted in o200k tokens, the cheapest read back and sent). The encoding's own cost is \
+         what the proxy records per call in its `--stats` file (`encode_ms`).\n\
+         \n\
+         {table}",
+        date = today(),
+        machine = machine(),
+    );
+    let path = root().join("docs/benchmarks.md");
+    let existing = fs::read_to_string(&path).unwrap_or_default();
+    let head = existing
+        .find(MCP_SECTION)
+        .map_or(existing.as_str(), |at| &existing[..at]);
+    let mut doc = head.trim_end().to_owned();
+    if !doc.is_empty() {
+        doc.push_str("\n\n");
+    }
+    doc.push_str(&section);
+    fs::write(&path, doc).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    eprintln!("wrote the MCP section of docs/benchmarks.md");
     Ok(())
 }
 

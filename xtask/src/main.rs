@@ -9,6 +9,7 @@ mod bench;
 mod conformance;
 mod corpus;
 mod fuzz;
+mod mcp_servers;
 mod release;
 mod scorecard;
 
@@ -23,16 +24,19 @@ tasks:
       --codec NAME   only this codec family (exec, gcf, gcx1, toolcard)
   ci
       Everything CI runs: cargo fmt --check, cargo clippy -D warnings,
-      cargo test --workspace, cargo doc of the libraries with -D warnings,
-      the library tests once more without the conformance runner's
-      serde_json features, a compile check of the fuzz targets, and the
-      conformance task.
-  bench [FILTER]
+      mcp-servers, cargo test --workspace, cargo doc of the libraries with
+      -D warnings, the library tests once more without the conformance
+      runner's serde_json features, a compile check of the fuzz targets,
+      and the conformance task.
+  bench [FILTER | mcp]
       Without FILTER: run the cross-format benchmark, print its table
       (compact-JSON MB/s of each benchmark's fastest sample and the ratio to
       serde_json) and write docs/benchmarks.md. With FILTER: run the
       matching benchmarks of crates/benchmarks (serde_json's default Value)
-      and print divan's output.
+      and print divan's output. `mcp`: the latency `agentwire mcp` adds to a
+      tools/call with a 100 KB JSON result (release builds; p50 and p99,
+      with and without re-encoding, against a direct connection), printed
+      and written to its own section of docs/benchmarks.md.
   corpus [--check]
       Write the scorecard corpus (fixtures/*.json and the copy embedded in
       the agentwire command) from its seeded generator; --check fails when
@@ -49,6 +53,12 @@ tasks:
       in `ci`.)
   fuzz (--list | TARGET [--time SECONDS])
       Run a cargo-fuzz target (default 60 s); needs `cargo install cargo-fuzz`.
+  mcp-servers
+      Install what the `agentwire mcp` integration tests drive into
+      target/mcp-servers: the npm reference servers (server-memory,
+      server-everything; needs node 20+ and npm) and the official MCP Python
+      SDK in a venv (needs python3), at the versions pinned in
+      xtask/mcp-servers. Skipped when already installed; `ci` runs it.
 ";
 
 /// A task failed; the message has been printed or is printed by `main`.
@@ -78,6 +88,7 @@ fn main() -> ExitCode {
         "scorecard" => scorecard::run(rest),
         "fuzz" => fuzz::run(rest),
         "release-check" => release::run(rest),
+        "mcp-servers" => mcp_servers::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -104,6 +115,20 @@ pub(crate) fn root() -> PathBuf {
         .parent()
         .expect("xtask lives one level below the workspace root")
         .to_owned()
+}
+
+/// Cargo's target directory: `CARGO_TARGET_DIR`, or `target/` in the workspace root.
+pub(crate) fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|dir| {
+            if dir.is_absolute() {
+                dir
+            } else {
+                root().join(dir)
+            }
+        })
+        .unwrap_or_else(|| root().join("target"))
 }
 
 /// A `cargo` command run from the workspace root.
@@ -144,6 +169,7 @@ const LIBRARIES: &[&str] = &[
     "agentwire-gcf",
     "agentwire-toolcard",
     "agentwire-exec",
+    "agentwire-mcp",
 ];
 
 fn ci() -> Result<(), TaskError> {
@@ -168,6 +194,8 @@ fn ci() -> Result<(), TaskError> {
         "-D",
         "warnings",
     ]))?;
+    // The `agentwire mcp` integration tests drive real servers and a real client.
+    mcp_servers::install()?;
     run_checked(cargo().args(["test", "--workspace"]))?;
     // The library crates' API docs, as docs.rs will build them: broken links, bare URLs and
     // bad HTML fail the run.

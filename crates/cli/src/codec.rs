@@ -35,46 +35,15 @@ impl Format {
 
 /// The format of a payload, told from its first line: `GCF` and `GCX...` headers; JSON when
 /// the text starts with `{`, `"` or a `[` that is not a TOON array header (`[3]:`,
-/// `[2]{a,b}:`); TOON otherwise (TOON has no header).
+/// `[2]{a,b}:`); TOON otherwise (TOON has no header). The rule is agentwire-mcp's, so that
+/// `decode` reads whatever `agentwire mcp` and `encode --to auto` chose.
 pub(crate) fn detect(first_line: &[u8]) -> Format {
-    let line = first_line
-        .strip_prefix(b"\xEF\xBB\xBF")
-        .unwrap_or(first_line);
-    if line.starts_with(b"GCF ") || line.trim_ascii_end() == b"GCF" {
-        return Format::Gcf;
-    }
-    if line.starts_with(b"GCX") {
-        return Format::Gcx1;
-    }
-    let trimmed = line.trim_ascii_start();
-    match trimmed.first() {
-        Some(b'{' | b'"') => Format::Json,
-        Some(b'[') if !is_toon_array_header(trimmed) => Format::Json,
+    match agentwire_mcp::detect(&String::from_utf8_lossy(first_line)) {
+        agentwire_mcp::Encoding::Gcf => Format::Gcf,
+        agentwire_mcp::Encoding::Gcx1 => Format::Gcx1,
+        agentwire_mcp::Encoding::Json => Format::Json,
         _ => Format::Toon,
     }
-}
-
-/// `[N]`, `[N|]` or `[N<TAB>]`, optionally `{fields}`, then `:`.
-fn is_toon_array_header(line: &[u8]) -> bool {
-    let rest = &line[1..];
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-    if digits == 0 {
-        return false;
-    }
-    let mut rest = &rest[digits..];
-    if let Some(r) = rest.strip_prefix(b"|").or_else(|| rest.strip_prefix(b"\t")) {
-        rest = r;
-    }
-    let Some(mut rest) = rest.strip_prefix(b"]") else {
-        return false;
-    };
-    if rest.first() == Some(&b'{') {
-        match rest.iter().position(|&b| b == b'}') {
-            Some(end) => rest = &rest[end + 1..],
-            None => return false,
-        }
-    }
-    rest.first() == Some(&b':')
 }
 
 /// The whole input again: the first line read for detection, then the rest.

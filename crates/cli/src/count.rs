@@ -17,7 +17,7 @@ pub(crate) struct Args {
     file: Option<PathBuf>,
 }
 
-fn parse_tokenizer(s: &str) -> Result<Tokenizer, String> {
+pub(crate) fn parse_tokenizer(s: &str) -> Result<Tokenizer, String> {
     s.parse()
         .map_err(|e: agentwire_tokens::Error| e.to_string())
 }

@@ -63,6 +63,15 @@ pub(crate) enum CliError {
     /// An `exec` turn failed after it started (the events say how).
     #[error(transparent)]
     Exec(#[from] crate::exec::ExecError),
+    /// `agentwire mcp` failed: its configuration, its upstream, its session.
+    #[error("{0}")]
+    Mcp(Box<agentwire_mcp::Error>),
+    /// The async runtime of `agentwire mcp` could not be started.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(io::Error),
+    /// `agentwire mcp --listen` could not bind its address.
+    #[error("cannot listen on {addr}: {source}")]
+    Listen { addr: String, source: io::Error },
     /// A tool catalog, tool_id or browse request was rejected by `agentwire-toolcard`;
     /// printed as `CODE: message` (or `CODE at line L, column C: message`) on one line.
     #[error("{}", one_line(&.0.to_string()))]

@@ -16,6 +16,7 @@ mod exec;
 mod input;
 mod json;
 mod json_cmp;
+mod mcp;
 mod output;
 mod scorecard;
 mod tools;
@@ -48,6 +49,8 @@ enum Command {
     /// Tool ids, ChoiceCards, tool_browse, hydration and argument checks over MCP tools/list
     /// results.
     Tools(tools::Args),
+    /// Run an MCP proxy that re-encodes JSON tool results into fewer tokens.
+    Mcp(mcp::Args),
 }
 
 fn main() -> ExitCode {
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
         Command::Scorecard(args) => scorecard::run(&args),
         Command::Exec(args) => exec::run(&args),
         Command::Tools(args) => tools::run(&args),
+        Command::Mcp(args) => mcp::run(&args),
     });
     let Ok(result) = result else {
         return ExitCode::FAILURE;

@@ -1,0 +1,318 @@
+//! The proxy: options, serving a client over a byte stream (stdio) or streamable HTTP, and
+//! the totals at the end.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::service::{serve_server, ServerInitializeError};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ServerSpec;
+use crate::encoding::{EncodeOptions, Reencoder};
+use crate::error::{Error, ErrorKind};
+use crate::route::{Passthrough, ProxyService, RawInitialize, Route};
+use crate::stats::{Stats, Summary};
+use crate::stdio::StdioServer;
+
+/// Options of a [`Proxy`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ProxyOptions {
+    /// How tool results are re-encoded.
+    pub encode: EncodeOptions,
+    /// A file the statistics of every tool call are appended to, one JSON object per line.
+    pub stats: Option<PathBuf>,
+    /// How long an upstream may stay silent while requests wait before it is pinged, and how
+    /// long the ping may then go unanswered before the upstream counts as hung (default 30 s).
+    /// Also how long the proxy waits for a client's first request after the upstream failed
+    /// to start, to answer it with the reason.
+    pub timeout: Duration,
+}
+
+impl Default for ProxyOptions {
+    fn default() -> Self {
+        ProxyOptions {
+            encode: EncodeOptions::default(),
+            stats: None,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl ProxyOptions {
+    /// The default options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`encode`](Self::encode).
+    pub fn encode(mut self, encode: EncodeOptions) -> Self {
+        self.encode = encode;
+        self
+    }
+
+    /// Sets [`stats`](Self::stats).
+    pub fn stats(mut self, path: impl Into<PathBuf>) -> Self {
+        self.stats = Some(path.into());
+        self
+    }
+
+    /// Sets [`timeout`](Self::timeout).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+}
+
+/// An MCP proxy in front of one upstream server: everything passes through unchanged both
+/// ways, except JSON text in tool results, which is re-encoded when that saves tokens.
+///
+/// A proxy can serve several sessions in turn or at once (over HTTP each session gets its own
+/// upstream); its [`summary`](Proxy::summary) covers them all.
+#[derive(Debug)]
+pub struct Proxy {
+    server: ServerSpec,
+    timeout: Duration,
+    reencoder: Arc<Reencoder>,
+    stats: Arc<Stats>,
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    on_session_error: Option<Report>,
+}
+
+/// A callback for errors, shown as a placeholder by `Debug`.
+#[derive(Clone)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+struct Report(Arc<dyn Fn(&Error) + Send + Sync>);
+
+impl std::fmt::Debug for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<callback>")
+    }
+}
+
+impl Proxy {
+    /// A proxy for `server`. Fails when the options need a feature this build lacks or the
+    /// statistics file cannot be opened.
+    pub fn new(server: ServerSpec, options: ProxyOptions) -> Result<Proxy, Error> {
+        let reencoder = Reencoder::new(options.encode)?;
+        if options.timeout.is_zero() {
+            return Err(Error::options("the timeout must be more than zero"));
+        }
+        #[cfg(not(feature = "http"))]
+        if matches!(server.endpoint, crate::config::Endpoint::Url(_)) {
+            return Err(Error::options(
+                "an upstream URL needs the `http` feature of agentwire-mcp",
+            ));
+        }
+        Ok(Proxy {
+            server,
+            timeout: options.timeout,
+            reencoder: Arc::new(reencoder),
+            stats: Arc::new(Stats::open(options.stats.as_deref())?),
+            on_session_error: None,
+        })
+    }
+
+    /// Calls `report` when a session over HTTP ends because its upstream failed (over stdio
+    /// the failure is what [`serve`](Proxy::serve) returns).
+    pub fn on_session_error(mut self, report: impl Fn(&Error) + Send + Sync + 'static) -> Self {
+        self.on_session_error = Some(Report(Arc::new(report)));
+        self
+    }
+
+    /// The totals of every tool call so far.
+    pub fn summary(&self) -> Summary {
+        self.stats.summary()
+    }
+
+    /// Serves the process's client on stdin and stdout until the client closes stdin,
+    /// `shutdown` resolves, or the upstream fails; see [`serve`](Proxy::serve).
+    pub async fn serve_stdio(&self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
+        self.serve(tokio::io::stdin(), tokio::io::stdout(), shutdown)
+            .await
+    }
+
+    /// Serves one client session over a byte stream of newline-delimited JSON-RPC.
+    ///
+    /// Ends with `Ok` when the client closes its side or `shutdown` resolves, and with the
+    /// upstream's failure when it cannot be started, exits, breaks the protocol or hangs; the
+    /// client's pending requests are answered with that failure first. Either way the upstream
+    /// is shut down (a child gets its stdin closed, then SIGTERM, then SIGKILL).
+    pub async fn serve<R, W>(
+        &self,
+        reader: R,
+        writer: W,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), Error>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let raw = Arc::new(RawInitialize::default());
+        let route = Arc::new(Passthrough::start(
+            self.server.clone(),
+            self.reencoder.clone(),
+            self.stats.clone(),
+            self.timeout,
+            Some(raw.clone()),
+        ));
+        let closed = CancellationToken::new();
+        let transport = StdioServer::new(reader, writer, closed.clone(), raw);
+        let mut shutdown = std::pin::pin!(shutdown);
+        let handshake = tokio::select! {
+            result = serve_server(ProxyService(route.clone()), transport) => result,
+            // An upstream that failed before the client's `initialize`: wait a while for it, to
+            // answer it with the reason, but not forever.
+            error = async {
+                let error = route.failed().await;
+                tokio::time::sleep(self.timeout).await;
+                error
+            } => {
+                route.shutdown().await;
+                return Err(error);
+            }
+            () = &mut shutdown => {
+                route.shutdown().await;
+                return Ok(());
+            }
+        };
+        let running = match handshake {
+            Ok(running) => running,
+            Err(error) => {
+                let failure = route.failure();
+                route.shutdown().await;
+                return match (failure, error) {
+                    (Some(failure), _) => Err(failure),
+                    // The client left before initializing.
+                    (None, ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+                    (None, other) => Err(Error::new(ErrorKind::Session(other.to_string()))),
+                };
+            }
+        };
+        let cancel = running.cancellation_token();
+        let mut waiting = tokio::spawn(running.waiting());
+        let mut ended = false;
+        let failure = tokio::select! {
+            _ = &mut waiting => {
+                ended = true;
+                None
+            }
+            // The client closed its side: end now, without waiting for calls in flight.
+            () = closed.cancelled() => None,
+            () = &mut shutdown => None,
+            error = route.failed() => Some(error),
+        };
+        if failure.is_none() {
+            route.client_gone();
+        }
+        // On a failure the pending requests already have their error: rmcp writes them out
+        // before it stops.
+        cancel.cancel();
+        if !ended {
+            let _ = waiting.await;
+        }
+        route.shutdown().await;
+        failure.map_or(Ok(()), Err)
+    }
+
+    /// Serves clients over streamable HTTP on `listener` (at any path; clients use `/mcp` by
+    /// convention) until `shutdown` resolves. Each client session gets its own upstream, ended
+    /// with the session; an upstream that fails ends its session (reported through
+    /// [`on_session_error`](Proxy::on_session_error)), not the server. Only `Host` headers
+    /// naming a loopback address or the listening address are accepted.
+    #[cfg(feature = "http")]
+    pub async fn serve_http(
+        &self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), Error> {
+        use hyper_util::rt::{TokioExecutor, TokioIo};
+        use hyper_util::server::conn::auto::Builder;
+        use hyper_util::service::TowerToHyperService;
+        use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+        use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+        let local = listener
+            .local_addr()
+            .map_err(|e| Error::io("cannot read the listening address", e))?;
+        let stop = CancellationToken::new();
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(crate::http::allowed_hosts(local))
+            .with_cancellation_token(stop.child_token());
+        let upstreams = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let factory = {
+            let (server, reencoder, stats, timeout) = (
+                self.server.clone(),
+                self.reencoder.clone(),
+                self.stats.clone(),
+                self.timeout,
+            );
+            let (report, upstreams) = (self.on_session_error.clone(), upstreams.clone());
+            move || {
+                let route = Passthrough::start(
+                    server.clone(),
+                    reencoder.clone(),
+                    stats.clone(),
+                    timeout,
+                    // Over HTTP everything goes through rmcp's typed model.
+                    None,
+                );
+                let upstream = route.upstream().clone();
+                if let Some(Report(report)) = report.clone() {
+                    let (upstream, server) = (upstream.clone(), server.clone());
+                    tokio::spawn(async move {
+                        let failure = upstream.failed().await;
+                        if !failure.is_shutdown() {
+                            report(&failure.to_error(upstream.name(), &server));
+                        }
+                    });
+                }
+                let mut upstreams = upstreams.lock().unwrap_or_else(|e| e.into_inner());
+                upstreams.retain(|u: &crate::upstream::Upstream| u.failure().is_none());
+                upstreams.push(upstream);
+                Ok(crate::http::HttpHandler(Arc::new(route)))
+            }
+        };
+        let service =
+            StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let stream = match accepted {
+                        Ok((stream, _)) => stream,
+                        Err(e) => {
+                            // Out of descriptors, say: wait a moment rather than spin.
+                            tracing::warn!(error = %e, "accept failed");
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        }
+                    };
+                    let service = TowerToHyperService::new(service.clone());
+                    tokio::spawn(async move {
+                        let served = Builder::new(TokioExecutor::new())
+                            .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                            .await;
+                        if let Err(e) = served {
+                            tracing::debug!(error = %e, "connection ended with an error");
+                        }
+                    });
+                }
+                () = &mut shutdown => break,
+            }
+        }
+        stop.cancel();
+        let open: Vec<_> = upstreams
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+            .collect();
+        for upstream in open {
+            upstream.shutdown().await;
+        }
+        Ok(())
+    }
+}
