@@ -32,7 +32,11 @@ struct AgentwireGcf;
 
 impl GcfCodec for AgentwireGcf {
     fn encode(&self, value: &Value) -> Result<String, CodecError> {
-        agentwire_gcf::to_string(value).map_err(codec_error)
+        // These suites pin the v3.1 bytes.
+        agentwire_gcf::EncoderOptions::new()
+            .spec(agentwire_gcf::Spec::V3_1)
+            .to_string(value)
+            .map_err(codec_error)
     }
 
     fn decode(&self, text: &str) -> Result<Value, CodecError> {
@@ -156,7 +160,7 @@ impl GcfCodec for AgentwireGcf {
         value: &Value,
         options: &EncodeOptions,
     ) -> Result<String, CodecError> {
-        let mut encoder = agentwire_gcf::EncoderOptions::new();
+        let mut encoder = agentwire_gcf::EncoderOptions::new().spec(agentwire_gcf::Spec::V3_1);
         if let Some(depth) = options.max_depth {
             encoder = encoder.max_depth(depth);
         }

@@ -1387,9 +1387,76 @@ fn special(x: u64) -> bool {
         != 0
 }
 
+/// Whether a string value must be quoted under the current spec (v3.1.1 and later, as
+/// gcf-python 2.8.0 and the `gcf` crate 3.1.0 apply it): the v3.1 rule, with the `^{...}`
+/// rule of the spec (a string that starts with `^{`, ends with `}` and has at least three
+/// bytes) in place of quoting every `^{` start, and the inline-array pattern of v3.1.1: a
+/// `[`, anything but `]`, a `]`, optional whitespace and a `:` (`ERR[404]: Not Found`).
+#[inline(always)]
+pub(crate) fn needs_quote_current(s: &str) -> bool {
+    let b = s.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(&first), Some(&last))
+            if PLAIN_FIRST[usize::from(first)]
+                && last != b' '
+                && !any_word(b, |x| special(x) | bracket(x)) =>
+        {
+            false
+        }
+        _ => needs_quote_current_slow(s),
+    }
+}
+
+/// Whether some byte of `x` is `[` or `{` (0x5b and 0x7b differ only in bit 5).
+#[inline(always)]
+fn bracket(x: u64) -> bool {
+    zero_bytes((x | (ONES * 0x20)) ^ (ONES * u64::from(b'{'))) != 0
+}
+
+/// [`needs_quote_current`] in full.
+#[inline(never)]
+fn needs_quote_current_slow(s: &str) -> bool {
+    quote_rule(s, true)
+}
+
+/// Whether `b` contains the inline-array pattern `\[[^\]]*\]\s*:`. (Every other
+/// whitespace than the ASCII space before the `:` forces quoting on its own.)
+fn inline_array_pattern(b: &[u8]) -> bool {
+    if memchr::memchr(b']', b).is_none() {
+        return false;
+    }
+    let mut open = false;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'[' => open = true,
+            b']' => {
+                if open {
+                    let rest = &b[i + 1..];
+                    let spaces = rest
+                        .iter()
+                        .position(|&c| !c.is_ascii_whitespace() && !(0x1c..=0x1f).contains(&c))
+                        .unwrap_or(rest.len());
+                    if rest.get(spaces) == Some(&b':') {
+                        return true;
+                    }
+                }
+                open = false;
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// [`needs_quote`] in full.
 #[inline(never)]
 fn needs_quote_slow(s: &str) -> bool {
+    quote_rule(s, false)
+}
+
+/// The quoting rule of v3.1 (`current` false) or of the current spec.
+#[inline(always)]
+fn quote_rule(s: &str, current: bool) -> bool {
     let b = s.as_bytes();
     let Some(&first) = b.first() else {
         return true;
@@ -1419,15 +1486,18 @@ fn needs_quote_slow(s: &str) -> bool {
             return true;
         }
         b'~' if b.len() == 1 => return true,
-        // `^`, and anything a splitter would take for a `^{fields}` marker (the spec quotes
-        // only complete markers; quoting every `^{` start keeps cells unambiguous).
-        b'^' if b.len() == 1 || b[1] == b'{' => return true,
+        b'^' if b.len() == 1 => return true,
+        // v3.1: anything a splitter would take for a `^{fields}` marker (the spec quotes
+        // only complete markers; quoting every `^{` start keeps cells unambiguous). The
+        // current spec: complete markers, as gcf-python and the `gcf` crate.
+        b'^' if !current && b[1] == b'{' => return true,
+        b'^' if current && b.len() >= 3 && b[1] == b'{' && last == b'}' => return true,
         b't' if s == "true" => return true,
         b'f' if s == "false" => return true,
         _ => {}
     }
     // (`.` followed by a digit is covered by the `.` prefix rule.)
-    contains_quote_char(s)
+    contains_quote_char(s) || (current && inline_array_pattern(b))
 }
 
 fn contains_quote_char(s: &str) -> bool {
@@ -1515,9 +1585,30 @@ pub(crate) fn write_quoted(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// Appends a string value: bare when safe, quoted otherwise.
+/// Appends a string value: bare when safe, quoted otherwise (the v3.1 rule).
 pub(crate) fn write_str(out: &mut String, s: &str) {
     if needs_quote(s) {
+        write_quoted(out, s);
+    } else {
+        out.push_str(s);
+    }
+}
+
+/// Appends a string value under the current spec's rule ([`needs_quote_current`]).
+#[inline]
+pub(crate) fn write_str_current(out: &mut String, s: &str) {
+    if needs_quote_current(s) {
+        write_quoted(out, s);
+    } else {
+        out.push_str(s);
+    }
+}
+
+/// Appends the value of a constant column in a field declaration (`{env=prod}`, spec v3.6
+/// §7.4.7.2): the current rule, and quoted also when it holds a `}`, which would end the
+/// declaration (a `,` is quoted by the rule already).
+pub(crate) fn write_const_str(out: &mut String, s: &str) {
+    if needs_quote_current(s) || memchr::memchr(b'}', s.as_bytes()).is_some() {
         write_quoted(out, s);
     } else {
         out.push_str(s);

@@ -62,47 +62,218 @@ impl Default for Limits {
     }
 }
 
+/// The version of the GCF specification an encoder writes.
+///
+/// The versions after v3.1 call themselves additive, but they changed the canonical bytes of
+/// most payloads (nested objects in tables become `"a>b"` path columns, maps of objects become
+/// keyed tables, `-0` becomes `0`, large doubles take the exponent form, ...) and the meaning
+/// of one: a field literally named `a>b`. See docs/gcf.md for every difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Spec {
+    /// GCF v3.1: exactly the bytes of the 157 upstream v3.1.0 fixtures and of its reference
+    /// encoder (gcf-go v1.2.0).
+    V3_1,
+    /// The current specification, what today's producers write: v3.5.3 as its 281 fixtures
+    /// pin it (flattened `a>b` columns, keyed maps `[N:]`, the int64/double numeric domain),
+    /// plus v3.6's constant columns (`{id,env=prod}`) as gcf-python 2.8.0 and the `gcf`
+    /// crate 3.1.0 write them.
+    #[default]
+    V3_6,
+}
+
+impl Spec {
+    /// The current specification ([`Spec::V3_6`]), the default.
+    pub const CURRENT: Spec = Spec::V3_6;
+
+    /// The version's name: `"3.1"` or `"3.6"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Spec::V3_1 => "3.1",
+            Spec::V3_6 => "3.6",
+        }
+    }
+}
+
+impl std::fmt::Display for Spec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Spec {
+    type Err = UnknownSpec;
+
+    /// `3.1` (also `v3.1`, `3.1.0`) or `3.6` (also `current`, `3.5`, `3.5.3`: the current
+    /// encoder writes the v3.5.3 bytes plus constant columns).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim_start_matches(['v', 'V']) {
+            "3.1" | "3.1.0" | "3.1.1" => Ok(Spec::V3_1),
+            "3.6" | "3.6.0" | "3.5" | "3.5.3" | "current" => Ok(Spec::V3_6),
+            _ => Err(UnknownSpec(s.to_owned())),
+        }
+    }
+}
+
+/// A specification version [`Spec::from_str`](std::str::FromStr) does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownSpec(String);
+
+impl std::fmt::Display for UnknownSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "unknown GCF version {:?} (known: 3.1, 3.6 = current)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownSpec {}
+
+/// Counts the tokens of a text for [`EncoderOptions::fewest_tokens`]: any closure
+/// `Fn(&str) -> usize`, or (with the `tokens` feature) an `agentwire_tokens::Tokenizer`.
+///
+/// The encoder counts each line of a candidate encoding, with its line feed, on its own and
+/// adds the counts up: exact for byte-pair tokenizers whose pre-tokenizer never joins two
+/// lines, as cl100k_base and o200k_base (a line feed ends every piece it is in).
+pub trait TokenCounter: Send + Sync {
+    /// The number of tokens of `text`.
+    fn count(&self, text: &str) -> usize;
+}
+
+impl<F: Fn(&str) -> usize + Send + Sync> TokenCounter for F {
+    fn count(&self, text: &str) -> usize {
+        self(text)
+    }
+}
+
+#[cfg(feature = "tokens")]
+impl TokenCounter for agentwire_tokens::Tokenizer {
+    fn count(&self, text: &str) -> usize {
+        agentwire_tokens::Tokenizer::count(*self, text)
+    }
+}
+
+/// The token counter of a fewest-tokens encoder (compared by identity).
+#[derive(Clone)]
+pub(crate) struct Counter(pub(crate) std::sync::Arc<dyn TokenCounter>);
+
+impl std::fmt::Debug for Counter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TokenCounter")
+    }
+}
+
+impl PartialEq for Counter {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Counter {}
+
+/// The two columns of a value-grouped root table (spec v3.6 §7.4.8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Grouping {
+    pub(crate) key: String,
+    pub(crate) group: String,
+}
+
 /// How values are encoded; build with chained setters, then encode with
 /// [`to_string`](EncoderOptions::to_string), [`to_string_value`](EncoderOptions::to_string_value)
 /// or [`to_writer`](EncoderOptions::to_writer).
 ///
-/// The defaults produce exactly the bytes of the GCF v3.1 reference encoder.
+/// The defaults write the current specification ([`Spec::V3_6`]) canonically: the bytes of
+/// the upstream v3.5.3 fixtures, and of gcf-python 2.8.0 and the `gcf` crate 3.1.0 wherever
+/// they follow the spec. [`spec(Spec::V3_1)`](EncoderOptions::spec) writes v3.1 exactly;
+/// [`fewest_tokens`](EncoderOptions::fewest_tokens) chooses, per table and section, among the
+/// encodings the current grammar allows the one a tokenizer counts the fewest tokens for.
 ///
 /// ```
-/// use agentwire_gcf::EncoderOptions;
+/// use agentwire_gcf::{EncoderOptions, Spec};
 /// use serde_json::json;
 ///
 /// let orders = json!({"orders": [
-///     {"id": 1, "customer": {"name": "Ann", "email": "a@x.io", "tier": "gold"}},
-///     {"id": 2, "customer": {"name": "Bo", "email": "b@x.io", "tier": "free"}},
+///     {"customer": {"name": "Ann", "tier": "gold"}, "env": "prod", "id": 1},
+///     {"customer": {"name": "Bo", "tier": "free"}, "env": "prod", "id": 2},
 /// ]});
-/// let compact = EncoderOptions::new().to_string(&orders)?;
-/// let traditional = EncoderOptions::new().inline_schemas(false).to_string(&orders)?;
-/// assert!(compact.contains("^{")); // one positional line per customer
-/// assert!(traditional.contains(".customer {}")); // key=value lines per customer
+/// // The current spec: nested objects flattened into path columns, a constant column.
+/// assert_eq!(
+///     EncoderOptions::new().to_string(&orders)?,
+///     concat!(
+///         "GCF profile=generic\n",
+///         "## orders [2]{\"customer>name\",\"customer>tier\",env=prod,id}\n",
+///         "Ann|gold|1\n",
+///         "Bo|free|2\n",
+///     )
+/// );
+/// // v3.1: an attachment per nested object.
+/// assert_eq!(
+///     EncoderOptions::new().spec(Spec::V3_1).to_string(&orders)?,
+///     concat!(
+///         "GCF profile=generic\n",
+///         "## orders [2]{customer,env,id}\n",
+///         "@0 ^|prod|1\n",
+///         ".customer {}\n",
+///         "    name=Ann\n",
+///         "    tier=gold\n",
+///         "@1 ^|prod|2\n",
+///         ".customer {}\n",
+///         "    name=Bo\n",
+///         "    tier=free\n",
+///     )
+/// );
 /// # Ok::<(), agentwire_gcf::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EncoderOptions {
+    pub(crate) spec: Spec,
     pub(crate) inline_schemas: bool,
     pub(crate) shared_schemas: bool,
+    pub(crate) flatten: bool,
+    pub(crate) keyed_maps: bool,
+    pub(crate) constant_columns: bool,
+    pub(crate) grouping: Option<Grouping>,
+    pub(crate) fewest: Option<Counter>,
     pub(crate) max_depth: usize,
 }
 
 impl EncoderOptions {
-    /// The defaults: inline object schemas and shared array schemas on (as the reference
-    /// encoder), nesting up to 128 levels.
+    /// The defaults: the current spec, with every one of its encodings on (flattening, keyed
+    /// maps, constant columns, inline object schemas, shared array schemas), no value
+    /// grouping, no token counting, nesting up to 128 levels.
     pub fn new() -> Self {
         EncoderOptions {
+            spec: Spec::CURRENT,
             inline_schemas: true,
             shared_schemas: true,
+            flatten: true,
+            keyed_maps: true,
+            constant_columns: true,
+            grouping: None,
+            fewest: None,
             max_depth: Limits::DEFAULT.max_depth,
         }
     }
 
+    /// The specification version to write (default [`Spec::V3_6`], the current one). With
+    /// [`Spec::V3_1`], the encodings added after v3.1 (flattening, keyed maps, constant
+    /// columns, value grouping, fewest tokens) are off whatever their setting.
+    #[must_use]
+    pub fn spec(mut self, spec: Spec) -> Self {
+        self.spec = spec;
+        self
+    }
+
+    /// The version written.
+    pub fn get_spec(&self) -> Spec {
+        self.spec
+    }
+
     /// Whether flat objects of at least three scalar members that repeat with the same keys
-    /// down a tabular column become positional `^{fields}` bodies (spec §7.4.5.1). On by
-    /// default; off gives traditional `.field {}` attachments.
+    /// down a tabular column become positional `^{fields}` bodies (spec §7.4.5.1), where
+    /// they are not flattened. On by default; off gives traditional `.field {}` attachments.
     #[must_use]
     pub fn inline_schemas(mut self, on: bool) -> Self {
         self.inline_schemas = on;
@@ -117,12 +288,101 @@ impl EncoderOptions {
         self
     }
 
+    /// Whether a nested object with the same keys, in the same order, in every row of a
+    /// table becomes path columns `"a>b"` (spec v3.2 §7.4.6; the oracles' `no_flatten`
+    /// turns it off). On by default; current spec only.
+    #[must_use]
+    pub fn flatten(mut self, on: bool) -> Self {
+        self.flatten = on;
+        self
+    }
+
+    /// Whether an object of at least two members, all objects, is written as a keyed table
+    /// `## name [N:]{key,...}` (spec v3.5 §7.2a). On by default (the spec makes it canonical);
+    /// off gives `## member` sections. Current spec only.
+    #[must_use]
+    pub fn keyed_maps(mut self, on: bool) -> Self {
+        self.keyed_maps = on;
+        self
+    }
+
+    /// Whether a scalar column holding one value in every row of a root or member table
+    /// moves into the header as `name=value` (spec v3.6 §7.4.7, canonical in gcf-python and
+    /// the `gcf` crate). On by default; current spec only. Off gives the v3.5.3 bytes.
+    #[must_use]
+    pub fn constant_columns(mut self, on: bool) -> Self {
+        self.constant_columns = on;
+        self
+    }
+
+    /// Writes a root array of records as a value-grouped keyed set (spec v3.6 §7.4.8, the
+    /// oracles' `encode_generic_grouped`): `## [N]{@key,group,...} group=group`, then one
+    /// `group=value [M]` line per value of the `group` column and its records, without that
+    /// column; other constant columns are factored. Records are clustered by group in order
+    /// of first appearance, so the decoded array keeps its order only if records of one group
+    /// were already adjacent. The root must be an array of objects of scalars whose `key`
+    /// column is present, not null and unique, and whose `group` column is present in every
+    /// record; otherwise encoding fails with `unsupported_value`. Current spec only.
+    #[must_use]
+    pub fn value_grouping(mut self, key: impl Into<String>, group: impl Into<String>) -> Self {
+        self.grouping = Some(Grouping {
+            key: key.into(),
+            group: group.into(),
+        });
+        self
+    }
+
+    /// Chooses, per table and section, among the encodings the current grammar allows
+    /// (flattened columns or attachments, keyed tables or sections, constant columns,
+    /// inline and shared schemas, tables or expanded items, value grouping of a sorted root
+    /// table) the one `counter` counts the fewest tokens for. Any current decoder reads the
+    /// result, and it never has more tokens than the canonical encoding. Current spec only.
+    ///
+    /// ```
+    /// use agentwire_gcf::EncoderOptions;
+    /// use serde_json::json;
+    ///
+    /// // A crude counter for the example: one token per run of letters or digits, one per
+    /// // other character.
+    /// let count = |text: &str| {
+    ///     let mut tokens = 0;
+    ///     let mut word = false;
+    ///     for c in text.chars() {
+    ///         let w = c.is_alphanumeric();
+    ///         if !(w && word) {
+    ///             tokens += 1;
+    ///         }
+    ///         word = w;
+    ///     }
+    ///     tokens
+    /// };
+    /// let value = json!({"users": [
+    ///     {"id": 1, "name": "Ann", "role": "admin"},
+    ///     {"id": 2, "name": "Bo"},
+    ///     {"id": 3, "name": "Cy", "tags": ["a"]},
+    /// ]});
+    /// let fewest = EncoderOptions::new().fewest_tokens(count).to_string(&value)?;
+    /// let canonical = EncoderOptions::new().to_string(&value)?;
+    /// assert!(count(&fewest) <= count(&canonical));
+    /// # Ok::<(), agentwire_gcf::Error>(())
+    /// ```
+    #[must_use]
+    pub fn fewest_tokens(mut self, counter: impl TokenCounter + 'static) -> Self {
+        self.fewest = Some(Counter(std::sync::Arc::new(counter)));
+        self
+    }
+
     /// The deepest nesting the encoder accepts (default 128, the decoder's default limit);
     /// deeper values fail with `limit_exceeded` instead of overflowing the stack.
     #[must_use]
     pub fn max_depth(mut self, depth: usize) -> Self {
         self.max_depth = depth;
         self
+    }
+
+    /// Whether the current spec's encodings apply.
+    pub(crate) fn current(&self) -> bool {
+        self.spec != Spec::V3_1
     }
 }
 

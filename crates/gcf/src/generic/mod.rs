@@ -1,13 +1,19 @@
 //! The generic profile (spec §7): any serde value to and from GCF.
+//!
+//! Encoding (see `encode.rs` for the data flow): a `serde_json::Value` is read in place, any
+//! other `Serialize` value through a tape; both are one view (`view.rs`) for the planner
+//! (`plan.rs`, `fewest.rs`, `group.rs`), and the writer (`encode.rs`) writes what it decided.
 
 mod build;
 mod de;
-mod direct;
 mod encode;
+mod fewest;
+mod group;
 mod key;
+mod plan;
 mod stream;
 pub(crate) mod tape;
-mod value;
+mod view;
 
 use std::io;
 
@@ -138,46 +144,49 @@ pub fn from_reader<R: io::Read, T: DeserializeOwned>(reader: R) -> Result<T> {
 impl EncoderOptions {
     /// Encodes `value` with these options (see [`to_string`]).
     pub fn to_string<T: ?Sized + Serialize>(&self, value: &T) -> Result<String> {
-        // One pass when the first elements of the arrays tell their layout (nearly always);
-        // else through the tape, which decides every case and reports every error.
-        let mut out = String::with_capacity(1024);
-        out.push_str(HEADER);
         if let Some(value) = as_value(value) {
-            // A `serde_json::Value` is read in place, with look-ahead.
-            if value::write(value, self, &mut out).is_ok() {
-                return Ok(out);
-            }
-            return self.to_string_value(value);
+            // A `serde_json::Value` is read in place.
+            return self.encode_root(value, 1024);
         }
-        if direct::write(value, self, &mut out).is_ok() {
-            return Ok(out);
-        }
-        self.to_string_through_tape(value)
-    }
-
-    /// [`EncoderOptions::to_string`] through the tape only.
-    pub(crate) fn to_string_through_tape<T: ?Sized + Serialize>(
-        &self,
-        value: &T,
-    ) -> Result<String> {
         tape::with_tape(|tape| {
             tape.build(value, self.max_depth)?;
-            let mut out = String::with_capacity(HEADER.len() + tape.size_hint());
-            out.push_str(HEADER);
-            encode::Encoder::new(tape, self, &mut out).root()?;
-            Ok(out)
+            self.encode_tape(tape)
         })
     }
 
-    /// Encodes a `serde_json::Value` with these options (see [`to_string_value`]).
+    /// Encodes a `serde_json::Value` with these options through the tape (see
+    /// [`to_string_value`]).
     pub fn to_string_value(&self, value: &serde_json::Value) -> Result<String> {
         tape::with_tape(|tape| {
             tape.build_value(value, self.max_depth)?;
-            let mut out = String::with_capacity(HEADER.len() + tape.size_hint());
-            out.push_str(HEADER);
-            encode::Encoder::new(tape, self, &mut out).root()?;
-            Ok(out)
+            self.encode_tape(tape)
         })
+    }
+
+    fn encode_tape(&self, tape: &tape::Tape<'_>) -> Result<String> {
+        if tape.toks.is_empty() {
+            return Ok(HEADER.to_owned());
+        }
+        self.encode_root(tape.root(), HEADER.len() + tape.size_hint())
+    }
+
+    /// The payload of the value at `root`; with a token counter, the fewer-token one of the
+    /// searched and the canonical encoding.
+    fn encode_root<'v, N: view::Node<'v>>(&self, root: N, capacity: usize) -> Result<String> {
+        let mut out = String::with_capacity(capacity);
+        out.push_str(HEADER);
+        encode::encode(root, self, &mut out)?;
+        if let (Some(counter), true) = (&self.fewest, self.current()) {
+            let mut canonical = self.clone();
+            canonical.fewest = None;
+            let mut plain = String::with_capacity(out.len());
+            plain.push_str(HEADER);
+            encode::encode(root, &canonical, &mut plain)?;
+            if counter.0.count(&plain) < counter.0.count(&out) {
+                return Ok(plain);
+            }
+        }
+        Ok(out)
     }
 
     /// Encodes `value` into `writer` with these options (see [`to_writer`]).
