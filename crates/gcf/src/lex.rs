@@ -38,7 +38,7 @@ pub(crate) fn utf8(input: &[u8]) -> Result<&str> {
             } else {
                 (ErrorKind::InvalidUtf8, "malformed UTF-8 byte sequence")
             };
-            Err(Error::at(kind, line, column, message))
+            Err(Error::at_line(kind, line, column, message))
         }
     }
 }
@@ -78,10 +78,7 @@ impl<'a> Line<'a> {
 
     /// The position of `part`, a subslice of [`Line::text`].
     pub(crate) fn position_of(&self, part: &str) -> Position {
-        Position {
-            line: self.number,
-            column: self.column_of(part),
-        }
+        Position::new(self.number, self.column_of(part))
     }
 
     /// An error located at `part` (a subslice of [`Line::text`]).
@@ -98,7 +95,7 @@ impl<'a> Line<'a> {
     /// An error located at the start of the line's content.
     #[cold]
     pub(crate) fn error(&self, kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error::at(kind, self.number, self.indent + 1, message)
+        Error::at_line(kind, self.number, self.indent + 1, message)
     }
 
     /// The indentation in levels of two spaces; an odd number of spaces is `invalid_indent`.
@@ -113,7 +110,7 @@ impl<'a> Line<'a> {
 
     #[cold]
     fn odd_indent(&self) -> Error {
-        Error::at(
+        Error::at_line(
             ErrorKind::InvalidIndent,
             self.number,
             1,
@@ -247,7 +244,7 @@ impl<'a> Lines<'a> {
 
     #[cold]
     fn too_long(&self, at: Cursor, len: usize) -> Error {
-        Error::at(
+        Error::at_line(
             ErrorKind::LimitExceeded(crate::Limit::LineLength),
             at.number,
             1,
@@ -349,7 +346,7 @@ impl<'a> Lines<'a> {
                     at = next;
                     continue;
                 }
-                return Err(Error::at(
+                return Err(Error::at_line(
                     ErrorKind::TabIndentation,
                     line.number,
                     line.indent + 1,
@@ -1577,11 +1574,14 @@ mod tests {
     fn utf8_errors_have_positions() {
         assert_eq!(utf8(b"GCF\nab").unwrap(), "GCF\nab");
         let e = utf8(b"GCF profile=generic\nvalue=\xff\n").unwrap_err();
-        assert_eq!((e.code(), e.line(), e.column()), ("invalid_utf8", 2, 7));
+        assert_eq!(
+            (e.code(), e.line(), e.column()),
+            ("invalid_utf8", Some(2), Some(7))
+        );
         let e = utf8(b"GCF profile=generic\nv=\xed\xa0\x80\n").unwrap_err();
         assert_eq!(e.code(), "invalid_surrogate");
         let e = utf8(b"\xc3\xa9\n\xc3\xa9x\xff").unwrap_err();
-        assert_eq!((e.line(), e.column()), (2, 3));
+        assert_eq!((e.line(), e.column()), (Some(2), Some(3)));
     }
 
     #[test]
@@ -1809,7 +1809,7 @@ mod tests {
         assert_eq!(code(scalar_of("\"\\ué\"")), "invalid_escape");
         assert_eq!(code(scalar_of("\"\\é\"")), "invalid_escape");
         let e = scalar_of(r#""ab\q""#).unwrap_err();
-        assert_eq!((e.line(), e.column()), (2, 4));
+        assert_eq!((e.line(), e.column()), (Some(2), Some(4)));
     }
 
     #[test]

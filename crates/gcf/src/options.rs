@@ -143,7 +143,7 @@ impl Default for EncoderOptions {
 /// let deep = "GCF profile=generic\n## a\n  ## b\n    ## c\n      x=1\n";
 /// let err = DecoderOptions::new().max_depth(3).from_str::<Value>(deep).unwrap_err();
 /// assert_eq!(err.kind(), ErrorKind::LimitExceeded(Limit::Depth));
-/// assert_eq!((err.line(), err.column()), (4, 5));
+/// assert_eq!((err.line(), err.column()), (Some(4), Some(5)));
 /// assert!(DecoderOptions::new().max_depth(4).from_str::<Value>(deep).is_ok());
 /// ```
 ///

@@ -16,10 +16,10 @@ fn value(text: &str) -> Value {
 }
 
 /// The error code, line and column of decoding `text` into a `Value`.
-fn error(text: &str) -> (&'static str, usize, usize) {
+fn error(text: &str) -> (&'static str, u64, u64) {
     match from_str::<Value>(text) {
         Ok(v) => panic!("decoded {v} from\n{text}"),
-        Err(e) => (e.code(), e.line(), e.column()),
+        Err(e) => (e.code(), e.line().unwrap_or(0), e.column().unwrap_or(0)),
     }
 }
 
@@ -284,9 +284,12 @@ fn typed_targets() {
     .unwrap();
     assert_eq!(ints, (0, u128::MAX, -(10i128.pow(21)), 15));
     let e = from_str::<u8>("GCF profile=generic\n=300\n").unwrap_err();
-    assert_eq!((e.code(), e.line(), e.column()), ("custom", 2, 2));
+    assert_eq!(
+        (e.code(), e.line(), e.column()),
+        ("type_mismatch", Some(2), Some(2))
+    );
     let e = from_str::<String>("GCF profile=generic\n=42\n").unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Custom);
+    assert_eq!(e.kind(), ErrorKind::TypeMismatch);
     let floats: Vec<f64> =
         from_str("GCF profile=generic\n## [3]: 1e-400,0.1000000000000000055511151231257827,7\n")
             .unwrap();
@@ -301,10 +304,10 @@ fn typed_targets() {
         a: u8,
     }
     let e = from_str::<Strict>("GCF profile=generic\na=1\nb=2\n").unwrap_err();
-    assert_eq!((e.code(), e.line()), ("custom", 3));
+    assert_eq!((e.code(), e.line()), ("type_mismatch", Some(3)));
     // A tuple shorter than the array.
     let e = from_str::<(u8, u8)>("GCF profile=generic\n## [3]: 1,2,3\n").unwrap_err();
-    assert_eq!(e.code(), "custom");
+    assert_eq!(e.code(), "type_mismatch");
 }
 
 #[test]
@@ -355,14 +358,17 @@ fn readers_and_slices() {
         ErrorKind::LimitExceeded(agentwire_gcf::Limit::InputSize)
     );
     let e = from_slice::<Value>(b"GCF profile=generic\nvalue=\xff\n").unwrap_err();
-    assert_eq!((e.code(), e.line(), e.column()), ("invalid_utf8", 2, 7));
+    assert_eq!(
+        (e.code(), e.line(), e.column()),
+        ("invalid_utf8", Some(2), Some(7))
+    );
     let e = from_slice::<Value>(b"GCF profile=generic\nv=\"\xed\xa0\x80\"\n").unwrap_err();
     assert_eq!(e.code(), "invalid_surrogate");
 }
 
 #[test]
 fn every_generic_error_code_with_its_position() {
-    let cases: &[(&str, (&str, usize, usize))] = &[
+    let cases: &[(&str, (&str, u64, u64))] = &[
         ("", ("missing_header", 1, 1)),
         ("value=1\n", ("missing_header", 1, 1)),
         ("GCF2 profile=generic\n", ("missing_header", 1, 1)),
@@ -600,7 +606,7 @@ fn every_generic_error_code_with_its_position() {
         }
         let got = match from_str::<Value>(text) {
             Ok(_) => ("decoded", 0, 0),
-            Err(e) => (e.code(), e.line(), e.column()),
+            Err(e) => (e.code(), e.line().unwrap_or(0), e.column().unwrap_or(0)),
         };
         if &got != expected {
             wrong.push(format!("{text:?}: expected {expected:?}, got {got:?}"));

@@ -164,10 +164,7 @@ enum Body<'de> {
 
 #[cold]
 fn line_position(line: &Line<'_>) -> Position {
-    Position {
-        line: line.number,
-        column: line.indent + 1,
-    }
+    Position::new(line.number, line.indent + 1)
 }
 
 impl<'de> Parser<'de> {
@@ -538,7 +535,7 @@ impl<'de> Parser<'de> {
                 return Ok(());
             }
             let (at, _) = self.deferred[0];
-            return Err(Error::at(
+            return Err(Error::at_line(
                 ErrorKind::TruncatedInput,
                 self.lines.end_line(),
                 1,
@@ -606,7 +603,7 @@ fn out_of_range(lexeme: &str) -> Error {
 /// are `out_of_range` otherwise (spec §2.3.2: never silently approximate).
 fn visit_number<'de, V: Visitor<'de>>(lexeme: &'de str, visitor: V) -> Result<V::Value> {
     let widen = |e: Error| {
-        if e.kind() == ErrorKind::Custom {
+        if matches!(e.kind(), ErrorKind::Custom | ErrorKind::TypeMismatch) {
             out_of_range(lexeme)
         } else {
             e
@@ -1180,7 +1177,7 @@ impl<'de> Parser<'de> {
     fn other_member(&self, line: Line<'de>, level: usize) -> Result<(Cow<'de, str>, Pending<'de>)> {
         let mut pending = None;
         let key = self.member(line, level, &mut pending)?;
-        let pending = pending.ok_or_else(|| line.error(ErrorKind::Custom, "no value"))?;
+        let pending = pending.ok_or_else(|| line.error(ErrorKind::TypeMismatch, "no value"))?;
         Ok((key, pending))
     }
 }
@@ -1525,7 +1522,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
                     .map_err(|e| e.or_position(|| line_position(&line)))?;
                 if access.next_key_seed(SKIP)?.is_some() {
                     return Err(line.error(
-                        ErrorKind::Custom,
+                        ErrorKind::TypeMismatch,
                         "an enum variant is an object with exactly one member",
                     ));
                 }
@@ -1576,7 +1573,7 @@ impl<'a, 'de> ObjectAccess<'a, 'de> {
     fn end(&mut self, line: &Line<'de>) -> Result<()> {
         if self.pending.is_some() || self.next_key_seed(SKIP)?.is_some() {
             return Err(line.error(
-                ErrorKind::Custom,
+                ErrorKind::TypeMismatch,
                 "the object has more members than the target type reads",
             ));
         }
@@ -1634,10 +1631,12 @@ impl<'de> de::MapAccess<'de> for ObjectAccess<'_, 'de> {
             self.pending = None;
             return value;
         }
-        let pending = self
-            .pending
-            .take()
-            .ok_or_else(|| Error::new(ErrorKind::Custom, "a value was requested before its key"))?;
+        let pending = self.pending.take().ok_or_else(|| {
+            Error::new(
+                ErrorKind::TypeMismatch,
+                "a value was requested before its key",
+            )
+        })?;
         seed.deserialize(ValueDe {
             p: &mut *self.p,
             pending,
@@ -1658,7 +1657,7 @@ impl<'b, 'a, 'de> de::EnumAccess<'de> for EnumAccess<'b, 'a, 'de> {
         match self.access.next_key_seed(seed)? {
             Some(variant) => Ok((variant, self)),
             None => Err(Error::new(
-                ErrorKind::Custom,
+                ErrorKind::TypeMismatch,
                 "an enum variant is a string or an object with exactly one member",
             )),
         }
@@ -1708,7 +1707,7 @@ impl<'de> EnumAccess<'_, '_, 'de> {
         self.access
             .pending
             .take()
-            .ok_or_else(|| Error::new(ErrorKind::Custom, "an enum variant without a value"))
+            .ok_or_else(|| Error::new(ErrorKind::TypeMismatch, "an enum variant without a value"))
     }
 }
 
@@ -1746,7 +1745,7 @@ impl<'a, 'de> InlineSeq<'a, 'de> {
     fn end(&mut self) -> Result<()> {
         if self.values.as_mut().and_then(Iterator::next).is_some() {
             return Err(self.line.error_at(
-                ErrorKind::Custom,
+                ErrorKind::TypeMismatch,
                 self.at,
                 "the array has more elements than the target type reads",
             ));
@@ -1837,7 +1836,7 @@ impl<'de> ItemSeq<'_, 'de> {
                 )
             } else {
                 line.error(
-                    ErrorKind::Custom,
+                    ErrorKind::TypeMismatch,
                     "the array has more elements than the target type reads",
                 )
             });
@@ -2055,7 +2054,7 @@ impl<'de> RowSeq<'_, 'de> {
         if let Some(line) = self.next_row_line()? {
             if !done {
                 return Err(line.error(
-                    ErrorKind::Custom,
+                    ErrorKind::TypeMismatch,
                     "the array has more elements than the target type reads",
                 ));
             }
@@ -2409,7 +2408,7 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, 'de> {
             .map_err(|e| e.or_position(|| line_position(&line)))?;
         if access.value.is_some() || de::MapAccess::next_key_seed(&mut access, SKIP)?.is_some() {
             return Err(line.error(
-                ErrorKind::Custom,
+                ErrorKind::TypeMismatch,
                 "the row has more fields than the target type reads",
             ));
         }
@@ -2467,10 +2466,12 @@ impl<'de> de::MapAccess<'de> for RowAccess<'_, 'de> {
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        let c = self
-            .value
-            .take()
-            .ok_or_else(|| Error::new(ErrorKind::Custom, "a value was requested before its key"))?;
+        let c = self.value.take().ok_or_else(|| {
+            Error::new(
+                ErrorKind::TypeMismatch,
+                "a value was requested before its key",
+            )
+        })?;
         self.value_at(c, seed)
     }
 }
@@ -2636,7 +2637,7 @@ impl<'de> InlineObjectAccess<'de> {
     fn end(&mut self, line: &Line<'de>) -> Result<()> {
         if self.value.is_some() || self.index < self.fields.len() {
             return Err(line.error(
-                ErrorKind::Custom,
+                ErrorKind::TypeMismatch,
                 "the object has more members than the target type reads",
             ));
         }
@@ -2666,10 +2667,12 @@ impl<'de> de::MapAccess<'de> for InlineObjectAccess<'de> {
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        let token = self
-            .value
-            .take()
-            .ok_or_else(|| Error::new(ErrorKind::Custom, "a value was requested before its key"))?;
+        let token = self.value.take().ok_or_else(|| {
+            Error::new(
+                ErrorKind::TypeMismatch,
+                "a value was requested before its key",
+            )
+        })?;
         seed.deserialize(ScalarDe {
             line: &self.line,
             token,
