@@ -81,6 +81,24 @@ pub enum ErrorKind {
     /// inline schema.
     InlineWidthMismatch,
 
+    // --- Keyed maps, constant columns, value-grouping (spec v3.5 §7.2a, v3.6) ---
+    /// `invalid_keyed_map`: a keyed-map header `[N:]` with fewer than two fields, or a row
+    /// whose member key is not a string. (A zero count `[0:]` is `invalid_count`, a repeated
+    /// member key `duplicate_key`.)
+    InvalidKeyedMap,
+    /// `invalid_const_value`: a constant column (`name=value` in a field declaration) whose
+    /// value is empty, `~` or an attachment marker.
+    InvalidConstValue,
+    /// `no_bare_column`: every field of a table is a constant column, so rows carry nothing.
+    NoBareColumn,
+    /// `invalid_group_header`: a malformed `group=` clause or group sub-header
+    /// (`column=value [count]`), a group column that is undeclared, constant or the identity
+    /// column, a grouped table without one identity column `@name`, or a grouped row with an
+    /// attachment.
+    InvalidGroupHeader,
+    /// `duplicate_group`: two sub-headers of one grouped table name the same value.
+    DuplicateGroup,
+
     // --- Graph profile (spec §5, §6, §10) ---
     /// `invalid_node_line`: a symbol line without exactly five positional fields.
     InvalidNodeLine,
@@ -209,6 +227,11 @@ impl ErrorKind {
             ErrorKind::MissingAttachment => "missing_attachment",
             ErrorKind::DuplicateAttachment => "duplicate_attachment",
             ErrorKind::InlineWidthMismatch => "inline_width_mismatch",
+            ErrorKind::InvalidKeyedMap => "invalid_keyed_map",
+            ErrorKind::InvalidConstValue => "invalid_const_value",
+            ErrorKind::NoBareColumn => "no_bare_column",
+            ErrorKind::InvalidGroupHeader => "invalid_group_header",
+            ErrorKind::DuplicateGroup => "duplicate_group",
             ErrorKind::InvalidNodeLine => "invalid_node_line",
             ErrorKind::InvalidSymbolId => "invalid_symbol_id",
             ErrorKind::InvalidScore => "invalid_score",
@@ -260,6 +283,11 @@ impl ErrorKind {
         ErrorKind::MissingAttachment,
         ErrorKind::DuplicateAttachment,
         ErrorKind::InlineWidthMismatch,
+        ErrorKind::InvalidKeyedMap,
+        ErrorKind::InvalidConstValue,
+        ErrorKind::NoBareColumn,
+        ErrorKind::InvalidGroupHeader,
+        ErrorKind::DuplicateGroup,
         ErrorKind::InvalidNodeLine,
         ErrorKind::InvalidSymbolId,
         ErrorKind::InvalidScore,

@@ -122,7 +122,7 @@ pub use graph::{
     SymbolKey, Unchanged,
 };
 pub use header::{profile, Profile};
-pub use options::{DecoderOptions, EncoderOptions, Limits};
+pub use options::{DecoderOptions, EncoderOptions, Limits, Spec};
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

@@ -47,7 +47,7 @@ pub(crate) fn is_json_number(s: &str) -> bool {
 }
 
 /// Whether a JSON number lexeme is an integer lexeme (no fraction, no exponent).
-fn is_integer_lexeme(s: &str) -> bool {
+pub(crate) fn is_integer_lexeme(s: &str) -> bool {
     !s.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
 }
 

@@ -5,6 +5,7 @@ mod de;
 mod direct;
 mod encode;
 mod key;
+mod shape;
 mod stream;
 pub(crate) mod tape;
 mod value;
