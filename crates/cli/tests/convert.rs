@@ -353,7 +353,7 @@ fn decode_detects_the_format_by_header() {
 fn decode_errors_carry_the_codec_code_and_position() {
     one_line_error(
         1,
-        "agentwire: standard input is not valid GCF: count_mismatch: declared [2] but found 1 items at line 2",
+        "agentwire: standard input is not valid GCF: count_mismatch at line 2, column 4: declared [2] but found 1 items",
     )(
         agentwire()
             .arg("decode")

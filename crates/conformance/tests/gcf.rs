@@ -40,7 +40,10 @@ impl GcfCodec for AgentwireGcf {
     }
 
     fn decode(&self, text: &str) -> Result<Value, CodecError> {
-        agentwire_gcf::from_str(text).map_err(codec_error)
+        agentwire_gcf::DecoderOptions::new()
+            .spec(agentwire_gcf::Spec::V3_1)
+            .from_str(text)
+            .map_err(codec_error)
     }
 
     fn encode_graph(&self, graph: &Value) -> Result<String, CodecError> {
@@ -172,7 +175,7 @@ impl GcfCodec for AgentwireGcf {
         text: &str,
         options: &DecodeOptions,
     ) -> Result<Value, CodecError> {
-        let mut decoder = agentwire_gcf::DecoderOptions::new();
+        let mut decoder = agentwire_gcf::DecoderOptions::new().spec(agentwire_gcf::Spec::V3_1);
         if let Some(depth) = options.max_depth {
             decoder = decoder.max_depth(depth);
         }

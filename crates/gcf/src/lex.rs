@@ -38,7 +38,7 @@ pub(crate) fn utf8(input: &[u8]) -> Result<&str> {
             } else {
                 (ErrorKind::InvalidUtf8, "malformed UTF-8 byte sequence")
             };
-            Err(Error::at(kind, line, column, message))
+            Err(Error::at_line(kind, line, column, message))
         }
     }
 }
@@ -78,10 +78,7 @@ impl<'a> Line<'a> {
 
     /// The position of `part`, a subslice of [`Line::text`].
     pub(crate) fn position_of(&self, part: &str) -> Position {
-        Position {
-            line: self.number,
-            column: self.column_of(part),
-        }
+        Position::new(self.number, self.column_of(part))
     }
 
     /// An error located at `part` (a subslice of [`Line::text`]).
@@ -98,7 +95,7 @@ impl<'a> Line<'a> {
     /// An error located at the start of the line's content.
     #[cold]
     pub(crate) fn error(&self, kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error::at(kind, self.number, self.indent + 1, message)
+        Error::at_line(kind, self.number, self.indent + 1, message)
     }
 
     /// The indentation in levels of two spaces; an odd number of spaces is `invalid_indent`.
@@ -113,7 +110,7 @@ impl<'a> Line<'a> {
 
     #[cold]
     fn odd_indent(&self) -> Error {
-        Error::at(
+        Error::at_line(
             ErrorKind::InvalidIndent,
             self.number,
             1,
@@ -247,7 +244,7 @@ impl<'a> Lines<'a> {
 
     #[cold]
     fn too_long(&self, at: Cursor, len: usize) -> Error {
-        Error::at(
+        Error::at_line(
             ErrorKind::LimitExceeded(crate::Limit::LineLength),
             at.number,
             1,
@@ -349,7 +346,7 @@ impl<'a> Lines<'a> {
                     at = next;
                     continue;
                 }
-                return Err(Error::at(
+                return Err(Error::at_line(
                     ErrorKind::TabIndentation,
                     line.number,
                     line.indent + 1,
@@ -1170,6 +1167,18 @@ pub(crate) fn field_decl<'a>(
     Ok((fields, rest))
 }
 
+/// What a table's field declaration says of one field beyond its name (spec v3.3 §10a.1 and
+/// v3.6): an identity marker `@name`, or a constant column `name=value`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DeclExtra<'a> {
+    /// The field's index in the declaration.
+    pub(crate) index: usize,
+    /// `@name`: the identity (key) column.
+    pub(crate) identity: bool,
+    /// `name=value`: the constant's value token (trimmed), and the entry for positions.
+    pub(crate) value: Option<&'a str>,
+}
+
 /// [`field_decl`] into `fields` (which must be empty), returning the rest after `}`: a table
 /// header reuses the vector of a finished table.
 pub(crate) fn field_decl_into<'a>(
@@ -1180,11 +1189,31 @@ pub(crate) fn field_decl_into<'a>(
     invalid_kind: ErrorKind,
     fields: &mut Vec<Cow<'a, str>>,
 ) -> Result<&'a str> {
+    field_decl_ext(line, s, max_fields, name_kind, invalid_kind, fields, None)
+}
+
+/// [`field_decl_into`], and with `extras` the entries of the current spec's table headers:
+/// `@name` (identity) and `name=value` (constant) are recorded there (at most one of each per
+/// field), where without it they are errors.
+pub(crate) fn field_decl_ext<'a>(
+    line: &Line<'a>,
+    s: &'a str,
+    max_fields: usize,
+    name_kind: ErrorKind,
+    invalid_kind: ErrorKind,
+    fields: &mut Vec<Cow<'a, str>>,
+    mut extras: Option<&mut Vec<DeclExtra<'a>>>,
+) -> Result<&'a str> {
     debug_assert!(s.starts_with('{') && fields.is_empty());
     let b = s.as_bytes();
     let mut i = 1;
     loop {
         while matches!(b.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        let mut identity = false;
+        if extras.is_some() && b.get(i) == Some(&b'@') {
+            identity = true;
             i += 1;
         }
         let item = &s[i..];
@@ -1206,7 +1235,8 @@ pub(crate) fn field_decl_into<'a>(
                 ));
             }
             let next = item.as_bytes().get(n);
-            if next.is_some_and(|c| !matches!(c, b',' | b'}' | b' ' | b'\t')) {
+            let constant = extras.is_some() && next == Some(&b'=');
+            if !constant && next.is_some_and(|c| !matches!(c, b',' | b'}' | b' ' | b'\t')) {
                 let word_end = item.find([',', '}']).unwrap_or(item.len());
                 let word = &item[..word_end];
                 return Err(line.error_at(
@@ -1217,13 +1247,35 @@ pub(crate) fn field_decl_into<'a>(
             }
             (Cow::Borrowed(&item[..n]), &item[n..])
         };
-        let rest_trimmed = rest.trim_start_matches([' ', '\t']);
+        let mut rest_trimmed = rest.trim_start_matches([' ', '\t']);
         if fields.contains(&name) {
             return Err(line.error_at(
                 ErrorKind::DuplicateFieldName,
                 item,
                 format!("field {name:?} is declared twice"),
             ));
+        }
+        if let Some(extras) = extras.as_deref_mut() {
+            let mut value = None;
+            if let Some(after) = rest.strip_prefix('=') {
+                let (token, tail) = constant_token(line, after)?;
+                if identity {
+                    return Err(line.error_at(
+                        ErrorKind::InvalidKey,
+                        item,
+                        format!("the identity column @{name:?} cannot be a constant column"),
+                    ));
+                }
+                value = Some(token);
+                rest_trimmed = tail.trim_start_matches([' ', '\t']);
+            }
+            if identity || value.is_some() {
+                extras.push(DeclExtra {
+                    index: fields.len(),
+                    identity,
+                    value,
+                });
+            }
         }
         fields.push(name);
         if fields.len() > max_fields {
@@ -1246,6 +1298,30 @@ pub(crate) fn field_decl_into<'a>(
             }
         }
     }
+}
+
+/// The value token of a constant column (`name=value`, spec v3.6), `s` starting after the `=`:
+/// a quoted string to its closing quote, otherwise everything up to the next `,` or `}`; and
+/// the rest after it. The token is trimmed of spaces and tabs; whether it is a valid constant
+/// is the caller's to check.
+fn constant_token<'a>(line: &Line<'a>, s: &'a str) -> Result<(&'a str, &'a str)> {
+    let start = s.len() - s.trim_start_matches([' ', '\t']).len();
+    let body = &s[start..];
+    let end = if body.starts_with('"') {
+        match quoted_end(body) {
+            Some(end) => start + end,
+            None => {
+                return Err(line.error_at(
+                    ErrorKind::UnterminatedQuote,
+                    body,
+                    "unterminated quoted constant in a field declaration",
+                ))
+            }
+        }
+    } else {
+        s.find([',', '}']).unwrap_or(s.len())
+    };
+    Ok((trim(&s[..end]), &s[end..]))
 }
 
 /// A `[N]` count at the start of `b` (a decimal without leading zeros that fits `u64`) and
@@ -1300,10 +1376,37 @@ pub(crate) fn count<'a>(line: &Line<'a>, s: &'a str) -> Result<(Count, &'a str)>
     let Some(close) = memchr::memchr(b']', s.as_bytes()) else {
         return Err(line.error_at(ErrorKind::InvalidCount, s, "count bracket has no `]`"));
     };
+    Ok((count_inner(line, s, &s[1..close])?, &s[close + 1..]))
+}
+
+/// [`count`] with the keyed-map forms of spec v3.5 (`[N:]`, `[?:]`, §7.2a): the count,
+/// whether it is keyed, and the rest after `]`. Without `keyed_maps` a colon is
+/// `invalid_count`, as in v3.1.
+pub(crate) fn table_count<'a>(
+    line: &Line<'a>,
+    s: &'a str,
+    keyed_maps: bool,
+) -> Result<(Count, bool, &'a str)> {
+    debug_assert!(s.starts_with('['));
+    if let Some((n, close)) = known_count(s.as_bytes()) {
+        return Ok((Count::Known(n), false, &s[close + 1..]));
+    }
+    let Some(close) = memchr::memchr(b']', s.as_bytes()) else {
+        return Err(line.error_at(ErrorKind::InvalidCount, s, "count bracket has no `]`"));
+    };
     let inner = &s[1..close];
-    let rest = &s[close + 1..];
+    let (inner, keyed) = match inner.strip_suffix(':') {
+        Some(inner) if keyed_maps => (inner, true),
+        _ => (inner, false),
+    };
+    Ok((count_inner(line, s, inner)?, keyed, &s[close + 1..]))
+}
+
+/// The count inside a bracket (`?`, `0` or a decimal without leading zeros); `s` is the
+/// bracket, for the error's position.
+fn count_inner(line: &Line<'_>, s: &str, inner: &str) -> Result<Count> {
     if inner == "?" {
-        return Ok((Count::Deferred, rest));
+        return Ok(Count::Deferred);
     }
     let b = inner.as_bytes();
     let valid = match b.first() {
@@ -1314,7 +1417,7 @@ pub(crate) fn count<'a>(line: &Line<'a>, s: &'a str) -> Result<(Count, &'a str)>
     if !valid {
         return Err(invalid_count(line, s, inner));
     }
-    Ok((Count::Known(inner.parse().unwrap_or(u64::MAX)), rest))
+    Ok(Count::Known(inner.parse().unwrap_or(u64::MAX)))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1668,11 +1771,14 @@ mod tests {
     fn utf8_errors_have_positions() {
         assert_eq!(utf8(b"GCF\nab").unwrap(), "GCF\nab");
         let e = utf8(b"GCF profile=generic\nvalue=\xff\n").unwrap_err();
-        assert_eq!((e.code(), e.line(), e.column()), ("invalid_utf8", 2, 7));
+        assert_eq!(
+            (e.code(), e.line(), e.column()),
+            ("invalid_utf8", Some(2), Some(7))
+        );
         let e = utf8(b"GCF profile=generic\nv=\xed\xa0\x80\n").unwrap_err();
         assert_eq!(e.code(), "invalid_surrogate");
         let e = utf8(b"\xc3\xa9\n\xc3\xa9x\xff").unwrap_err();
-        assert_eq!((e.line(), e.column()), (2, 3));
+        assert_eq!((e.line(), e.column()), (Some(2), Some(3)));
     }
 
     #[test]
@@ -1900,7 +2006,7 @@ mod tests {
         assert_eq!(code(scalar_of("\"\\ué\"")), "invalid_escape");
         assert_eq!(code(scalar_of("\"\\é\"")), "invalid_escape");
         let e = scalar_of(r#""ab\q""#).unwrap_err();
-        assert_eq!((e.line(), e.column()), (2, 4));
+        assert_eq!((e.line(), e.column()), (Some(2), Some(4)));
     }
 
     #[test]

@@ -122,7 +122,7 @@ pub use graph::{
     SymbolKey, Unchanged,
 };
 pub use header::{profile, Profile};
-pub use options::{DecoderOptions, EncoderOptions, Limits, Spec, TokenCounter, UnknownSpec};
+pub use options::{DecoderOptions, EncoderOptions, Limits, Spec, TokenCounter};
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

@@ -47,7 +47,7 @@ pub(crate) fn is_json_number(s: &str) -> bool {
 }
 
 /// Whether a JSON number lexeme is an integer lexeme (no fraction, no exponent).
-fn is_integer_lexeme(s: &str) -> bool {
+pub(crate) fn is_integer_lexeme(s: &str) -> bool {
     !s.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
 }
 
@@ -425,6 +425,14 @@ pub(crate) fn write_lexeme_current(out: &mut String, lexeme: &str) -> Result<()>
             }
             Err(_) => Err(out_of_range(lexeme)),
         };
+    }
+    // A double: a lexeme the double nearest to it spells, with no more significant digits than
+    // a double needs (17) and no underflow to zero or overflow.
+    let d = decimal(lexeme)?;
+    let value = lexeme.parse::<f64>().unwrap_or(f64::NAN);
+    let underflow = value == 0.0 && !d.is_zero();
+    if value.is_finite() && !underflow && d.len() <= 17 {
+        return write_f64_current(out, value);
     }
     match parse(lexeme) {
         Number::F64(v) => write_f64_current(out, v),

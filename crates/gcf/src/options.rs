@@ -1,5 +1,70 @@
-//! Encoder and decoder configuration: [`EncoderOptions`], [`DecoderOptions`] and the decoder's
-//! [`Limits`].
+//! Encoder and decoder configuration: [`EncoderOptions`], [`DecoderOptions`], the decoder's
+//! [`Limits`], and the [`Spec`] version a payload is read by.
+
+/// The version of the GCF specification a payload is read by.
+///
+/// Every version from v3.1 on is *additive* on paper, but a few byte sequences read
+/// differently before and after a change: a tabular field literally named `"a>b"` is a key in
+/// v3.1 and a flattened path (`{"a":{"b":…}}`) from v3.2 on; `-0` is negative zero in v3.1 and
+/// the integer zero from v3.5; an integer beyond the signed 64-bit range is a number in v3.1 and
+/// `out_of_range` from v3.5.3. [`DecoderOptions::spec`] chooses; the default is
+/// [`Spec::V3_6`], the current specification, which reads everything any version from v3.1 on
+/// writes except where the two disagree (docs/gcf.md, "Versions", has the table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[non_exhaustive]
+pub enum Spec {
+    /// GCF v3.1 (tag v3.1.0, the 157-fixture suite): no flattening, keyed maps, constant
+    /// columns, value-grouping or identity columns; `-0` is negative zero; integers of any size.
+    V3_1,
+    /// The current specification: v3.5.3 (flattened `a>b` columns, keyed maps `[N:]`, the
+    /// generic delta's identity column, the int64 numeric domain, per-group graph trailers)
+    /// plus v3.6's constant columns (`name=value` in a field list) and value-grouping
+    /// (`group=`), as gcf-python 2.8.0 and the `gcf` crate 3.1.0 write them.
+    #[default]
+    V3_6,
+}
+
+impl Spec {
+    /// The newest version this crate implements, the default.
+    pub const LATEST: Spec = Spec::V3_6;
+
+    /// The version's name: `3.1` or `3.6`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Spec::V3_1 => "3.1",
+            Spec::V3_6 => "3.6",
+        }
+    }
+
+    /// Whether this version reads the additions after v3.1 (flattening and the rest).
+    #[inline]
+    pub(crate) fn current(self) -> bool {
+        self != Spec::V3_1
+    }
+}
+
+impl std::fmt::Display for Spec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Spec {
+    type Err = crate::Error;
+
+    /// `3.1` (or `v3.1`, `3.1.0`) and `3.6` (or `v3.6`, `3.5.3`, `current`, `latest`).
+    fn from_str(s: &str) -> crate::Result<Spec> {
+        let s = s.strip_prefix('v').unwrap_or(s);
+        match s {
+            "3.1" | "3.1.0" | "3.1.1" => Ok(Spec::V3_1),
+            "3.6" | "3.6.0" | "3.5" | "3.5.3" | "current" | "latest" => Ok(Spec::V3_6),
+            other => Err(crate::Error::new(
+                crate::ErrorKind::UnsupportedValue,
+                format!("unknown GCF spec version {other:?} (expected 3.1 or 3.6)"),
+            )),
+        }
+    }
+}
 
 /// Resource limits a decoder enforces (spec §12). Past any of them decoding fails with
 /// [`ErrorKind::LimitExceeded`], never with a crash, a stack overflow or a truncated value.
@@ -61,75 +126,6 @@ impl Default for Limits {
         Limits::DEFAULT
     }
 }
-
-/// The version of the GCF specification an encoder writes.
-///
-/// The versions after v3.1 call themselves additive, but they changed the canonical bytes of
-/// most payloads (nested objects in tables become `"a>b"` path columns, maps of objects become
-/// keyed tables, `-0` becomes `0`, large doubles take the exponent form, ...) and the meaning
-/// of one: a field literally named `a>b`. See docs/gcf.md for every difference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Spec {
-    /// GCF v3.1: exactly the bytes of the 157 upstream v3.1.0 fixtures and of its reference
-    /// encoder (gcf-go v1.2.0).
-    V3_1,
-    /// The current specification, what today's producers write: v3.5.3 as its 281 fixtures
-    /// pin it (flattened `a>b` columns, keyed maps `[N:]`, the int64/double numeric domain),
-    /// plus v3.6's constant columns (`{id,env=prod}`) as gcf-python 2.8.0 and the `gcf`
-    /// crate 3.1.0 write them.
-    #[default]
-    V3_6,
-}
-
-impl Spec {
-    /// The current specification ([`Spec::V3_6`]), the default.
-    pub const CURRENT: Spec = Spec::V3_6;
-
-    /// The version's name: `"3.1"` or `"3.6"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Spec::V3_1 => "3.1",
-            Spec::V3_6 => "3.6",
-        }
-    }
-}
-
-impl std::fmt::Display for Spec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Spec {
-    type Err = UnknownSpec;
-
-    /// `3.1` (also `v3.1`, `3.1.0`) or `3.6` (also `current`, `3.5`, `3.5.3`: the current
-    /// encoder writes the v3.5.3 bytes plus constant columns).
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim_start_matches(['v', 'V']) {
-            "3.1" | "3.1.0" | "3.1.1" => Ok(Spec::V3_1),
-            "3.6" | "3.6.0" | "3.5" | "3.5.3" | "current" => Ok(Spec::V3_6),
-            _ => Err(UnknownSpec(s.to_owned())),
-        }
-    }
-}
-
-/// A specification version [`Spec::from_str`](std::str::FromStr) does not know.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownSpec(String);
-
-impl std::fmt::Display for UnknownSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "unknown GCF version {:?} (known: 3.1, 3.6 = current)",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for UnknownSpec {}
 
 /// Counts the tokens of a text for [`EncoderOptions::fewest_tokens`]: any closure
 /// `Fn(&str) -> usize`, or (with the `tokens` feature) an `agentwire_tokens::Tokenizer`.
@@ -245,7 +241,7 @@ impl EncoderOptions {
     /// grouping, no token counting, nesting up to 128 levels.
     pub fn new() -> Self {
         EncoderOptions {
-            spec: Spec::CURRENT,
+            spec: Spec::LATEST,
             inline_schemas: true,
             shared_schemas: true,
             flatten: true,
@@ -403,7 +399,7 @@ impl Default for EncoderOptions {
 /// let deep = "GCF profile=generic\n## a\n  ## b\n    ## c\n      x=1\n";
 /// let err = DecoderOptions::new().max_depth(3).from_str::<Value>(deep).unwrap_err();
 /// assert_eq!(err.kind(), ErrorKind::LimitExceeded(Limit::Depth));
-/// assert_eq!((err.line(), err.column()), (4, 5));
+/// assert_eq!((err.line(), err.column()), (Some(4), Some(5)));
 /// assert!(DecoderOptions::new().max_depth(4).from_str::<Value>(deep).is_ok());
 /// ```
 ///
@@ -411,16 +407,45 @@ impl Default for EncoderOptions {
 pub struct DecoderOptions {
     pub(crate) limits: Limits,
     pub(crate) require_trailer: bool,
+    pub(crate) spec: Spec,
 }
 
 impl DecoderOptions {
-    /// The defaults: [`Limits::DEFAULT`], and a deferred `[?]` section without a trailer is an
-    /// error.
+    /// The defaults: [`Limits::DEFAULT`], the current spec ([`Spec::V3_6`]), and a deferred
+    /// `[?]` section without a trailer is an error.
     pub fn new() -> Self {
         DecoderOptions {
             limits: Limits::DEFAULT,
             require_trailer: true,
+            spec: Spec::LATEST,
         }
+    }
+
+    /// Reads payloads by `spec` (default [`Spec::V3_6`], the current specification). The one
+    /// reason to choose [`Spec::V3_1`] is a v3.1 producer whose bytes later versions read
+    /// differently (a field literally named `a>b`, `-0`, integers beyond 64 bits); it also
+    /// rejects what v3.1 does not define (keyed maps, constant columns and the rest).
+    ///
+    /// ```
+    /// use agentwire_gcf::{DecoderOptions, Spec};
+    /// use serde_json::{json, Value};
+    ///
+    /// let text = "GCF profile=generic\n## [1]{id,\"a>b\"}\n1|x\n";
+    /// let current: Value = DecoderOptions::new().from_str(text)?;
+    /// assert_eq!(current, json!([{"id": 1, "a": {"b": "x"}}]));
+    /// let v31: Value = DecoderOptions::new().spec(Spec::V3_1).from_str(text)?;
+    /// assert_eq!(v31, json!([{"id": 1, "a>b": "x"}]));
+    /// # Ok::<(), agentwire_gcf::Error>(())
+    /// ```
+    #[must_use]
+    pub fn spec(mut self, spec: Spec) -> Self {
+        self.spec = spec;
+        self
+    }
+
+    /// The version payloads are read by.
+    pub fn get_spec(&self) -> Spec {
+        self.spec
     }
 
     /// Replaces all limits.

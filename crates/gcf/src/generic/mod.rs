@@ -11,6 +11,7 @@ mod fewest;
 mod group;
 mod key;
 mod plan;
+mod shape;
 mod stream;
 pub(crate) mod tape;
 mod view;
