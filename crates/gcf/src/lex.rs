@@ -1500,9 +1500,7 @@ pub(crate) fn needs_quote_current(s: &str) -> bool {
     let b = s.as_bytes();
     match (b.first(), b.last()) {
         (Some(&first), Some(&last))
-            if PLAIN_FIRST[usize::from(first)]
-                && last != b' '
-                && !any_word(b, |x| special(x) | bracket(x)) =>
+            if PLAIN_FIRST[usize::from(first)] && last != b' ' && !any_word(b, special_current) =>
         {
             false
         }
@@ -1510,10 +1508,17 @@ pub(crate) fn needs_quote_current(s: &str) -> bool {
     }
 }
 
-/// Whether some byte of `x` is `[` or `{` (0x5b and 0x7b differ only in bit 5).
+/// [`special`], and `[` or `{` (0x5b and 0x7b differ only in bit 5, as `\\` and `|` do).
 #[inline(always)]
-fn bracket(x: u64) -> bool {
-    zero_bytes((x | (ONES * 0x20)) ^ (ONES * u64::from(b'{'))) != 0
+fn special_current(x: u64) -> bool {
+    let lower = x | (ONES * 0x20);
+    (x & HIGHS
+        | bytes_below(x, 0x20)
+        | zero_bytes(x ^ (ONES * u64::from(b'"')))
+        | zero_bytes(x ^ (ONES * u64::from(b',')))
+        | zero_bytes(lower ^ (ONES * u64::from(b'|')))
+        | zero_bytes(lower ^ (ONES * u64::from(b'{'))))
+        != 0
 }
 
 /// [`needs_quote_current`] in full.
@@ -1698,9 +1703,82 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
 }
 
 /// Appends a string value under the current spec's rule ([`needs_quote_current`]).
-#[inline]
+#[inline(always)]
 pub(crate) fn write_str_current(out: &mut String, s: &str) {
     if needs_quote_current(s) {
+        write_quoted(out, s);
+    } else {
+        out.push_str(s);
+    }
+}
+
+/// Where a string value is written, for the quoting of fewest-tokens encodings, which quotes
+/// only what the context needs (spec §2.4 names the active delimiter; every current decoder
+/// splits only on it): `|` in cells, `,` in inline arrays, and `#`, `@`, `.` only at the start
+/// of a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// A tabular cell or a positional value (`|` splits); `first` when it begins the line.
+    Cell { first: bool },
+    /// An inline array element (`,` splits).
+    Element,
+    /// A `key=value`, `@i =value`, `.key =value` or root `=value` (nothing splits).
+    Value,
+}
+
+/// Whether a string value must be quoted at `place` (see [`Place`]): the current rule
+/// ([`needs_quote_current`]) without the delimiter the place does not split on and without
+/// the line-start prefixes where the value does not start a line.
+pub(crate) fn needs_quote_at(s: &str, place: Place) -> bool {
+    if !needs_quote_current(s) {
+        return false;
+    }
+    let b = s.as_bytes();
+    let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
+        return true;
+    };
+    if matches!(s, "-" | "~" | "^" | "true" | "false")
+        || (b.len() >= 3 && first == b'^' && b[1] == b'{' && last == b'}')
+        || number::is_json_number(s)
+        || first == b' '
+        || last == b' '
+        || inline_array_pattern(b)
+    {
+        return true;
+    }
+    let second = b.get(1).copied();
+    let third = b.get(2).copied();
+    let digit = |c: Option<u8>| c.is_some_and(|c| c.is_ascii_digit());
+    // Numeric-like: `[+-].?digit`, `.digit`, `0digit`.
+    if (matches!(first, b'+' | b'-') && (digit(second) || (second == Some(b'.') && digit(third))))
+        || (first == b'.' && digit(second))
+        || (first == b'0' && digit(second))
+    {
+        return true;
+    }
+    if matches!(first, b'#' | b'@' | b'.') && place == (Place::Cell { first: true }) {
+        return true;
+    }
+    for ch in s.chars() {
+        let quote = match ch {
+            '"' | '\\' => true,
+            '|' => matches!(place, Place::Cell { .. }),
+            ',' => place == Place::Element,
+            c if (c as u32) < 0x20 => true,
+            c if ('\u{80}'..='\u{9f}').contains(&c) => true,
+            c if (c as u32) > 0x7f && (c.is_whitespace() || c == '\u{feff}') => true,
+            _ => false,
+        };
+        if quote {
+            return true;
+        }
+    }
+    false
+}
+
+/// Appends a string value at `place` with the quoting of [`needs_quote_at`].
+pub(crate) fn write_str_at(out: &mut String, s: &str, place: Place) {
+    if needs_quote_at(s, place) {
         write_quoted(out, s);
     } else {
         out.push_str(s);

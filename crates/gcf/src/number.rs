@@ -397,7 +397,7 @@ pub(crate) fn out_of_range(value: &str) -> Error {
 }
 
 /// Writes an unsigned integer under the current spec: within int64, or `out_of_range`.
-#[inline]
+#[inline(always)]
 pub(crate) fn write_u64_current(out: &mut String, value: u64) -> Result<()> {
     if value > i64::MAX as u64 {
         return Err(out_of_range(itoa::Buffer::new().format(value)));

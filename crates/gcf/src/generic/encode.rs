@@ -19,7 +19,7 @@
 use super::plan::{ArrayForm, Form, Table};
 use super::view::{Node, Scalar};
 use crate::error::{Error, ErrorKind, Limit, Result};
-use crate::lex;
+use crate::lex::{self, Place};
 use crate::number;
 use crate::options::EncoderOptions;
 
@@ -213,6 +213,8 @@ pub(crate) struct Encoder<'v, 'o, N> {
     slots: Vec<Vec<Option<N>>>,
     /// The fewest-tokens search, with a token counter.
     pub(crate) fewest: Option<Box<super::fewest::Search<'o>>>,
+    /// Strings are quoted only as their context needs (fewest tokens).
+    pub(crate) minimal: bool,
 }
 
 /// Encodes the value at `root` into `out` (after the header, which is the caller's).
@@ -243,6 +245,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             } else {
                 None
             },
+            minimal: current && opts.fewest.is_some(),
         }
     }
 
@@ -255,8 +258,16 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         Ok(())
     }
 
+    /// Writes a scalar at `place` (which decides a string's quoting in fewest-tokens
+    /// encodings).
     #[inline(always)]
-    fn scalar(&mut self, scalar: Scalar<'_>) -> Result<()> {
+    pub(crate) fn scalar(&mut self, scalar: Scalar<'_>, place: Place) -> Result<()> {
+        if self.minimal {
+            if let Scalar::Str(s) = scalar {
+                lex::write_str_at(&mut self.out, s, place);
+                return Ok(());
+            }
+        }
         write_scalar(&mut self.out, scalar, self.current)
     }
 
@@ -298,7 +309,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         self.out.push_str(" =");
                     }
                 }
-                self.scalar(scalar)?;
+                self.scalar(scalar, Place::Value)?;
                 self.out.push('\n');
                 Ok(())
             }
@@ -415,7 +426,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         self.out.push(',');
                     }
                     if let Some(scalar) = item.scalar() {
-                        self.scalar(scalar)?;
+                        self.scalar(scalar, Place::Element)?;
                     }
                 }
                 self.out.push('\n');
@@ -424,6 +435,11 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             ArrayForm::Table => {
                 // The rows are objects one level down.
                 self.enter(level + 1)?;
+                if self.fewest.is_some() && matches!(head, Head::Root | Head::Member(_)) {
+                    if let Some((key, group)) = self.fewest_grouping(head, items, depth, level)? {
+                        return self.write_grouped(head, items, &key, &group, depth);
+                    }
+                }
                 let top = matches!(head, Head::Root | Head::Member(_));
                 let body = head.body(depth);
                 let table =
@@ -584,12 +600,22 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         let mut first = true;
         let mut nested = false;
         if let Some(key) = key {
-            self.scalar(Scalar::Str(key))?;
+            self.scalar(Scalar::Str(key), Place::Cell { first: true })?;
             first = false;
         }
         if table.aligned {
             for ((_, value), field) in row.members().zip(&table.fields) {
-                self.cell(field, Some(value), r, &mut first, &mut nested)?;
+                match (field.form, value.scalar()) {
+                    (Form::Cells, Some(scalar)) => {
+                        // The common cell, inline.
+                        if !first {
+                            self.out.push('|');
+                        }
+                        self.scalar(scalar, Place::Cell { first })?;
+                        first = false;
+                    }
+                    _ => self.cell(field, Some(value), r, &mut first, &mut nested)?,
+                }
             }
         } else {
             fill(table, row, slots);
@@ -649,11 +675,12 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 if !*first {
                     self.out.push('|');
                 }
+                let place = Place::Cell { first: *first };
                 *first = false;
                 match value {
                     None => self.out.push('~'),
                     Some(value) => match value.scalar() {
-                        Some(scalar) => self.scalar(scalar)?,
+                        Some(scalar) => self.scalar(scalar, place)?,
                         None => {
                             self.out.push('^');
                             *nested = true;
@@ -683,8 +710,8 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                     if !*first {
                         self.out.push('|');
                     }
+                    self.scalar(scalar, Place::Cell { first: *first })?;
                     *first = false;
-                    self.scalar(scalar)?;
                 }
                 None => self.flat_cells(value, first)?,
             }
@@ -742,7 +769,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                     self.out.push('|');
                 }
                 if let Some(scalar) = cell.scalar() {
-                    self.scalar(scalar)?;
+                    self.scalar(scalar, Place::Cell { first: j == 0 })?;
                 }
             }
             self.out.push('\n');
@@ -786,7 +813,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         self.out.push('|');
                     }
                     if let Some(scalar) = value.scalar() {
-                        self.scalar(scalar)?;
+                        self.scalar(scalar, Place::Cell { first: j == 0 })?;
                     }
                 }
             } else {
@@ -795,7 +822,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         self.out.push('|');
                     }
                     match row.get(name).and_then(Node::scalar) {
-                        Some(scalar) => self.scalar(scalar)?,
+                        Some(scalar) => self.scalar(scalar, Place::Cell { first: j == 0 })?,
                         None => self.out.push('~'),
                     }
                 }

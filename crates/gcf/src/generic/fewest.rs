@@ -44,6 +44,8 @@ pub(crate) struct Search<'o> {
     keyed: HashMap<(usize, usize), bool>,
     /// A table's field forms.
     tables: HashMap<(usize, usize), Vec<(Form, bool)>>,
+    /// An array's value grouping: its key and group columns.
+    grouping: HashMap<(usize, usize), Option<(String, String)>>,
     /// Scratch buffers for candidates.
     scratch: Vec<String>,
 }
@@ -56,6 +58,7 @@ impl<'o> Search<'o> {
             tabular: HashMap::new(),
             keyed: HashMap::new(),
             tables: HashMap::new(),
+            grouping: HashMap::new(),
             scratch: Vec::new(),
         }
     }
@@ -126,6 +129,37 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         let tabular = table <= expanded;
         self.search().tabular.insert(key, tabular);
         Ok(tabular)
+    }
+
+    /// The key and group columns to value-group an array of records by (at nesting
+    /// `level`, under `head` at `depth`), if grouping has the fewest tokens.
+    pub(crate) fn fewest_grouping(
+        &mut self,
+        head: Head<'_>,
+        items: N,
+        depth: usize,
+        level: usize,
+    ) -> Result<Option<(String, String)>> {
+        let key = (items.id(), depth);
+        if let Some(found) = self.search().grouping.get(&key) {
+            return Ok(found.clone());
+        }
+        // While deciding, the array is written as a table.
+        self.search().grouping.insert(key, None);
+        let Some((id, groups)) = self.group_candidates(items) else {
+            return Ok(None);
+        };
+        let mut best = self.cost(|e| e.array(head, items, depth, level))?;
+        let mut choice = None;
+        for group in groups {
+            let tokens = self.cost(|e| e.write_grouped(head, items, id, group, depth))?;
+            if tokens < best {
+                best = tokens;
+                choice = Some((id.to_owned(), group.to_owned()));
+            }
+        }
+        self.search().grouping.insert(key, choice.clone());
+        Ok(choice)
     }
 
     /// Whether an object of objects (at nesting `level`, under `head` at `depth`) is written

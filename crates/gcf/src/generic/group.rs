@@ -17,11 +17,11 @@
 
 use std::collections::HashMap;
 
-use super::encode::{write_scalar, Encoder};
-use super::plan::Table;
+use super::encode::{write_const, write_scalar, Encoder, Head};
+use super::plan::{Form, Table};
 use super::view::Node;
 use crate::error::{Error, ErrorKind, Result};
-use crate::lex;
+use crate::lex::{self, Place};
 use crate::number;
 
 #[cold]
@@ -36,53 +36,58 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
     /// Writes the root, value-grouped by the options' columns.
     pub(crate) fn grouped_root(&mut self, root: N) -> Result<()> {
         let Some(grouping) = self.opts.grouping.as_ref() else {
-            return self.value(super::encode::Head::Root, root, 0, 0);
+            return self.value(Head::Root, root, 0, 0);
         };
         let (key, group) = (grouping.key.as_str(), grouping.group.as_str());
-        let table = self.group_plan(root, key, group)?;
-        let written = self.grouped(root, &table, key, group);
-        self.give_table(table);
-        written
-    }
-
-    /// Scans a root array for grouping by `group` with `key` as the identity column, or says
-    /// why it cannot be.
-    pub(crate) fn group_plan(&mut self, root: N, key: &str, group: &str) -> Result<Table<'v, N>> {
         if !root.is_array() {
             return Err(not_groupable("the root must be an array"));
         }
-        if root.len() == 0 {
+        self.enter(1)?;
+        self.write_grouped(Head::Root, root, key, group, 0)
+    }
+
+    /// Scans an array (at nesting level 1) for grouping by `group` with `key` as the identity
+    /// column, or says why it cannot be.
+    pub(crate) fn group_plan(&mut self, items: N, key: &str, group: &str) -> Result<Table<'v, N>> {
+        if items.len() == 0 {
             return Err(not_groupable("the array is empty"));
         }
         if key == group {
             return Err(not_groupable("the key and group columns must differ"));
         }
-        if root.elements().any(|row| !row.is_object()) {
+        if items.elements().any(|row| !row.is_object()) {
             return Err(not_groupable("every element must be an object"));
         }
         self.enter(2)?;
+        let table = self.group_scan(items);
+        let n = items.len();
+        if let Some(why) = self.group_problem(&table, items, key, group, n) {
+            self.give_table(table);
+            return Err(not_groupable(&why));
+        }
+        Ok(table)
+    }
+
+    /// The scan and canonical plan of an array's records for grouping: constants, no
+    /// flattening, schemas or attachments.
+    fn group_scan(&mut self, items: N) -> Table<'v, N> {
         let mut allow = self.allow(true, false);
         allow.flatten = false;
         allow.inline = false;
         allow.shared = false;
         allow.gt_attach = false;
+        allow.constants = true;
         let mut table = self.take_table();
-        self.scan(&mut table, root.elements(), allow, 2);
-        let n = root.len();
-        let problem = self.group_problem(&table, root, key, group, n);
-        if let Some(why) = problem {
-            self.give_table(table);
-            return Err(not_groupable(&why));
-        }
-        self.canonical(&mut table, n, allow);
-        Ok(table)
+        self.scan(&mut table, items.elements(), allow, 2);
+        self.canonical(&mut table, items.len(), allow);
+        table
     }
 
-    /// Why a scanned root table cannot be grouped, if it cannot.
+    /// Why a scanned table cannot be grouped, if it cannot.
     fn group_problem(
         &self,
         table: &Table<'v, N>,
-        root: N,
+        items: N,
         key: &str,
         group: &str,
         n: usize,
@@ -114,35 +119,93 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
                 "the group column {group:?} must be present in every record"
             ));
         }
-        let mut seen = std::collections::HashSet::new();
-        let mut text = String::new();
-        for row in root.elements() {
-            text.clear();
-            let scalar = row.get(key).and_then(Node::scalar);
-            if let Some(scalar) = scalar {
-                if write_scalar(&mut text, scalar, true).is_err() {
-                    return None; // the write reports it
-                }
-            }
-            if !seen.insert(text.clone()) {
-                return Some(format!(
-                    "the key column {key:?} must be unique, and {text} repeats"
-                ));
-            }
+        if !self.unique(items, key) {
+            return Some(format!("the key column {key:?} must be unique"));
         }
         None
     }
 
-    /// Writes a grouped root table (planned by [`Encoder::group_plan`]).
+    /// Whether the values of column `key` (present in every record) are written differently.
+    fn unique(&self, items: N, key: &str) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        for row in items.elements() {
+            let mut text = String::new();
+            if let Some(scalar) = row.get(key).and_then(Node::scalar) {
+                if write_scalar(&mut text, scalar, true).is_err() {
+                    return false;
+                }
+            }
+            if !seen.insert(text) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The columns a fewest-tokens encoding may group an array's records by without loss:
+    /// the first column whose values are unique as the key, and each other column that every
+    /// record has, whose records of one value are adjacent (the order is kept) and that
+    /// repeats a value (else grouping cannot save). `None` if the records are not all scalars.
+    pub(crate) fn group_candidates(&mut self, items: N) -> Option<(&'v str, Vec<&'v str>)> {
+        if items.len() < 2 || items.elements().any(|row| !row.is_object()) {
+            return None;
+        }
+        let table = self.group_scan(items);
+        let n = items.len();
+        let scalars = table.facts.iter().all(|f| f.objects + f.arrays == 0);
+        let key = table
+            .names
+            .iter()
+            .zip(&table.facts)
+            .find_map(|(name, facts)| {
+                (facts.present as usize == n && facts.nulls == 0 && self.unique(items, name))
+                    .then_some(*name)
+            });
+        let candidates = match (scalars, key) {
+            (true, Some(key)) => table
+                .names
+                .iter()
+                .zip(&table.facts)
+                .filter(|(name, facts)| **name != key && facts.present as usize == n)
+                .filter(|(name, _)| adjacent_runs(items, name))
+                .map(|(name, _)| *name)
+                .take(4)
+                .collect(),
+            _ => Vec::new(),
+        };
+        self.give_table(table);
+        let key = key?;
+        (!candidates.is_empty()).then_some((key, candidates))
+    }
+
+    /// Plans and writes an array (its records at nesting level 2 at most) value-grouped by
+    /// `group` with the identity column `key`.
+    pub(crate) fn write_grouped(
+        &mut self,
+        head: Head<'_>,
+        items: N,
+        key: &str,
+        group: &str,
+        depth: usize,
+    ) -> Result<()> {
+        let table = self.group_plan(items, key, group)?;
+        let written = self.grouped(head, items, &table, key, group, depth);
+        self.give_table(table);
+        written
+    }
+
+    /// Writes an array as a value-grouped table under `head` at `depth` (planned by
+    /// [`Encoder::group_plan`] or chosen by the fewest-tokens search).
     pub(crate) fn grouped(
         &mut self,
-        root: N,
+        head: Head<'_>,
+        items: N,
         table: &Table<'v, N>,
         key: &str,
         group: &str,
+        depth: usize,
     ) -> Result<()> {
-        use super::plan::Form;
-        let rows: Vec<N> = root.elements().collect();
+        let rows: Vec<N> = items.elements().collect();
         // Groups in order of first appearance, by their value as written.
         let mut order: Vec<(String, Vec<usize>)> = Vec::new();
         let mut index: HashMap<String, usize> = HashMap::new();
@@ -160,7 +223,8 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
                 }
             }
         }
-        self.out.push_str("## [");
+        head.write(&mut self.out, depth, false);
+        self.out.push('[');
         number::write_u64(&mut self.out, rows.len() as u64);
         self.out.push_str("]{");
         for (j, (name, field)) in table.names.iter().zip(&table.fields).enumerate() {
@@ -174,7 +238,7 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
                 lex::write_key(&mut self.out, name);
                 self.out.push('=');
                 if let Some(scalar) = field.node.and_then(Node::scalar) {
-                    super::encode::write_const(&mut self.out, scalar)?;
+                    write_const(&mut self.out, scalar)?;
                 }
             } else {
                 lex::write_key(&mut self.out, name);
@@ -183,7 +247,12 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         self.out.push_str("} group=");
         lex::write_key(&mut self.out, group);
         self.out.push('\n');
+        let body = match head {
+            Head::Root => 0,
+            _ => depth,
+        };
         for (value, members) in &order {
+            lex::indent(&mut self.out, body);
             lex::write_key(&mut self.out, group);
             self.out.push('=');
             self.out.push_str(value);
@@ -192,6 +261,7 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             self.out.push_str("]\n");
             for &r in members {
                 let row = rows[r];
+                lex::indent(&mut self.out, body);
                 let mut first = true;
                 for (name, field) in table.names.iter().zip(&table.fields) {
                     if *name == group || (*name != key && field.form == Form::Const) {
@@ -200,15 +270,39 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
                     if !first {
                         self.out.push('|');
                     }
-                    first = false;
                     match row.get(name).and_then(Node::scalar) {
-                        Some(scalar) => write_scalar(&mut self.out, scalar, true)?,
+                        Some(scalar) => self.scalar(scalar, Place::Cell { first })?,
                         None => self.out.push('~'),
                     }
+                    first = false;
                 }
                 self.out.push('\n');
             }
         }
         Ok(())
     }
+}
+
+/// Whether the records with one value of column `name` are adjacent, and some value
+/// repeats.
+fn adjacent_runs<'v, N: Node<'v>>(items: N, name: &str) -> bool {
+    let mut seen: Vec<String> = Vec::new();
+    let mut repeats = false;
+    let mut text = String::new();
+    for row in items.elements() {
+        text.clear();
+        if let Some(scalar) = row.get(name).and_then(Node::scalar) {
+            if write_scalar(&mut text, scalar, true).is_err() {
+                return false;
+            }
+        }
+        if seen.last() == Some(&text) {
+            repeats = true;
+        } else if seen.contains(&text) {
+            return false;
+        } else {
+            seen.push(text.clone());
+        }
+    }
+    repeats
 }

@@ -28,8 +28,12 @@ pub use stream::{GenericStreamEncoder, ListWriter, TableWriter};
 
 /// Whether serde_json is built with `arbitrary_precision` (Cargo may unify the feature in from
 /// anywhere in the build): then a `Number` serializes as its private struct.
+#[inline]
 pub(crate) fn arbitrary_precision() -> bool {
     static AP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if let Some(&ap) = AP.get() {
+        return ap;
+    }
     *AP.get_or_init(|| {
         let mut tape = tape::Tape::default();
         tape.build(&serde_json::Number::from(1u8), 4).is_ok()

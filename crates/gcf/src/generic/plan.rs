@@ -228,6 +228,15 @@ pub(crate) fn same_scalar(a: Scalar<'_>, b: Scalar<'_>, current: bool) -> bool {
         (Scalar::Bool(x), Scalar::Bool(y)) => x == y,
         (Scalar::U64(x), Scalar::U64(y)) => x == y,
         (Scalar::I64(x), Scalar::I64(y)) => x == y,
+        (Scalar::U64(x), Scalar::I64(y)) | (Scalar::I64(y), Scalar::U64(x)) => {
+            i64::try_from(x).is_ok_and(|x| x == y)
+        }
+        // Distinct doubles have distinct shortest digits; the zeros are both `0` in the
+        // current spec (v3.1 writes `-0`).
+        (Scalar::F64(x), Scalar::F64(y)) => {
+            x.to_bits() == y.to_bits() || (current && x == 0.0 && y == 0.0)
+        }
+        (Scalar::Lexeme(x), Scalar::Lexeme(y)) if x == y => true,
         (Scalar::Str(_) | Scalar::Null | Scalar::Bool(_), _)
         | (_, Scalar::Str(_) | Scalar::Null | Scalar::Bool(_)) => false,
         // Numbers of different types (or floats): compared as written (`1.0` is written `1`).
@@ -400,7 +409,10 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             flatten: current && opts.flatten,
             inline: opts.inline_schemas,
             shared: opts.shared_schemas,
-            constants: current && opts.constant_columns && top && !keyed,
+            // Constant columns where the canonical encoders put them (root and member
+            // tables); fewest-tokens encodings, in any table but a keyed one (every current
+            // decoder reads them there).
+            constants: current && opts.constant_columns && !keyed && (top || self.fewest.is_some()),
             gt_attach: current,
         }
     }
@@ -466,7 +478,38 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         let mut nrows = 0u32;
         for (r, row) in rows.enumerate() {
             nrows += 1;
-            for (pos, (key, value)) in row.members().enumerate() {
+            let mut done = 0;
+            if r > 0 && table.aligned {
+                // Rows usually list the union's keys in its order: matched in step.
+                let Table {
+                    names, facts, keys, ..
+                } = &mut *table;
+                for ((name, facts), (key, value)) in
+                    names.iter().zip(facts.iter_mut()).zip(row.members())
+                {
+                    if !key_eq(name, key) {
+                        break;
+                    }
+                    done += 1;
+                    facts.present += 1;
+                    if value.is_scalar() {
+                        if value.is_null() {
+                            facts.nulls += 1;
+                        } else {
+                            facts.scalars += 1;
+                        }
+                        if facts.constant {
+                            facts.constant = self.same_as_row0(facts.row0, value);
+                        }
+                    } else {
+                        self.note(facts, keys, value, allow, budget);
+                    }
+                }
+                if done == row.len() {
+                    continue;
+                }
+            }
+            for (pos, (key, value)) in row.members().enumerate().skip(done) {
                 let c = match table.find(key, pos) {
                     Some(c) => c,
                     None => table.add(key),
@@ -474,7 +517,26 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
                 if c != pos {
                     table.aligned = false;
                 }
-                self.note(table, c, r, value, allow, budget);
+                let Table { facts, keys, .. } = &mut *table;
+                let facts = &mut facts[c];
+                facts.present += 1;
+                if r == 0 {
+                    facts.row0 = Some(value);
+                }
+                if value.is_scalar() {
+                    if value.is_null() {
+                        facts.nulls += 1;
+                    } else {
+                        facts.scalars += 1;
+                    }
+                    if r == 0 {
+                        facts.constant = allow.constants;
+                    } else if facts.constant {
+                        facts.constant = self.same_as_row0(facts.row0, value);
+                    }
+                } else {
+                    self.note(facts, keys, value, allow, budget);
+                }
             }
         }
         // A field some row lacks is not constant, and the rows are not aligned.
@@ -486,80 +548,57 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         }
     }
 
-    /// Takes note of `value`, field `c`'s value in row `r`.
-    #[inline]
+    /// Whether a scalar is written as row 0's value is.
+    #[inline(never)]
+    fn same_as_row0(&self, row0: Option<N>, value: N) -> bool {
+        match (row0.and_then(Node::scalar), value.scalar()) {
+            (Some(a), Some(b)) => same_scalar(a, b, self.current),
+            _ => false,
+        }
+    }
+
+    /// Takes note of a container, a field's value in some row (`keys` holds the field
+    /// unions of shared array schemas).
+    #[inline(never)]
     fn note(
         &self,
-        table: &mut Table<'v, N>,
-        c: usize,
-        r: usize,
+        facts: &mut Facts<N>,
+        keys: &mut Vec<&'v str>,
         value: N,
         allow: Allow,
         budget: usize,
     ) {
-        let current = self.current;
-        let facts = &mut table.facts[c];
-        facts.present += 1;
-        if r == 0 {
-            facts.row0 = Some(value);
-        }
-        match value.scalar() {
-            Some(scalar) => {
-                if allow.constants {
-                    if r == 0 {
-                        facts.constant = true;
-                    } else if facts.constant {
-                        let first = facts.row0.and_then(|row0| row0.scalar());
-                        facts.constant =
-                            first.is_some_and(|first| same_scalar(first, scalar, current));
-                    }
+        facts.constant = false;
+        if value.is_object() {
+            facts.objects += 1;
+            if !(facts.flat || facts.inline) {
+                return;
+            }
+            match facts.shape {
+                None => {
+                    facts.shape = Some(value);
+                    facts.inline = facts.inline && all_scalar(value);
+                    facts.flat = facts.flat && allow.flatten && flat_shape(value, budget);
                 }
-                if matches!(scalar, Scalar::Null) {
-                    facts.nulls += 1;
-                } else {
-                    facts.scalars += 1;
-                    facts.flat = false;
-                    facts.inline = false;
-                    facts.shared = false;
+                Some(shape) => {
+                    if facts.inline && !same_keys(shape, value) {
+                        facts.inline = false;
+                    }
+                    if facts.flat && !same_shape(shape, value) {
+                        facts.flat = false;
+                    }
                 }
             }
-            None if value.is_object() => {
-                facts.objects += 1;
-                facts.constant = false;
-                facts.shared = false;
-                if !(facts.flat || facts.inline) {
-                    return;
-                }
-                match facts.shape {
-                    None => {
-                        facts.shape = Some(value);
-                        facts.inline = facts.inline && all_scalar(value);
-                        facts.flat = facts.flat && allow.flatten && flat_shape(value, budget);
-                    }
-                    Some(shape) => {
-                        if facts.inline && !same_keys(shape, value) {
-                            facts.inline = false;
-                        }
-                        if facts.flat && !same_shape(shape, value) {
-                            facts.flat = false;
-                        }
-                    }
-                }
-                if facts.flat && all_null(value) {
-                    // All leaves null would decode as a null object.
-                    facts.flat = false;
-                }
-            }
-            None => {
-                facts.arrays += 1;
-                facts.constant = false;
+            if facts.flat && all_null(value) {
+                // All leaves null would decode as a null object.
                 facts.flat = false;
-                facts.inline = false;
-                if facts.shared && allow.shared {
-                    match shared_union(&mut table.keys, value, facts.union) {
-                        Some(found) => facts.union = found,
-                        None => facts.shared = false,
-                    }
+            }
+        } else {
+            facts.arrays += 1;
+            if facts.shared && allow.shared {
+                match shared_union(keys, value, facts.union) {
+                    Some(found) => facts.union = found,
+                    None => facts.shared = false,
                 }
             }
         }
