@@ -539,6 +539,20 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         self.paths(&mut path, shape, &mut first);
                     }
                 }
+                Form::Sparse => {
+                    let (from, to) = field.union;
+                    for key in &table.keys[from as usize..to as usize] {
+                        if !first {
+                            self.out.push(',');
+                        }
+                        first = false;
+                        path.clear();
+                        path.push_str(name);
+                        path.push('>');
+                        path.push_str(key);
+                        lex::write_key(&mut self.out, &path);
+                    }
+                }
                 Form::Const => {
                     if !first {
                         self.out.push(',');
@@ -614,13 +628,13 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         self.scalar(scalar, Place::Cell { first })?;
                         first = false;
                     }
-                    _ => self.cell(field, Some(value), r, &mut first, &mut nested)?,
+                    _ => self.cell(table, field, Some(value), r, &mut first, &mut nested)?,
                 }
             }
         } else {
             fill(table, row, slots);
             for (value, field) in slots.iter().zip(&table.fields) {
-                self.cell(field, *value, r, &mut first, &mut nested)?;
+                self.cell(table, field, *value, r, &mut first, &mut nested)?;
             }
         }
         if nested {
@@ -649,6 +663,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     #[inline]
     fn cell(
         &mut self,
+        table: &Table<'v, N>,
         field: &super::plan::FieldPlan<N>,
         value: Option<N>,
         r: usize,
@@ -657,6 +672,24 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     ) -> Result<()> {
         match field.form {
             Form::Const => {}
+            Form::Sparse => {
+                let (from, to) = field.union;
+                for key in &table.keys[from as usize..to as usize] {
+                    if !*first {
+                        self.out.push('|');
+                    }
+                    let place = Place::Cell { first: *first };
+                    *first = false;
+                    match value {
+                        None => self.out.push('~'),
+                        Some(object) if !object.is_object() => self.out.push('-'),
+                        Some(object) => match object.get(key).and_then(Node::scalar) {
+                            Some(scalar) => self.scalar(scalar, place)?,
+                            None => self.out.push('~'),
+                        },
+                    }
+                }
+            }
             Form::Attach => *nested |= value.is_some(),
             Form::Flat => match value {
                 Some(object) if object.is_object() => self.flat_cells(object, first)?,

@@ -229,11 +229,18 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             let shared = [false, true];
             let forms: &[Form] = match choices[f].0 {
                 Form::Attach => &[Form::Attach],
-                _ => &[Form::Flat, Form::Inline, Form::Const, Form::Cells],
+                _ => &[
+                    Form::Flat,
+                    Form::Sparse,
+                    Form::Inline,
+                    Form::Const,
+                    Form::Cells,
+                ],
             };
             for &form in forms {
                 let possible = match form {
                     Form::Flat => option.flat,
+                    Form::Sparse => option.sparse && !all_null_rows(table, f, rows.clone()),
                     Form::Inline => option.inline,
                     Form::Const => option.constant,
                     Form::Cells | Form::Attach => true,
@@ -273,6 +280,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
 
     /// Sets a table's field plans to `choices`.
     fn apply(&self, table: &mut Table<'v, N>, choices: &[(Form, bool)]) {
+        table.keys.truncate(table.shared_keys);
         let plans: Vec<_> = choices
             .iter()
             .enumerate()
@@ -303,4 +311,19 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             e.table(Head::Member(""), table, rows, n, depth, level)
         })
     }
+}
+
+/// Whether some row's object for field `f` has every key of the field's sparse union, each
+/// null: flattened, it would read back as a null object.
+fn all_null_rows<'v, N: Node<'v>, I: Iterator<Item = N>>(
+    table: &Table<'v, N>,
+    f: usize,
+    rows: I,
+) -> bool {
+    let (Some(name), Some(union)) = (table.names.get(f), table.sparse.get(f)) else {
+        return true;
+    };
+    rows.filter_map(|row| row.get(name))
+        .filter(|value| value.is_object())
+        .any(|object| object.len() == union.len() && object.members().all(|(_, v)| v.is_null()))
 }

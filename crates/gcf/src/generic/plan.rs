@@ -41,6 +41,10 @@ pub(crate) enum Form {
     Const,
     /// Path columns `"name>key"`, one per scalar leaf (v3.2 §7.4.6).
     Flat,
+    /// Path columns `"name>key"` for the union of the keys of one-level objects that differ
+    /// between rows, `~` for a key a row's object lacks (fewest tokens; every current decoder
+    /// reads it, spec §7.4.6.2 rule 3).
+    Sparse,
     /// A column of objects written as positional bodies, `^{keys}` on row 0 (§7.4.5.1).
     Inline,
     /// Not a column (the name holds `>`, v3.2 §7.4.6.1.4): an attachment in each row that
@@ -57,8 +61,10 @@ pub(crate) struct FieldPlan<N> {
     /// `Const`: row 0's value. `Flat`: the object whose keys are the paths. `Inline`: row 0's
     /// object, whose keys are the schema.
     pub(crate) node: Option<N>,
-    /// `Flat`: the number of leaf columns.
+    /// `Flat`, `Sparse`: the number of leaf columns.
     pub(crate) leaves: u32,
+    /// `Sparse`: the keys, in `Table::keys`.
+    pub(crate) union: (u32, u32),
 }
 
 /// A table's plan: its field union and how each field is written.
@@ -75,6 +81,11 @@ pub(crate) struct Table<'v, N> {
     pub(crate) nests: bool,
     /// A keyed map's key column label (`key`, `_key`, ...), when the rows are its members.
     pub(crate) label: Option<&'static str>,
+    /// Per field, the union of the keys of its objects, for sparse flattening (fewest
+    /// tokens only).
+    pub(crate) sparse: Vec<Vec<&'v str>>,
+    /// How much of `keys` the scan filled (shared schemas); sparse unions are added after.
+    pub(crate) shared_keys: usize,
     /// Finds fields by name.
     index: ColumnIndex<'v>,
     /// What the scan found, per field.
@@ -90,6 +101,8 @@ impl<N> Default for Table<'_, N> {
             aligned: true,
             nests: false,
             label: None,
+            sparse: Vec::new(),
+            shared_keys: 0,
             index: ColumnIndex::default(),
             facts: Vec::new(),
         }
@@ -104,6 +117,8 @@ impl<'v, N: Node<'v>> Table<'v, N> {
         self.aligned = true;
         self.nests = false;
         self.label = None;
+        self.sparse.clear();
+        self.shared_keys = 0;
         self.index.clear();
         self.facts.clear();
     }
@@ -113,12 +128,13 @@ impl<'v, N: Node<'v>> Table<'v, N> {
     pub(crate) fn declare(&mut self, names: &[&'v str]) {
         self.clear();
         for name in names {
-            self.add(name);
+            self.add(name, false);
             self.fields.push(FieldPlan {
                 form: Form::Cells,
                 shared: None,
                 node: None,
                 leaves: 0,
+                union: (0, 0),
             });
         }
         self.aligned = false;
@@ -130,10 +146,13 @@ impl<'v, N: Node<'v>> Table<'v, N> {
         self.index.find(&self.names, key, hint)
     }
 
-    fn add(&mut self, key: &'v str) -> usize {
+    fn add(&mut self, key: &'v str, sparse: bool) -> usize {
         let c = self.names.len();
         self.names.push(key);
         self.facts.push(Facts::new());
+        if sparse {
+            self.sparse.push(Vec::new());
+        }
         self.index.added(&self.names);
         c
     }
@@ -199,6 +218,8 @@ pub(crate) struct Facts<N> {
     /// A shared array schema is still possible; its field union in `Table::keys`.
     shared: bool,
     union: (u32, u32),
+    /// Sparse flattening is still possible (its union in `Table::sparse`).
+    sparse: bool,
 }
 
 impl<N> Facts<N> {
@@ -216,6 +237,7 @@ impl<N> Facts<N> {
             inline: true,
             shared: true,
             union: (0, 0),
+            sparse: true,
         }
     }
 }
@@ -347,6 +369,11 @@ pub(crate) struct Allow {
     pub(crate) constants: bool,
     /// Fields named with `>` are attachments (the current spec).
     pub(crate) gt_attach: bool,
+    /// Objects whose keys differ between rows may be flattened (fewest tokens).
+    pub(crate) sparse: bool,
+    /// The fewest keys of an inline object schema: 3 canonically (§7.4.5.1), 1 for fewest
+    /// tokens (every current decoder reads smaller schemas).
+    pub(crate) inline_min: usize,
 }
 
 impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
@@ -414,6 +441,8 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             // decoder reads them there).
             constants: current && opts.constant_columns && !keyed && (top || self.fewest.is_some()),
             gt_attach: current,
+            sparse: current && opts.flatten && self.fewest.is_some(),
+            inline_min: if self.fewest.is_some() { 1 } else { 3 },
         }
     }
 
@@ -482,10 +511,17 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             if r > 0 && table.aligned {
                 // Rows usually list the union's keys in its order: matched in step.
                 let Table {
-                    names, facts, keys, ..
+                    names,
+                    facts,
+                    keys,
+                    sparse,
+                    ..
                 } = &mut *table;
-                for ((name, facts), (key, value)) in
-                    names.iter().zip(facts.iter_mut()).zip(row.members())
+                for (c, ((name, facts), (key, value))) in names
+                    .iter()
+                    .zip(facts.iter_mut())
+                    .zip(row.members())
+                    .enumerate()
                 {
                     if !key_eq(name, key) {
                         break;
@@ -502,7 +538,7 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
                             facts.constant = self.same_as_row0(facts.row0, value);
                         }
                     } else {
-                        self.note(facts, keys, value, allow, budget);
+                        self.note(facts, keys, sparse.get_mut(c), value, allow, budget);
                     }
                 }
                 if done == row.len() {
@@ -512,12 +548,17 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             for (pos, (key, value)) in row.members().enumerate().skip(done) {
                 let c = match table.find(key, pos) {
                     Some(c) => c,
-                    None => table.add(key),
+                    None => table.add(key, allow.sparse),
                 };
                 if c != pos {
                     table.aligned = false;
                 }
-                let Table { facts, keys, .. } = &mut *table;
+                let Table {
+                    facts,
+                    keys,
+                    sparse,
+                    ..
+                } = &mut *table;
                 let facts = &mut facts[c];
                 facts.present += 1;
                 if r == 0 {
@@ -535,10 +576,11 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
                         facts.constant = self.same_as_row0(facts.row0, value);
                     }
                 } else {
-                    self.note(facts, keys, value, allow, budget);
+                    self.note(facts, keys, sparse.get_mut(c), value, allow, budget);
                 }
             }
         }
+        table.shared_keys = table.keys.len();
         // A field some row lacks is not constant, and the rows are not aligned.
         for facts in &mut table.facts {
             if facts.present != nrows {
@@ -564,6 +606,7 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         &self,
         facts: &mut Facts<N>,
         keys: &mut Vec<&'v str>,
+        sparse: Option<&mut Vec<&'v str>>,
         value: N,
         allow: Allow,
         budget: usize,
@@ -571,6 +614,9 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         facts.constant = false;
         if value.is_object() {
             facts.objects += 1;
+            if facts.sparse {
+                facts.sparse = sparse.is_some_and(|union| sparse_union(union, value));
+            }
             if !(facts.flat || facts.inline) {
                 return;
             }
@@ -652,7 +698,7 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             .any(|(f, facts)| match f.form {
                 Form::Attach => facts.present > 0,
                 Form::Cells | Form::Inline => facts.objects + facts.arrays > 0,
-                Form::Const | Form::Flat => false,
+                Form::Const | Form::Flat | Form::Sparse => false,
             });
     }
 
@@ -674,12 +720,20 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
     /// The field plan of field `f` in a chosen form.
     pub(crate) fn field_plan(
         &self,
-        table: &Table<'v, N>,
+        table: &mut Table<'v, N>,
         f: usize,
         form: Form,
         shared: bool,
     ) -> FieldPlan<N> {
-        plan_of(&table.facts[f], form, shared)
+        let mut plan = plan_of(&table.facts[f], form, shared);
+        if form == Form::Sparse {
+            let union = &table.sparse[f];
+            let start = table.keys.len() as u32;
+            table.keys.extend_from_slice(union);
+            plan.union = (start, table.keys.len() as u32);
+            plan.leaves = union.len() as u32;
+        }
+        plan
     }
 }
 
@@ -691,13 +745,45 @@ fn plan_of<'v, N: Node<'v>>(facts: &Facts<N>, form: Form, shared: bool) -> Field
         node: match form {
             Form::Const | Form::Inline => facts.row0,
             Form::Flat => facts.shape,
-            Form::Cells | Form::Attach => None,
+            Form::Cells | Form::Attach | Form::Sparse => None,
         },
         leaves: match (form, facts.shape) {
             (Form::Flat, Some(shape)) => leaf_count(shape),
             _ => 0,
         },
+        union: (0, 0),
     }
+}
+
+/// Adds the keys of `object` to the union of a field's objects, if it can be flattened
+/// sparsely: at least one member, every value a scalar, keys that are not empty and hold no
+/// `>`, in an order the union keeps (each row's keys a subsequence of the union, so that the
+/// decoded objects keep their order).
+fn sparse_union<'v, N: Node<'v>>(union: &mut Vec<&'v str>, object: N) -> bool {
+    if object.len() == 0 {
+        return false;
+    }
+    let mut last: Option<usize> = None;
+    for (pos, (key, value)) in object.members().enumerate() {
+        if !value.is_scalar() || key.is_empty() || key.contains('>') {
+            return false;
+        }
+        let at = match union.get(pos) {
+            Some(name) if key_eq(name, key) => pos,
+            _ => match union.iter().position(|name| key_eq(name, key)) {
+                Some(at) => at,
+                None => {
+                    union.push(key);
+                    union.len() - 1
+                }
+            },
+        };
+        if last.is_some_and(|last| at <= last) {
+            return false;
+        }
+        last = Some(at);
+    }
+    true
 }
 
 /// The union of an array's field names, if it is a non-empty table of scalar rows whose
@@ -768,6 +854,7 @@ fn shared_union<'v, N: Node<'v>>(
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct FieldOptions {
     pub(crate) flat: bool,
+    pub(crate) sparse: bool,
     pub(crate) attach: bool,
     pub(crate) inline: bool,
     pub(crate) shared: bool,
@@ -791,7 +878,9 @@ impl FieldOptions {
             && containers_only
             && facts.arrays == 0
             && facts.row0.is_some_and(Node::is_object)
-            && facts.shape.is_some_and(|shape| shape.len() >= 3);
+            && facts
+                .shape
+                .is_some_and(|shape| shape.len() >= allow.inline_min);
         let shared = allow.shared
             && facts.shared
             && facts.arrays > 0
@@ -804,8 +893,17 @@ impl FieldOptions {
             && facts.constant
             && facts.present as usize == nrows
             && !attach;
+        let sparse = allow.sparse
+            && !flat
+            && facts.sparse
+            && facts.objects > 0
+            && containers_only
+            && facts.arrays == 0
+            && !name.is_empty()
+            && !name.contains('>');
         FieldOptions {
             flat,
+            sparse,
             attach,
             inline,
             shared,
