@@ -100,6 +100,7 @@
 mod error;
 mod generic;
 mod graph;
+mod keyed;
 // The lexical layer, numbers and the header are shared by both profiles; not every item is
 // used by each yet.
 #[allow(dead_code)]
@@ -122,6 +123,10 @@ pub use graph::{
     SymbolKey, Unchanged,
 };
 pub use header::{profile, Profile};
+pub use keyed::{
+    Emission, GenericDelta, GenericPayload, GenericSession, GenericSessionDecoder, KeyedSet,
+    Reanchor,
+};
 pub use options::{DecoderOptions, EncoderOptions, Limits, Spec};
 
 #[doc = include_str!("../README.md")]

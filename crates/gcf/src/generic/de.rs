@@ -1352,7 +1352,7 @@ fn plain_scalar(token: &str) -> Option<Value> {
 /// A value-position scalar token as `Build` makes it from [`ScalarDe`]: [`plain_scalar`]
 /// first, [`visit_scalar`] for the rest.
 #[inline(always)]
-fn scalar_value(spec: Spec, line: &Line<'_>, token: &str) -> Result<Value> {
+pub(crate) fn scalar_value(spec: Spec, line: &Line<'_>, token: &str) -> Result<Value> {
     match plain_scalar(token) {
         Some(value) => Ok(value),
         None => visit_scalar(spec, line, token, Build),
