@@ -375,37 +375,12 @@ impl<'de> Parser<'de> {
                     }
                 }
             };
-            let declared = Declared {
-                line: &line,
-                names: Vec::new(),
-                extras: &extras,
-                keyed,
-                group,
-                identity: self.identity,
-                flatten: current,
-            };
-            let mut declared = declared;
-            // The names are moved into the check only when a layout is possible at all.
-            if keyed || declared.group.is_some() || !extras.is_empty() || current {
-                declared.names = std::mem::take(Rc::make_mut(&mut fields));
-                if shape::needed(&declared) {
-                    let spec = self.spec;
-                    let (cells, shape) = Shape::new(declared, |line, token| {
-                        visit_scalar(spec, line, token, Build)
-                    })?;
-                    *Rc::make_mut(&mut fields) = cells;
-                    return Ok(Pending::Array {
-                        line,
-                        at: s,
-                        count,
-                        body: Body::Rows {
-                            fields,
-                            level,
-                            shape: Some(Rc::new(shape)),
-                        },
-                    });
-                }
-                *Rc::make_mut(&mut fields) = declared.names;
+            let shaped = keyed
+                || group.is_some()
+                || !extras.is_empty()
+                || (current && fields.iter().any(|name| shape::is_path(name)));
+            if shaped {
+                return self.shaped_table(line, s, count, fields, level, &extras, keyed, group);
             }
             Body::Rows {
                 fields,
@@ -426,6 +401,47 @@ impl<'de> Parser<'de> {
             at: s,
             count,
             body,
+        })
+    }
+
+    /// The pending table of a header with a layout beyond its field names (see [`Shape`]).
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn shaped_table(
+        &self,
+        line: Line<'de>,
+        at: &'de str,
+        count: Count,
+        mut fields: Fields<'de>,
+        level: usize,
+        extras: &[lex::DeclExtra<'de>],
+        keyed: bool,
+        group: Option<(Cow<'de, str>, &'de str)>,
+    ) -> Result<Pending<'de>> {
+        let declared = Declared {
+            line: &line,
+            names: std::mem::take(Rc::make_mut(&mut fields)),
+            extras,
+            keyed,
+            group,
+            identity: self.identity,
+            flatten: self.spec.current(),
+        };
+        let spec = self.spec;
+        let (cells, shape) = Shape::new(declared, |line, token| {
+            visit_scalar(spec, line, token, Build)
+        })?;
+        *Rc::make_mut(&mut fields) = cells;
+        Ok(Pending::Array {
+            line,
+            at,
+            count,
+            body: Body::Rows {
+                fields,
+                level,
+                shape: Some(Rc::new(shape)),
+            },
         })
     }
 
@@ -2238,20 +2254,27 @@ struct Table<'de> {
     children: Vec<Option<Child<'de>>>,
     /// Where the current row's attachment region ends.
     after_row: Cursor,
-    /// The table's layout beyond its field names, when its header has one.
-    shape: Layout<'de>,
+    /// The table's layout beyond its field names and its state, when its header has one
+    /// (boxed: plain tables stay small to move).
+    shaped: Option<Box<Shaped<'de>>>,
     /// The current row's attachments for `>`-named members, which are never columns (spec
     /// §7.4.6.1.4): after the row's other members, in their order.
     extras: Vec<(Cow<'de, str>, Child<'de>)>,
+    /// Whether the last row had an `@N` prefix (so attachments).
+    row_has_id: bool,
+}
+
+/// A shaped table's layout and what its rows have shown so far.
+struct Shaped<'de> {
+    shape: Rc<Shape<'de>>,
     /// Value-grouping: the current group's sub-header, the rows it still declares, and the
     /// group values seen.
     group: Option<Group<'de>>,
     group_left: u64,
     groups: HashSet<String>,
-    /// The identity values seen, in a table with an identity column (spec §10a.1: unique).
+    /// The identity values (or a keyed map's member keys) seen: they are unique (spec
+    /// §10a.1, §7.2a.4).
     ids: HashSet<String>,
-    /// Whether the last row had an `@N` prefix (so attachments).
-    row_has_id: bool,
 }
 
 /// A value-grouping sub-header `column=value [n]` (spec v3.6).
@@ -2289,19 +2312,40 @@ impl<'de> Table<'de> {
                 offset: 0,
                 number: 0,
             },
-            shape,
+            shaped: shape.map(|shape| {
+                Box::new(Shaped {
+                    shape,
+                    group: None,
+                    group_left: 0,
+                    groups: HashSet::new(),
+                    ids: HashSet::new(),
+                })
+            }),
             extras: Vec::new(),
-            group: None,
-            group_left: 0,
-            groups: HashSet::new(),
-            ids: HashSet::new(),
             row_has_id: false,
         }
     }
 
-    /// Whether the table is value-grouped.
-    fn grouped(&self) -> bool {
-        self.shape.as_ref().is_some_and(|s| s.group.is_some())
+    /// The table's layout, if it has one.
+    fn shape(&self) -> Option<&Rc<Shape<'de>>> {
+        self.shaped.as_ref().map(|s| &s.shape)
+    }
+
+    /// The current value group, in a grouped table.
+    fn group(&self) -> Option<&Group<'de>> {
+        self.shaped.as_ref().and_then(|s| s.group.as_ref())
+    }
+
+    /// The rows the current group still declares.
+    fn group_left(&self) -> u64 {
+        self.shaped.as_ref().map_or(0, |s| s.group_left)
+    }
+
+    /// Counts a row against its group.
+    fn count_grouped_row(&mut self) {
+        if let Some(shaped) = &mut self.shaped {
+            shaped.group_left = shaped.group_left.saturating_sub(1);
+        }
     }
 
     /// The inline schema established for column `c`, if any.
@@ -2340,11 +2384,7 @@ struct RowSeq<'a, 'de> {
 impl<'de> RowSeq<'_, 'de> {
     /// The next line if it is a row of this table.
     fn next_row_line(&mut self) -> Result<Option<Line<'de>>> {
-        if self.st.group_left == 0
-            && self.st.shape.is_some()
-            && self.st.grouped()
-            && !self.group_header()?
-        {
+        if self.st.shaped.is_some() && !self.group_ready()? {
             return Ok(None);
         }
         if !self.p.lines.has_next()? {
@@ -2388,7 +2428,7 @@ impl<'de> RowSeq<'_, 'de> {
                 ));
             }
         }
-        if self.st.group_left > 0 {
+        if self.st.group_left() > 0 {
             return Err(self.group_short());
         }
         self.p
@@ -2398,7 +2438,7 @@ impl<'de> RowSeq<'_, 'de> {
     /// A group's sub-header declares more rows than follow it.
     #[cold]
     fn group_short(&self) -> Error {
-        let (line, token) = match &self.st.group {
+        let (line, token) = match self.st.group() {
             Some(g) => (g.line, g.token),
             None => (self.st.line, self.st.at),
         };
@@ -2407,9 +2447,21 @@ impl<'de> RowSeq<'_, 'de> {
             token,
             format!(
                 "the group declares {} more rows than follow its sub-header",
-                self.st.group_left
+                self.st.group_left()
             ),
         )
+    }
+
+    /// In a grouped table whose current group has all its rows, reads the next group's
+    /// sub-header: `false` when the table ends there. `true` for any other table.
+    #[cold]
+    #[inline(never)]
+    fn group_ready(&mut self) -> Result<bool> {
+        let grouped = self.st.shape().is_some_and(|s| s.group.is_some());
+        if !grouped || self.st.group_left() > 0 {
+            return Ok(true);
+        }
+        self.group_header()
     }
 
     /// Reads the sub-header `column=value [n]` that opens the next group of a grouped table
@@ -2437,8 +2489,7 @@ impl<'de> RowSeq<'_, 'de> {
         };
         let group = self
             .st
-            .shape
-            .as_ref()
+            .shape()
             .and_then(|s| s.group.as_ref())
             .cloned()
             .unwrap_or_default();
@@ -2452,7 +2503,10 @@ impl<'de> RowSeq<'_, 'de> {
             ));
         }
         let value = scalar_value(self.p.spec, &line, token)?;
-        if !self.st.groups.insert(value.to_string()) {
+        let Some(shaped) = &mut self.st.shaped else {
+            return Ok(false);
+        };
+        if !shaped.groups.insert(value.to_string()) {
             return Err(line.error_at(
                 ErrorKind::DuplicateGroup,
                 token,
@@ -2460,8 +2514,8 @@ impl<'de> RowSeq<'_, 'de> {
             ));
         }
         self.p.lines.advance();
-        self.st.group = Some(Group { line, token, value });
-        self.st.group_left = count;
+        shaped.group = Some(Group { line, token, value });
+        shaped.group_left = count;
         Ok(true)
     }
 
@@ -2470,7 +2524,7 @@ impl<'de> RowSeq<'_, 'de> {
     #[cold]
     #[inline(never)]
     fn check_shaped_row(&mut self, line: &Line<'de>, has_id: bool, markers: bool) -> Result<()> {
-        let Some(shape) = self.st.shape.clone() else {
+        let Some(shape) = self.st.shape().cloned() else {
             return Ok(());
         };
         if shape.group.is_some() && (has_id || markers) {
@@ -2507,7 +2561,7 @@ impl<'de> RowSeq<'_, 'de> {
                      as another scalar)",
                 ));
             };
-            if !self.st.ids.insert(key.into_owned()) {
+            if !self.seen_id(key.into_owned()) {
                 return Err(duplicate_member(line, token));
             }
         }
@@ -2521,7 +2575,7 @@ impl<'de> RowSeq<'_, 'de> {
                 ));
             }
             let id = scalar_value(self.p.spec, line, cell.token)?;
-            if !self.st.ids.insert(id.to_string()) {
+            if !self.seen_id(id.to_string()) {
                 return Err(line.error_at(
                     ErrorKind::DuplicateKey,
                     cell.token,
@@ -2533,6 +2587,14 @@ impl<'de> RowSeq<'_, 'de> {
             }
         }
         Ok(())
+    }
+
+    /// Records an identity (or member key) of a shaped table: `false` if seen before.
+    fn seen_id(&mut self, id: String) -> bool {
+        self.st
+            .shaped
+            .as_mut()
+            .is_none_or(|shaped| shaped.ids.insert(id))
     }
 
     /// Splits a row line into cells and finds its attachments.
@@ -2585,7 +2647,7 @@ impl<'de> RowSeq<'_, 'de> {
                 ),
             ));
         }
-        if st.shape.is_some() {
+        if st.shaped.is_some() {
             self.check_shaped_row(&line, has_id, markers)?;
         }
         let st = &mut self.st;
@@ -2733,8 +2795,8 @@ impl<'de> RowSeq<'_, 'de> {
         }
         self.st.after_row = self.p.lines.cursor();
         self.st.row_has_id = has_id;
-        if self.st.group_left > 0 {
-            self.st.group_left -= 1;
+        if self.st.shaped.is_some() {
+            self.st.count_grouped_row();
         }
         Ok(())
     }
@@ -2794,7 +2856,7 @@ impl<'de> RowSeq<'_, 'de> {
                 .map_err(|e| e.or_position(|| line_position(&row)))?;
             values.push(Some(value));
         }
-        let (key, mut members) = match self.st.shape.clone() {
+        let (key, mut members) = match self.st.shape().cloned() {
             None => (None, self.p.templates.object(&self.st.fields, &mut values)),
             Some(shape) => self.shaped_object(&shape, &row, &mut values)?,
         };
@@ -2829,7 +2891,7 @@ impl<'de> RowSeq<'_, 'de> {
         } else {
             None
         };
-        let group = self.st.group.as_ref().map(|g| &g.value);
+        let group = self.st.group().map(|g| &g.value);
         let members = members_object(
             &mut self.p.templates,
             &mut self.p.spare_values,
@@ -2877,7 +2939,7 @@ impl<'de> RowSeq<'_, 'de> {
                 return Ok(());
             };
             let (key, members) = if self.plain_shaped_row(&line)? {
-                let shape = self.st.shape.clone().unwrap_or_else(unreachable_shape);
+                let shape = self.st.shape().cloned().unwrap_or_else(unreachable_shape);
                 let mut values = std::mem::take(&mut self.p.row_values);
                 let made = self.shaped_object(&shape, &line, &mut values);
                 self.p.row_values = values;
@@ -2951,9 +3013,7 @@ impl<'de> RowSeq<'_, 'de> {
         self.st.row_has_id = false;
         self.check_shaped_row(line, false, false)?;
         self.st.found += 1;
-        if self.st.group_left > 0 {
-            self.st.group_left -= 1;
-        }
+        self.st.count_grouped_row();
         Ok(true)
     }
 }
@@ -3156,7 +3216,7 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, 'de> {
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let line = self.st.row;
-        if let Some(shape) = self.st.shape.clone() {
+        if let Some(shape) = self.st.shape().cloned() {
             self.p.enter(&line)?;
             let mut access = ShapeAccess {
                 row: RowAccess {
@@ -3304,7 +3364,7 @@ impl<'de> ShapeAccess<'_, 'de> {
         match &shape.members.sources[i] {
             Member::Cell(c) => self.row.read_at(*c, Seed(seed)),
             Member::Const { line, token, .. } => seed.deserialize(ScalarDe { spec, line, token }),
-            Member::Group => match &self.row.st.group {
+            Member::Group => match self.row.st.group() {
                 Some(group) => seed.deserialize(ScalarDe {
                     spec,
                     line: &group.line,
