@@ -2220,6 +2220,63 @@ struct Cell<'de> {
     kind: CellKind,
 }
 
+/// The child `.field rest` of a row at `level` (consumed) with its body skipped: every line at
+/// least two levels below the row.
+#[inline(always)]
+fn traditional<'de>(
+    p: &mut Parser<'de>,
+    line: Line<'de>,
+    rest: &'de str,
+    level: usize,
+) -> Result<Child<'de>> {
+    let cursor = p.lines.cursor();
+    let end = loop {
+        match p.lines.peek()? {
+            Some(body) if body.level()? >= level + 2 => p.lines.advance(),
+            Some(next) => break Some(next.number),
+            None => break None,
+        }
+    };
+    Ok(Child::Traditional {
+        line,
+        rest: rest.strip_prefix(' ').unwrap_or(rest),
+        cursor,
+        end,
+    })
+}
+
+/// A `.field` attachment without a `^` cell of its row: the value of a `>`-named member (never
+/// a column, spec §7.4.6.1.4) when `extra` (the row has `@N` and no such column) and the spec
+/// is the current one; else `orphan_attachment`.
+#[cold]
+#[inline(never)]
+fn extra_attachment<'de>(
+    p: &mut Parser<'de>,
+    st: &mut Table<'de>,
+    child: Line<'de>,
+    key: Cow<'de, str>,
+    rest: &'de str,
+    extra: bool,
+    level: usize,
+) -> Result<()> {
+    if !(extra && p.spec.current() && key.contains('>')) {
+        return Err(child.error(
+            ErrorKind::OrphanAttachment,
+            format!("attachment .{key} has no matching `^` cell in an `@N` row above it"),
+        ));
+    }
+    if st.extras.iter().any(|(name, _)| *name == key) {
+        return Err(child.error(
+            ErrorKind::DuplicateAttachment,
+            format!("a second attachment for field {key:?} of this row"),
+        ));
+    }
+    p.lines.advance();
+    let body = traditional(p, child, rest, level)?;
+    st.extras.push((key, body));
+    Ok(())
+}
+
 /// Where a marker cell's body is.
 #[derive(Debug, Clone, Copy)]
 enum Child<'de> {
@@ -2703,52 +2760,21 @@ impl<'de> RowSeq<'_, 'de> {
             if let Some(name) = child.text.strip_prefix('.') {
                 let (key, rest) = lex::key(&child, name, b" \t")?;
                 let column = st.fields.iter().position(|f| *f == key);
-                let marked = column.filter(|&c| has_id && st.cells[c].kind == CellKind::Marker);
-                // A `>`-named member is never a column (spec §7.4.6.1.4): its value comes as
-                // an attachment without a marker.
-                let extra = marked.is_none()
-                    && column.is_none()
-                    && has_id
-                    && self.p.spec.current()
-                    && key.contains('>');
-                if marked.is_none() && !extra {
-                    return Err(child.error(
-                        ErrorKind::OrphanAttachment,
-                        format!(
-                            "attachment .{key} has no matching `^` cell in an `@N` row above it"
-                        ),
-                    ));
-                }
-                let taken = match marked {
-                    Some(c) => st.children[c].is_some(),
-                    None => st.extras.iter().any(|(name, _)| *name == key),
+                let Some(c) = column.filter(|&c| has_id && st.cells[c].kind == CellKind::Marker)
+                else {
+                    // Not a marker's: a `>`-named member's, or an orphan.
+                    let extra = has_id && column.is_none();
+                    extra_attachment(self.p, st, child, key, rest, extra, level)?;
+                    continue;
                 };
-                if taken {
+                if st.children[c].is_some() {
                     return Err(child.error(
                         ErrorKind::DuplicateAttachment,
                         format!("a second attachment for field {key:?} of this row"),
                     ));
                 }
                 self.p.lines.advance();
-                let cursor = self.p.lines.cursor();
-                // Skip the body: every line at least two levels below the row.
-                let end = loop {
-                    match self.p.lines.peek()? {
-                        Some(body) if body.level()? >= level + 2 => self.p.lines.advance(),
-                        Some(next) => break Some(next.number),
-                        None => break None,
-                    }
-                };
-                let traditional = Child::Traditional {
-                    line: child,
-                    rest: rest.strip_prefix(' ').unwrap_or(rest),
-                    cursor,
-                    end,
-                };
-                match marked {
-                    Some(c) => st.children[c] = Some(traditional),
-                    None => st.extras.push((key, traditional)),
-                }
+                st.children[c] = Some(traditional(self.p, child, rest, level)?);
                 continue;
             }
             let positional = child_level > level
@@ -2821,14 +2847,47 @@ impl<'de> RowSeq<'_, 'de> {
     }
 
     /// A row that is not [`RowSeq::plain_row`]: as `RowDe` reads one into `Build`, each cell
-    /// through `RowAccess::read_at`.
+    /// through `RowAccess::read_at` (a table without a layout).
     #[inline(never)]
     fn general_row(&mut self, line: Line<'de>) -> Result<Value> {
-        let (_, members) = self.general_object(line)?;
+        self.read_row(line)?;
+        self.st.found += 1;
+        self.p.check_elements(&line, self.st.found)?;
+        let row = self.st.row;
+        self.p.enter(&row)?;
+        let n = self.st.cells.len();
+        // The values first (attachments may hold tables, whose rows use the parser's own
+        // buffer), then the object.
+        let mut values = self.p.spare_values.pop().unwrap_or_default();
+        values.clear();
+        let mut access = RowAccess {
+            p: &mut *self.p,
+            st: &mut self.st,
+            col: n,
+            value: None,
+        };
+        for c in 0..n {
+            if access.st.cells[c].kind == CellKind::Missing {
+                values.push(None);
+                continue;
+            }
+            let value = access
+                .read_at(c, Direct)
+                .map_err(|e| e.or_position(|| line_position(&row)))?;
+            values.push(Some(value));
+        }
+        let mut members = self.p.templates.object(&self.st.fields, &mut values);
+        self.p.spare_values.push(values);
+        if !self.st.extras.is_empty() {
+            self.add_extras(&row, &mut members)?;
+        }
+        self.p.leave();
         Ok(Value::Object(members))
     }
 
-    /// A row read by [`RowSeq::read_row`], as an object (and its member key in a keyed map).
+    /// A row of a table with a layout read by [`RowSeq::read_row`], as an object (and its
+    /// member key in a keyed map).
+    #[inline(never)]
     fn general_object(&mut self, line: Line<'de>) -> Result<(Option<String>, Map<String, Value>)> {
         self.read_row(line)?;
         self.st.found += 1;
@@ -3695,6 +3754,7 @@ impl<'de> RowAccess<'_, 'de> {
 
     /// The value of an attachment body: of column `c`'s marker, or (`None`) a `>`-named
     /// member's, which may also be a scalar `.name =value`.
+    #[inline(always)]
     fn read_child<R: Read<'de>>(
         &mut self,
         child: Child<'de>,
