@@ -2866,14 +2866,19 @@ impl<'de> RowSeq<'_, 'de> {
             col: n,
             value: None,
         };
+        let spec = access.p.spec;
         for c in 0..n {
-            if access.st.cells[c].kind == CellKind::Missing {
-                values.push(None);
-                continue;
+            let cell = access.st.cells[c];
+            // Scalars here, attachments (the uncommon cells) through `read_at`.
+            let value = match cell.kind {
+                CellKind::Missing => {
+                    values.push(None);
+                    continue;
+                }
+                CellKind::Scalar => scalar_value(spec, &row, cell.token),
+                _ => access.read_at(c, Direct),
             }
-            let value = access
-                .read_at(c, Direct)
-                .map_err(|e| e.or_position(|| line_position(&row)))?;
+            .map_err(|e| e.or_position(|| line_position(&row)))?;
             values.push(Some(value));
         }
         let mut members = self.p.templates.object(&self.st.fields, &mut values);
