@@ -148,7 +148,7 @@ impl GenericDelta {
     /// that is not printable ASCII without spaces; `out_of_range` for an integer outside the
     /// signed 64-bit domain.
     pub fn encode(&self) -> Result<String> {
-        if !self.fields.contains(&self.key) {
+        if self.has_rows() && !self.fields.contains(&self.key) {
             return Err(unsupported(format!(
                 "the identity column {:?} is not one of the fields",
                 self.key
@@ -457,56 +457,15 @@ impl DecoderOptions {
                     format!("a delta section is `## {name} [N]{{@key,...}}`"),
                 ));
             }
-            if let Count::Known(n) = count {
-                if n > limits.max_elements as u64 {
-                    return Err(line.error_at(
-                        ErrorKind::LimitExceeded(crate::Limit::Elements),
-                        bracket,
-                        format!(
-                            "declared count {n} exceeds the limit of {} elements",
-                            limits.max_elements
-                        ),
-                    ));
-                }
-            }
-            let mut names = Vec::new();
-            let mut extras: Vec<DeclExtra<'_>> = Vec::new();
-            let after = lex::field_decl_ext(
+            let names = keyed_columns(
                 &line,
+                count,
+                bracket,
                 decl,
-                limits.max_fields,
-                ErrorKind::InvalidKey,
-                ErrorKind::InvalidLine,
-                &mut names,
-                Some(&mut extras),
+                &delta.key,
+                ErrorKind::MalformedDelta,
+                limits,
             )?;
-            if !lex::trim(after).is_empty() {
-                return Err(line.error_at(
-                    ErrorKind::InvalidLine,
-                    after,
-                    "unexpected text after the field declaration",
-                ));
-            }
-            let identities: Vec<usize> = extras
-                .iter()
-                .filter(|e| e.identity)
-                .map(|e| e.index)
-                .collect();
-            if extras.iter().any(|e| e.value.is_some())
-                || identities.len() != 1
-                || names[identities[0]] != delta.key.as_str()
-            {
-                return Err(line.error_at(
-                    ErrorKind::MalformedDelta,
-                    decl,
-                    format!(
-                        "a delta section declares its columns with exactly one identity \
-                         `@{}` (the header's key=) and no constants",
-                        delta.key
-                    ),
-                ));
-            }
-            let names: Vec<String> = names.into_iter().map(|n| n.into_owned()).collect();
             if name == "removed" {
                 if names.len() != 1 {
                     return Err(line.error_at(
@@ -533,21 +492,8 @@ impl DecoderOptions {
                     }
                 }
             }
-            // The rows.
-            let mut found: u64 = 0;
-            while let Some(row) = lines.peek()? {
-                if row.text.starts_with("##") || matches!(count, Count::Known(n) if found == n) {
-                    break;
-                }
-                lines.advance();
-                found += 1;
-                if found > limits.max_elements as u64 {
-                    return Err(row.error(
-                        ErrorKind::LimitExceeded(crate::Limit::Elements),
-                        format!("more than {} rows in a section", limits.max_elements),
-                    ));
-                }
-                let values = delta_row(&row, &names)?;
+            for (_, values) in keyed_rows(&mut lines, &line, count, bracket, name, &names, limits)?
+            {
                 if name == "removed" {
                     delta.removed.extend(values.into_iter().map(|(_, v)| v));
                 } else {
@@ -557,23 +503,6 @@ impl DecoderOptions {
                     } else {
                         delta.changed.push(row);
                     }
-                }
-            }
-            if let Count::Known(n) = count {
-                if found != n {
-                    return Err(line.error_at(
-                        ErrorKind::CountMismatch,
-                        bracket,
-                        format!("`## {name}` declares [{n}] rows, the section has {found}"),
-                    ));
-                }
-            }
-            if let Some(next) = lines.peek()? {
-                if !next.text.starts_with("##") {
-                    return Err(next.error(
-                        ErrorKind::CountMismatch,
-                        format!("more rows than `## {name}` declares"),
-                    ));
                 }
             }
         }
@@ -586,6 +515,121 @@ impl DecoderOptions {
         }
         Ok(delta)
     }
+}
+
+/// The columns of a keyed table's field declaration `decl` (after the count bracket
+/// `bracket`, checked against the limits): exactly one identity column, named `key`, and no
+/// constants; otherwise `invalid`.
+pub(super) fn keyed_columns(
+    line: &Line<'_>,
+    count: Count,
+    bracket: &str,
+    decl: &str,
+    key: &str,
+    invalid: ErrorKind,
+    limits: &crate::Limits,
+) -> Result<Vec<String>> {
+    if let Count::Known(n) = count {
+        if n > limits.max_elements as u64 {
+            return Err(line.error_at(
+                ErrorKind::LimitExceeded(crate::Limit::Elements),
+                bracket,
+                format!(
+                    "declared count {n} exceeds the limit of {} elements",
+                    limits.max_elements
+                ),
+            ));
+        }
+    }
+    let mut names = Vec::new();
+    let mut extras: Vec<DeclExtra<'_>> = Vec::new();
+    let after = lex::field_decl_ext(
+        line,
+        decl,
+        limits.max_fields,
+        ErrorKind::InvalidKey,
+        ErrorKind::InvalidLine,
+        &mut names,
+        Some(&mut extras),
+    )?;
+    if !lex::trim(after).is_empty() {
+        return Err(line.error_at(
+            ErrorKind::InvalidLine,
+            after,
+            "unexpected text after the field declaration",
+        ));
+    }
+    let identities: Vec<usize> = extras
+        .iter()
+        .filter(|e| e.identity)
+        .map(|e| e.index)
+        .collect();
+    if extras.iter().any(|e| e.value.is_some())
+        || identities.len() != 1
+        || names[identities[0]] != key
+    {
+        return Err(line.error_at(
+            invalid,
+            decl,
+            format!(
+                "a keyed table declares its columns with exactly one identity `@{key}` (the \
+                 header's key=) and no constants"
+            ),
+        ));
+    }
+    Ok(names.into_iter().map(|n| n.into_owned()).collect())
+}
+
+/// A keyed table's row: its line and its `(field, value)` cells.
+pub(super) type KeyedRow<'a> = (Line<'a>, Vec<(String, Value)>);
+
+/// The rows of a keyed table `## name ...` declared on `line` with `count` (at `bracket`):
+/// scalar rows up to the next `##` line or the end, checked against the count.
+pub(super) fn keyed_rows<'a>(
+    lines: &mut Lines<'a>,
+    line: &Line<'_>,
+    count: Count,
+    bracket: &str,
+    name: &str,
+    names: &[String],
+    limits: &crate::Limits,
+) -> Result<Vec<KeyedRow<'a>>> {
+    let mut rows = Vec::new();
+    while let Some(row) = lines.peek()? {
+        if row.text.starts_with("##") || matches!(count, Count::Known(n) if rows.len() as u64 == n)
+        {
+            break;
+        }
+        lines.advance();
+        if rows.len() >= limits.max_elements {
+            return Err(row.error(
+                ErrorKind::LimitExceeded(crate::Limit::Elements),
+                format!("more than {} rows in a section", limits.max_elements),
+            ));
+        }
+        rows.push((row, delta_row(&row, names)?));
+    }
+    if let Count::Known(n) = count {
+        if rows.len() as u64 != n {
+            return Err(line.error_at(
+                ErrorKind::CountMismatch,
+                bracket,
+                format!(
+                    "`## {name}` declares [{n}] rows, the section has {}",
+                    rows.len()
+                ),
+            ));
+        }
+    }
+    if let Some(next) = lines.peek()? {
+        if !next.text.starts_with("##") {
+            return Err(next.error(
+                ErrorKind::CountMismatch,
+                format!("more rows than `## {name}` declares"),
+            ));
+        }
+    }
+    Ok(rows)
 }
 
 /// The cells of a delta row as `(field, value)`: scalars only, every column present.

@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header;
 use crate::lex;
-use crate::options::{DecoderOptions, Spec};
+use crate::options::DecoderOptions;
 
 pub use delta::{GenericDelta, GenericPayload};
 pub use session::{Emission, GenericSession, GenericSessionDecoder, Reanchor};
@@ -302,31 +302,119 @@ impl KeyedSet {
 }
 
 impl DecoderOptions {
-    /// [`KeyedSet::decode`] with these options (always by the current spec: keyed sets
-    /// are v3.3).
+    /// [`KeyedSet::decode`] with these options' limits (always by the current spec: keyed
+    /// sets are v3.3). The payload is one keyed table, `## name [N]{@key,...}` (or a keyed
+    /// map `## name [N:]{@key,...}`, or either at the root), whose rows are scalars; a table
+    /// of another form is `invalid_line`, an identity column that is not the header's `key=`
+    /// `invalid_key`.
     pub fn decode_keyed_set(&self, text: &str) -> Result<KeyedSet> {
-        let head = header::first_header(text)?;
+        let limits = &self.limits;
+        let mut lines = lex::Lines::new(text, limits.max_line_length);
+        let head = header::read_header(&mut lines)?;
+        if head.profile != header::Profile::Generic {
+            return Err(head.line.error(
+                ErrorKind::ProfileMismatch,
+                "this is a graph payload; read a graph with `decode_graph`",
+            ));
+        }
+        for flag in ["delta", "unchanged"] {
+            if head.get(flag) == Some("true") {
+                return Err(head.error_at(
+                    flag,
+                    ErrorKind::ProfileMismatch,
+                    format!("a {flag}=true payload is not a full set: read it with `GenericPayload::decode`"),
+                ));
+            }
+        }
         let key = head.get("key").ok_or_else(|| {
-            head.error_at(
-                "key",
+            head.line.error(
                 ErrorKind::MalformedHeaderField,
                 "a keyed set's full payload declares its identity column with key= (spec \
                  §10a.1)",
             )
         })?;
-        let root = head.get("pack_root").map(str::to_owned);
-        let line = head.line.number;
-        let key = key.to_owned();
-        let value: Value = self.clone().spec(Spec::V3_6).from_str(text)?;
-        let set = KeyedSet::from_value(&value, &key)
-            .map_err(|e| Error::new(e.kind(), e.message()).with_line(line as u64))?;
-        if let Some(root) = root {
+        let Some(line) = lines.next()? else {
+            return Err(Error::at_line(
+                ErrorKind::InvalidLine,
+                lines.end_line(),
+                1,
+                "a keyed set's full payload holds one table `## name [N]{@key,...}`",
+            ));
+        };
+        let not_a_table = |at: &str| {
+            line.error_at(
+                ErrorKind::InvalidLine,
+                at,
+                "a keyed set's full payload holds one table `## name [N]{@key,...}`",
+            )
+        };
+        let rest = line
+            .text
+            .strip_prefix("## ")
+            .filter(|_| line.indent == 0)
+            .ok_or_else(|| not_a_table(line.text))?;
+        let (name, bracket) = if rest.starts_with('[') {
+            (std::borrow::Cow::Borrowed(""), rest)
+        } else {
+            let (name, after) = lex::key(&line, rest, b" ")?;
+            let bracket = after
+                .strip_prefix(' ')
+                .filter(|b| b.starts_with('['))
+                .ok_or_else(|| not_a_table(after))?;
+            (name, bracket)
+        };
+        let (count, _keyed, decl) = lex::table_count(&line, bracket, true)?;
+        if !decl.starts_with('{') {
+            return Err(not_a_table(decl));
+        }
+        let fields = delta::keyed_columns(
+            &line,
+            count,
+            bracket,
+            decl,
+            key,
+            ErrorKind::InvalidKey,
+            limits,
+        )?;
+        let rows = delta::keyed_rows(&mut lines, &line, count, bracket, &name, &fields, limits)?;
+        if let Some(line) = lines.next()? {
+            if !header::is_metadata(&line) {
+                return Err(line.error(
+                    ErrorKind::InvalidLine,
+                    "a keyed set's full payload holds one table",
+                ));
+            }
+            header::parse_summary(line)?;
+        }
+        // Identities present and unique (spec §10a.1).
+        let mut seen = std::collections::HashSet::with_capacity(rows.len());
+        let mut set_rows = Vec::with_capacity(rows.len());
+        for (row_line, values) in rows {
+            let row: Map<String, Value> = values.into_iter().collect();
+            let id = row.get(key).unwrap_or(&Value::Null);
+            if id.is_null() {
+                return Err(row_line.error(ErrorKind::InvalidKey, "a row without its identity"));
+            }
+            if !seen.insert(pack_root::canonical_cell(id)?) {
+                return Err(row_line.error(
+                    ErrorKind::DuplicateKey,
+                    format!("the identity {id} appears in two rows (spec §10a.1)"),
+                ));
+            }
+            set_rows.push(row);
+        }
+        let set = KeyedSet {
+            name: name.into_owned(),
+            key: key.to_owned(),
+            fields,
+            rows: set_rows,
+        };
+        if let Some(root) = head.get("pack_root") {
             let actual = set.pack_root()?;
             if actual != root {
-                return Err(Error::at_line(
+                return Err(head.error_at(
+                    "pack_root",
                     ErrorKind::RootMismatch,
-                    line,
-                    1,
                     format!("the rows hash to {actual}, the header declares pack_root={root}"),
                 ));
             }
