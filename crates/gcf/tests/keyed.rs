@@ -8,6 +8,7 @@ use agentwire_gcf::{
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
+#[allow(clippy::needless_pass_by_value)] // called with json!(...)
 fn set(value: Value) -> KeyedSet {
     KeyedSet::from_value(&value, "id").unwrap()
 }
