@@ -369,7 +369,9 @@ pub(crate) fn decode_gcf<R: Read>(
     first_line: &[u8],
     reader: R,
     what: &str,
+    spec: agentwire_gcf::Spec,
 ) -> Result<Value, CliError> {
+    let decoder = agentwire_gcf::DecoderOptions::new().spec(spec);
     let failed = |message: String| CliError::Decode {
         what: what.to_owned(),
         format: "GCF",
@@ -378,11 +380,14 @@ pub(crate) fn decode_gcf<R: Read>(
     let header = String::from_utf8_lossy(first_line);
     match agentwire_gcf::profile(&header).map_err(|e| failed(e.to_string()))? {
         agentwire_gcf::Profile::Graph => {
-            let graph =
-                agentwire_gcf::decode_graph_reader(reader).map_err(|e| failed(e.to_string()))?;
+            let graph = decoder
+                .decode_graph_reader(reader)
+                .map_err(|e| failed(e.to_string()))?;
             serde_json::to_value(&graph).map_err(|e| failed(e.to_string()))
         }
-        _ => agentwire_gcf::from_reader(reader).map_err(|e| failed(e.to_string())),
+        _ => decoder
+            .from_reader(reader)
+            .map_err(|e| failed(e.to_string())),
     }
 }
 

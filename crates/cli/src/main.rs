@@ -13,6 +13,7 @@ mod decode;
 mod encode;
 mod error;
 mod exec;
+mod gcf;
 mod input;
 mod json_cmp;
 mod output;
@@ -46,6 +47,8 @@ enum Command {
     Exec(Box<exec::Args>),
     /// Tool ids, ChoiceCards and tool_browse over an MCP tools/list result.
     Tools(tools::Args),
+    /// GCF pack roots, deltas and sessions, for graph and generic payloads alike.
+    Gcf(gcf::Args),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Command::Scorecard(args) => scorecard::run(&args),
         Command::Exec(args) => exec::run(&args),
         Command::Tools(args) => tools::run(&args),
+        Command::Gcf(args) => gcf::run(&args),
     });
     let Ok(result) = result else {
         return ExitCode::FAILURE;

@@ -86,6 +86,11 @@ fn get<'a>(fields: &[Field<'a>], key: &str) -> Option<&'a str> {
     fields.iter().find(|f| f.key == key).map(|f| f.value)
 }
 
+/// The validated header line of `text` (the first line only).
+pub(crate) fn first_header(text: &str) -> Result<Header<'_>> {
+    read_header(&mut Lines::new(text, usize::MAX))
+}
+
 /// Reads the first line of `lines` and validates it as a header.
 pub(crate) fn read_header<'a>(lines: &mut Lines<'a>) -> Result<Header<'a>> {
     let Some(line) = lines.next_raw()? else {

@@ -375,37 +375,12 @@ impl<'de> Parser<'de> {
                     }
                 }
             };
-            let declared = Declared {
-                line: &line,
-                names: Vec::new(),
-                extras: &extras,
-                keyed,
-                group,
-                identity: self.identity,
-                flatten: current,
-            };
-            let mut declared = declared;
-            // The names are moved into the check only when a layout is possible at all.
-            if keyed || declared.group.is_some() || !extras.is_empty() || current {
-                declared.names = std::mem::take(Rc::make_mut(&mut fields));
-                if shape::needed(&declared) {
-                    let spec = self.spec;
-                    let (cells, shape) = Shape::new(declared, |line, token| {
-                        visit_scalar(spec, line, token, Build)
-                    })?;
-                    *Rc::make_mut(&mut fields) = cells;
-                    return Ok(Pending::Array {
-                        line,
-                        at: s,
-                        count,
-                        body: Body::Rows {
-                            fields,
-                            level,
-                            shape: Some(Rc::new(shape)),
-                        },
-                    });
-                }
-                *Rc::make_mut(&mut fields) = declared.names;
+            let shaped = keyed
+                || group.is_some()
+                || !extras.is_empty()
+                || (current && fields.iter().any(|name| shape::is_path(name)));
+            if shaped {
+                return self.shaped_table(line, s, count, fields, level, &extras, keyed, group);
             }
             Body::Rows {
                 fields,
@@ -426,6 +401,47 @@ impl<'de> Parser<'de> {
             at: s,
             count,
             body,
+        })
+    }
+
+    /// The pending table of a header with a layout beyond its field names (see [`Shape`]).
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn shaped_table(
+        &self,
+        line: Line<'de>,
+        at: &'de str,
+        count: Count,
+        mut fields: Fields<'de>,
+        level: usize,
+        extras: &[lex::DeclExtra<'de>],
+        keyed: bool,
+        group: Option<(Cow<'de, str>, &'de str)>,
+    ) -> Result<Pending<'de>> {
+        let declared = Declared {
+            line: &line,
+            names: std::mem::take(Rc::make_mut(&mut fields)),
+            extras,
+            keyed,
+            group,
+            identity: self.identity,
+            flatten: self.spec.current(),
+        };
+        let spec = self.spec;
+        let (cells, shape) = Shape::new(declared, |line, token| {
+            visit_scalar(spec, line, token, Build)
+        })?;
+        *Rc::make_mut(&mut fields) = cells;
+        Ok(Pending::Array {
+            line,
+            at,
+            count,
+            body: Body::Rows {
+                fields,
+                level,
+                shape: Some(Rc::new(shape)),
+            },
         })
     }
 
@@ -1352,7 +1368,7 @@ fn plain_scalar(token: &str) -> Option<Value> {
 /// A value-position scalar token as `Build` makes it from [`ScalarDe`]: [`plain_scalar`]
 /// first, [`visit_scalar`] for the rest.
 #[inline(always)]
-fn scalar_value(spec: Spec, line: &Line<'_>, token: &str) -> Result<Value> {
+pub(crate) fn scalar_value(spec: Spec, line: &Line<'_>, token: &str) -> Result<Value> {
     match plain_scalar(token) {
         Some(value) => Ok(value),
         None => visit_scalar(spec, line, token, Build),
@@ -2204,6 +2220,63 @@ struct Cell<'de> {
     kind: CellKind,
 }
 
+/// The child `.field rest` of a row at `level` (consumed) with its body skipped: every line at
+/// least two levels below the row.
+#[inline(always)]
+fn traditional<'de>(
+    p: &mut Parser<'de>,
+    line: Line<'de>,
+    rest: &'de str,
+    level: usize,
+) -> Result<Child<'de>> {
+    let cursor = p.lines.cursor();
+    let end = loop {
+        match p.lines.peek()? {
+            Some(body) if body.level()? >= level + 2 => p.lines.advance(),
+            Some(next) => break Some(next.number),
+            None => break None,
+        }
+    };
+    Ok(Child::Traditional {
+        line,
+        rest: rest.strip_prefix(' ').unwrap_or(rest),
+        cursor,
+        end,
+    })
+}
+
+/// A `.field` attachment without a `^` cell of its row: the value of a `>`-named member (never
+/// a column, spec §7.4.6.1.4) when `extra` (the row has `@N` and no such column) and the spec
+/// is the current one; else `orphan_attachment`.
+#[cold]
+#[inline(never)]
+fn extra_attachment<'de>(
+    p: &mut Parser<'de>,
+    st: &mut Table<'de>,
+    child: Line<'de>,
+    key: Cow<'de, str>,
+    rest: &'de str,
+    extra: bool,
+    level: usize,
+) -> Result<()> {
+    if !(extra && p.spec.current() && key.contains('>')) {
+        return Err(child.error(
+            ErrorKind::OrphanAttachment,
+            format!("attachment .{key} has no matching `^` cell in an `@N` row above it"),
+        ));
+    }
+    if st.extras.iter().any(|(name, _)| *name == key) {
+        return Err(child.error(
+            ErrorKind::DuplicateAttachment,
+            format!("a second attachment for field {key:?} of this row"),
+        ));
+    }
+    p.lines.advance();
+    let body = traditional(p, child, rest, level)?;
+    st.extras.push((key, body));
+    Ok(())
+}
+
 /// Where a marker cell's body is.
 #[derive(Debug, Clone, Copy)]
 enum Child<'de> {
@@ -2238,20 +2311,27 @@ struct Table<'de> {
     children: Vec<Option<Child<'de>>>,
     /// Where the current row's attachment region ends.
     after_row: Cursor,
-    /// The table's layout beyond its field names, when its header has one.
-    shape: Layout<'de>,
+    /// The table's layout beyond its field names and its state, when its header has one
+    /// (boxed: plain tables stay small to move).
+    shaped: Option<Box<Shaped<'de>>>,
     /// The current row's attachments for `>`-named members, which are never columns (spec
     /// §7.4.6.1.4): after the row's other members, in their order.
     extras: Vec<(Cow<'de, str>, Child<'de>)>,
+    /// Whether the last row had an `@N` prefix (so attachments).
+    row_has_id: bool,
+}
+
+/// A shaped table's layout and what its rows have shown so far.
+struct Shaped<'de> {
+    shape: Rc<Shape<'de>>,
     /// Value-grouping: the current group's sub-header, the rows it still declares, and the
     /// group values seen.
     group: Option<Group<'de>>,
     group_left: u64,
     groups: HashSet<String>,
-    /// The identity values seen, in a table with an identity column (spec §10a.1: unique).
+    /// The identity values (or a keyed map's member keys) seen: they are unique (spec
+    /// §10a.1, §7.2a.4).
     ids: HashSet<String>,
-    /// Whether the last row had an `@N` prefix (so attachments).
-    row_has_id: bool,
 }
 
 /// A value-grouping sub-header `column=value [n]` (spec v3.6).
@@ -2289,19 +2369,40 @@ impl<'de> Table<'de> {
                 offset: 0,
                 number: 0,
             },
-            shape,
+            shaped: shape.map(|shape| {
+                Box::new(Shaped {
+                    shape,
+                    group: None,
+                    group_left: 0,
+                    groups: HashSet::new(),
+                    ids: HashSet::new(),
+                })
+            }),
             extras: Vec::new(),
-            group: None,
-            group_left: 0,
-            groups: HashSet::new(),
-            ids: HashSet::new(),
             row_has_id: false,
         }
     }
 
-    /// Whether the table is value-grouped.
-    fn grouped(&self) -> bool {
-        self.shape.as_ref().is_some_and(|s| s.group.is_some())
+    /// The table's layout, if it has one.
+    fn shape(&self) -> Option<&Rc<Shape<'de>>> {
+        self.shaped.as_ref().map(|s| &s.shape)
+    }
+
+    /// The current value group, in a grouped table.
+    fn group(&self) -> Option<&Group<'de>> {
+        self.shaped.as_ref().and_then(|s| s.group.as_ref())
+    }
+
+    /// The rows the current group still declares.
+    fn group_left(&self) -> u64 {
+        self.shaped.as_ref().map_or(0, |s| s.group_left)
+    }
+
+    /// Counts a row against its group.
+    fn count_grouped_row(&mut self) {
+        if let Some(shaped) = &mut self.shaped {
+            shaped.group_left = shaped.group_left.saturating_sub(1);
+        }
     }
 
     /// The inline schema established for column `c`, if any.
@@ -2340,11 +2441,7 @@ struct RowSeq<'a, 'de> {
 impl<'de> RowSeq<'_, 'de> {
     /// The next line if it is a row of this table.
     fn next_row_line(&mut self) -> Result<Option<Line<'de>>> {
-        if self.st.group_left == 0
-            && self.st.shape.is_some()
-            && self.st.grouped()
-            && !self.group_header()?
-        {
+        if self.st.shaped.is_some() && !self.group_ready()? {
             return Ok(None);
         }
         if !self.p.lines.has_next()? {
@@ -2388,7 +2485,7 @@ impl<'de> RowSeq<'_, 'de> {
                 ));
             }
         }
-        if self.st.group_left > 0 {
+        if self.st.group_left() > 0 {
             return Err(self.group_short());
         }
         self.p
@@ -2398,7 +2495,7 @@ impl<'de> RowSeq<'_, 'de> {
     /// A group's sub-header declares more rows than follow it.
     #[cold]
     fn group_short(&self) -> Error {
-        let (line, token) = match &self.st.group {
+        let (line, token) = match self.st.group() {
             Some(g) => (g.line, g.token),
             None => (self.st.line, self.st.at),
         };
@@ -2407,9 +2504,21 @@ impl<'de> RowSeq<'_, 'de> {
             token,
             format!(
                 "the group declares {} more rows than follow its sub-header",
-                self.st.group_left
+                self.st.group_left()
             ),
         )
+    }
+
+    /// In a grouped table whose current group has all its rows, reads the next group's
+    /// sub-header: `false` when the table ends there. `true` for any other table.
+    #[cold]
+    #[inline(never)]
+    fn group_ready(&mut self) -> Result<bool> {
+        let grouped = self.st.shape().is_some_and(|s| s.group.is_some());
+        if !grouped || self.st.group_left() > 0 {
+            return Ok(true);
+        }
+        self.group_header()
     }
 
     /// Reads the sub-header `column=value [n]` that opens the next group of a grouped table
@@ -2437,8 +2546,7 @@ impl<'de> RowSeq<'_, 'de> {
         };
         let group = self
             .st
-            .shape
-            .as_ref()
+            .shape()
             .and_then(|s| s.group.as_ref())
             .cloned()
             .unwrap_or_default();
@@ -2452,7 +2560,10 @@ impl<'de> RowSeq<'_, 'de> {
             ));
         }
         let value = scalar_value(self.p.spec, &line, token)?;
-        if !self.st.groups.insert(value.to_string()) {
+        let Some(shaped) = &mut self.st.shaped else {
+            return Ok(false);
+        };
+        if !shaped.groups.insert(value.to_string()) {
             return Err(line.error_at(
                 ErrorKind::DuplicateGroup,
                 token,
@@ -2460,8 +2571,8 @@ impl<'de> RowSeq<'_, 'de> {
             ));
         }
         self.p.lines.advance();
-        self.st.group = Some(Group { line, token, value });
-        self.st.group_left = count;
+        shaped.group = Some(Group { line, token, value });
+        shaped.group_left = count;
         Ok(true)
     }
 
@@ -2470,7 +2581,7 @@ impl<'de> RowSeq<'_, 'de> {
     #[cold]
     #[inline(never)]
     fn check_shaped_row(&mut self, line: &Line<'de>, has_id: bool, markers: bool) -> Result<()> {
-        let Some(shape) = self.st.shape.clone() else {
+        let Some(shape) = self.st.shape().cloned() else {
             return Ok(());
         };
         if shape.group.is_some() && (has_id || markers) {
@@ -2507,7 +2618,7 @@ impl<'de> RowSeq<'_, 'de> {
                      as another scalar)",
                 ));
             };
-            if !self.st.ids.insert(key.into_owned()) {
+            if !self.seen_id(key.into_owned()) {
                 return Err(duplicate_member(line, token));
             }
         }
@@ -2521,7 +2632,7 @@ impl<'de> RowSeq<'_, 'de> {
                 ));
             }
             let id = scalar_value(self.p.spec, line, cell.token)?;
-            if !self.st.ids.insert(id.to_string()) {
+            if !self.seen_id(id.to_string()) {
                 return Err(line.error_at(
                     ErrorKind::DuplicateKey,
                     cell.token,
@@ -2533,6 +2644,14 @@ impl<'de> RowSeq<'_, 'de> {
             }
         }
         Ok(())
+    }
+
+    /// Records an identity (or member key) of a shaped table: `false` if seen before.
+    fn seen_id(&mut self, id: String) -> bool {
+        self.st
+            .shaped
+            .as_mut()
+            .is_none_or(|shaped| shaped.ids.insert(id))
     }
 
     /// Splits a row line into cells and finds its attachments.
@@ -2585,7 +2704,7 @@ impl<'de> RowSeq<'_, 'de> {
                 ),
             ));
         }
-        if st.shape.is_some() {
+        if st.shaped.is_some() {
             self.check_shaped_row(&line, has_id, markers)?;
         }
         let st = &mut self.st;
@@ -2641,52 +2760,21 @@ impl<'de> RowSeq<'_, 'de> {
             if let Some(name) = child.text.strip_prefix('.') {
                 let (key, rest) = lex::key(&child, name, b" \t")?;
                 let column = st.fields.iter().position(|f| *f == key);
-                let marked = column.filter(|&c| has_id && st.cells[c].kind == CellKind::Marker);
-                // A `>`-named member is never a column (spec §7.4.6.1.4): its value comes as
-                // an attachment without a marker.
-                let extra = marked.is_none()
-                    && column.is_none()
-                    && has_id
-                    && self.p.spec.current()
-                    && key.contains('>');
-                if marked.is_none() && !extra {
-                    return Err(child.error(
-                        ErrorKind::OrphanAttachment,
-                        format!(
-                            "attachment .{key} has no matching `^` cell in an `@N` row above it"
-                        ),
-                    ));
-                }
-                let taken = match marked {
-                    Some(c) => st.children[c].is_some(),
-                    None => st.extras.iter().any(|(name, _)| *name == key),
+                let Some(c) = column.filter(|&c| has_id && st.cells[c].kind == CellKind::Marker)
+                else {
+                    // Not a marker's: a `>`-named member's, or an orphan.
+                    let extra = has_id && column.is_none();
+                    extra_attachment(self.p, st, child, key, rest, extra, level)?;
+                    continue;
                 };
-                if taken {
+                if st.children[c].is_some() {
                     return Err(child.error(
                         ErrorKind::DuplicateAttachment,
                         format!("a second attachment for field {key:?} of this row"),
                     ));
                 }
                 self.p.lines.advance();
-                let cursor = self.p.lines.cursor();
-                // Skip the body: every line at least two levels below the row.
-                let end = loop {
-                    match self.p.lines.peek()? {
-                        Some(body) if body.level()? >= level + 2 => self.p.lines.advance(),
-                        Some(next) => break Some(next.number),
-                        None => break None,
-                    }
-                };
-                let traditional = Child::Traditional {
-                    line: child,
-                    rest: rest.strip_prefix(' ').unwrap_or(rest),
-                    cursor,
-                    end,
-                };
-                match marked {
-                    Some(c) => st.children[c] = Some(traditional),
-                    None => st.extras.push((key, traditional)),
-                }
+                st.children[c] = Some(traditional(self.p, child, rest, level)?);
                 continue;
             }
             let positional = child_level > level
@@ -2733,8 +2821,8 @@ impl<'de> RowSeq<'_, 'de> {
         }
         self.st.after_row = self.p.lines.cursor();
         self.st.row_has_id = has_id;
-        if self.st.group_left > 0 {
-            self.st.group_left -= 1;
+        if self.st.shaped.is_some() {
+            self.st.count_grouped_row();
         }
         Ok(())
     }
@@ -2759,14 +2847,52 @@ impl<'de> RowSeq<'_, 'de> {
     }
 
     /// A row that is not [`RowSeq::plain_row`]: as `RowDe` reads one into `Build`, each cell
-    /// through `RowAccess::read_at`.
+    /// through `RowAccess::read_at` (a table without a layout).
     #[inline(never)]
     fn general_row(&mut self, line: Line<'de>) -> Result<Value> {
-        let (_, members) = self.general_object(line)?;
+        self.read_row(line)?;
+        self.st.found += 1;
+        self.p.check_elements(&line, self.st.found)?;
+        let row = self.st.row;
+        self.p.enter(&row)?;
+        let n = self.st.cells.len();
+        // The values first (attachments may hold tables, whose rows use the parser's own
+        // buffer), then the object.
+        let mut values = self.p.spare_values.pop().unwrap_or_default();
+        values.clear();
+        let mut access = RowAccess {
+            p: &mut *self.p,
+            st: &mut self.st,
+            col: n,
+            value: None,
+        };
+        let spec = access.p.spec;
+        for c in 0..n {
+            let cell = access.st.cells[c];
+            // Scalars here, attachments (the uncommon cells) through `read_at`.
+            let value = match cell.kind {
+                CellKind::Missing => {
+                    values.push(None);
+                    continue;
+                }
+                CellKind::Scalar => scalar_value(spec, &row, cell.token),
+                _ => access.read_at(c, Direct),
+            }
+            .map_err(|e| e.or_position(|| line_position(&row)))?;
+            values.push(Some(value));
+        }
+        let mut members = self.p.templates.object(&self.st.fields, &mut values);
+        self.p.spare_values.push(values);
+        if !self.st.extras.is_empty() {
+            self.add_extras(&row, &mut members)?;
+        }
+        self.p.leave();
         Ok(Value::Object(members))
     }
 
-    /// A row read by [`RowSeq::read_row`], as an object (and its member key in a keyed map).
+    /// A row of a table with a layout read by [`RowSeq::read_row`], as an object (and its
+    /// member key in a keyed map).
+    #[inline(never)]
     fn general_object(&mut self, line: Line<'de>) -> Result<(Option<String>, Map<String, Value>)> {
         self.read_row(line)?;
         self.st.found += 1;
@@ -2794,7 +2920,7 @@ impl<'de> RowSeq<'_, 'de> {
                 .map_err(|e| e.or_position(|| line_position(&row)))?;
             values.push(Some(value));
         }
-        let (key, mut members) = match self.st.shape.clone() {
+        let (key, mut members) = match self.st.shape().cloned() {
             None => (None, self.p.templates.object(&self.st.fields, &mut values)),
             Some(shape) => self.shaped_object(&shape, &row, &mut values)?,
         };
@@ -2829,7 +2955,7 @@ impl<'de> RowSeq<'_, 'de> {
         } else {
             None
         };
-        let group = self.st.group.as_ref().map(|g| &g.value);
+        let group = self.st.group().map(|g| &g.value);
         let members = members_object(
             &mut self.p.templates,
             &mut self.p.spare_values,
@@ -2877,7 +3003,7 @@ impl<'de> RowSeq<'_, 'de> {
                 return Ok(());
             };
             let (key, members) = if self.plain_shaped_row(&line)? {
-                let shape = self.st.shape.clone().unwrap_or_else(unreachable_shape);
+                let shape = self.st.shape().cloned().unwrap_or_else(unreachable_shape);
                 let mut values = std::mem::take(&mut self.p.row_values);
                 let made = self.shaped_object(&shape, &line, &mut values);
                 self.p.row_values = values;
@@ -2951,9 +3077,7 @@ impl<'de> RowSeq<'_, 'de> {
         self.st.row_has_id = false;
         self.check_shaped_row(line, false, false)?;
         self.st.found += 1;
-        if self.st.group_left > 0 {
-            self.st.group_left -= 1;
-        }
+        self.st.count_grouped_row();
         Ok(true)
     }
 }
@@ -3156,7 +3280,7 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, 'de> {
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let line = self.st.row;
-        if let Some(shape) = self.st.shape.clone() {
+        if let Some(shape) = self.st.shape().cloned() {
             self.p.enter(&line)?;
             let mut access = ShapeAccess {
                 row: RowAccess {
@@ -3304,7 +3428,7 @@ impl<'de> ShapeAccess<'_, 'de> {
         match &shape.members.sources[i] {
             Member::Cell(c) => self.row.read_at(*c, Seed(seed)),
             Member::Const { line, token, .. } => seed.deserialize(ScalarDe { spec, line, token }),
-            Member::Group => match &self.row.st.group {
+            Member::Group => match self.row.st.group() {
                 Some(group) => seed.deserialize(ScalarDe {
                     spec,
                     line: &group.line,
@@ -3635,6 +3759,7 @@ impl<'de> RowAccess<'_, 'de> {
 
     /// The value of an attachment body: of column `c`'s marker, or (`None`) a `>`-named
     /// member's, which may also be a scalar `.name =value`.
+    #[inline(always)]
     fn read_child<R: Read<'de>>(
         &mut self,
         child: Child<'de>,

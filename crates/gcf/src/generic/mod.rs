@@ -26,6 +26,8 @@ use crate::options::{DecoderOptions, EncoderOptions};
 
 pub use stream::{GenericStreamEncoder, ListWriter, TableWriter};
 
+pub(crate) use de::scalar_value;
+
 /// Whether serde_json is built with `arbitrary_precision` (Cargo may unify the feature in from
 /// anywhere in the build): then a `Number` serializes as its private struct.
 #[inline]

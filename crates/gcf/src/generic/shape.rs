@@ -125,14 +125,6 @@ pub(crate) fn is_path(name: &str) -> bool {
     name.contains('>') && name.split('>').all(|s| !s.is_empty())
 }
 
-/// Whether a header needs a [`Shape`] beyond its field names.
-pub(crate) fn needed(declared: &Declared<'_, '_>) -> bool {
-    declared.keyed
-        || declared.group.is_some()
-        || !declared.extras.is_empty()
-        || (declared.flatten && declared.names.iter().any(|n| is_path(n)))
-}
-
 impl<'de> Shape<'de> {
     /// The shape of a declaration, and the names of the cells each row has (the declared
     /// names without constants and the group column). `constant` makes a constant's value
