@@ -103,6 +103,17 @@ fn gt_named_members() {
         )),
         json!({"a>b": {"a>>b": "ௗP", "": "z"}, "x>b": {"a>b": "w"}})
     );
+    // Their array attachments share a schema by name, like a column's (what the `gcf` crate
+    // writes; spec §7.4.5.3).
+    assert_eq!(
+        value(&format!(
+            "{H}## [2]{{id}}\n@0 1\n.\"a>b\" [1]{{x}}\n    1\n@1 2\n.\"a>b\" [2]\n    2\n    3\n"
+        )),
+        json!([
+            {"id": 1, "a>b": [{"x": 1}]},
+            {"id": 2, "a>b": [{"x": 2}, {"x": 3}]},
+        ])
+    );
     // Not `>`-named, twice, `=` for a marker, `~` as a value: errors.
     assert_eq!(
         error(&format!("{H}## [1]{{id}}\n@0 1\n.extra {{}}\n")),
@@ -158,6 +169,15 @@ fn keyed_maps() {
             "{H}## m [?:]{{key,\"a,b\"}}\nk1|99\nk2|-\n##! summary counts=2\n"
         )),
         json!({"m": {"k1": {"a,b": 99}, "k2": {"a,b": null}}})
+    );
+    // A keyed map under a row establishes no shared array schema (spec §7.4.5.3 speaks of
+    // tabular arrays): a later `.key [0]` is an empty array (found by the `gcf` oracle).
+    assert_eq!(
+        value(&format!(
+            "{H}## [2:]{{_key,key}}\n@0 id|^\n.key [2:]{{key,id}}\n    id|~\n    name|-\n\
+             @1 name|^\n.key [0]\n"
+        )),
+        json!({"id": {"key": {"id": {}, "name": {"id": null}}}, "name": {"key": []}})
     );
     // Into typed maps.
     #[derive(Debug, Deserialize, PartialEq)]

@@ -2317,6 +2317,9 @@ struct Table<'de> {
     /// The current row's attachments for `>`-named members, which are never columns (spec
     /// §7.4.6.1.4): after the row's other members, in their order.
     extras: Vec<(Cow<'de, str>, Child<'de>)>,
+    /// Shared array schemas established for `>`-named members (by name: spec §7.4.5 scopes a
+    /// schema to a table and a field name).
+    extra_shared: Vec<(Cow<'de, str>, (Fields<'de>, Layout<'de>))>,
     /// Whether the last row had an `@N` prefix (so attachments).
     row_has_id: bool,
 }
@@ -2379,6 +2382,7 @@ impl<'de> Table<'de> {
                 })
             }),
             extras: Vec::new(),
+            extra_shared: Vec::new(),
             row_has_id: false,
         }
     }
@@ -2980,7 +2984,7 @@ impl<'de> RowSeq<'_, 'de> {
         };
         for (name, child) in &extras {
             let value = access
-                .read_child(*child, None, Direct)
+                .read_child(*child, None, Some(name), Direct)
                 .map_err(|e| e.or_position(|| line_position(row)))?;
             vacant_slot(members, name.as_ref(), row)?.insert(value);
         }
@@ -3421,8 +3425,8 @@ impl<'de> ShapeAccess<'_, 'de> {
         let shape = Rc::clone(&self.shape);
         let n = shape.members.sources.len();
         if i >= n {
-            let (_, child) = self.row.st.extras[i - n];
-            return self.row.read_child(child, None, Seed(seed));
+            let (name, child) = self.row.st.extras[i - n].clone();
+            return self.row.read_child(child, None, Some(&name), Seed(seed));
         }
         let spec = self.row.p.spec;
         match &shape.members.sources[i] {
@@ -3729,8 +3733,8 @@ impl<'de> RowAccess<'_, 'de> {
     fn value_at<V: DeserializeSeed<'de>>(&mut self, c: usize, seed: V) -> Result<V::Value> {
         let n = self.st.cells.len();
         if c >= n {
-            let (_, child) = self.st.extras[c - n];
-            return self.read_child(child, None, Seed(seed));
+            let (name, child) = self.st.extras[c - n].clone();
+            return self.read_child(child, None, Some(&name), Seed(seed));
         }
         self.read_at(c, Seed(seed))
     }
@@ -3748,7 +3752,7 @@ impl<'de> RowAccess<'_, 'de> {
         }
         let row = st.row;
         match st.children.get(c).copied().flatten() {
-            Some(child) => self.read_child(child, Some(c), read),
+            Some(child) => self.read_child(child, Some(c), None, read),
             None => Err(row.error_at(
                 ErrorKind::MissingAttachment,
                 cell.token,
@@ -3757,13 +3761,14 @@ impl<'de> RowAccess<'_, 'de> {
         }
     }
 
-    /// The value of an attachment body: of column `c`'s marker, or (`None`) a `>`-named
-    /// member's, which may also be a scalar `.name =value`.
+    /// The value of an attachment body: of column `c`'s marker, or (`None`) the `>`-named
+    /// member `extra`'s, which may also be a scalar `.name =value`.
     #[inline(always)]
     fn read_child<R: Read<'de>>(
         &mut self,
         child: Child<'de>,
         c: Option<usize>,
+        extra: Option<&Cow<'de, str>>,
         read: R,
     ) -> Result<R::Out> {
         let st = &mut *self.st;
@@ -3791,23 +3796,44 @@ impl<'de> RowAccess<'_, 'de> {
                 // (the rule the reference decoders apply; shared-schema rows never carry `@N`).
                 let shared = match self.p.lines.peek()? {
                     Some(first) if first.text.starts_with('@') => None,
-                    _ => c.and_then(|c| st.shared_schema(c)),
+                    _ => match (c, extra) {
+                        (Some(c), _) => st.shared_schema(c),
+                        (None, Some(name)) => st
+                            .extra_shared
+                            .iter()
+                            .find(|(n, _)| n == name)
+                            .map(|(_, schema)| schema),
+                        (None, None) => None,
+                    },
                 };
                 let pending = if trimmed == "{}" {
                     Pending::Object { line, level }
                 } else if trimmed.starts_with('[') {
                     let pending = self.p.array_header(line, trimmed, level, shared)?;
-                    if let (
-                        Some(c),
+                    // A tabular array's declaration establishes the field's shared schema
+                    // (spec §7.4.5.3); a keyed map is an object and establishes none.
+                    let tabular = match &pending {
                         Pending::Array {
                             body: Body::Rows { fields, shape, .. },
                             ..
-                        },
-                    ) = (c, &pending)
-                    {
-                        if st.shared_schema(c).is_none() {
-                            let n = st.fields.len();
-                            Table::set(&mut st.shared, n, c, (Rc::clone(fields), shape.clone()));
+                        } if !shape.as_ref().is_some_and(|s| s.keyed) => Some((fields, shape)),
+                        _ => None,
+                    };
+                    if let Some((fields, shape)) = tabular {
+                        let schema = (Rc::clone(fields), shape.clone());
+                        match (c, extra) {
+                            (Some(c), _) => {
+                                if st.shared_schema(c).is_none() {
+                                    let n = st.fields.len();
+                                    Table::set(&mut st.shared, n, c, schema);
+                                }
+                            }
+                            (None, Some(name)) => {
+                                if !st.extra_shared.iter().any(|(n, _)| n == name) {
+                                    st.extra_shared.push((name.clone(), schema));
+                                }
+                            }
+                            (None, None) => {}
                         }
                     }
                     pending
