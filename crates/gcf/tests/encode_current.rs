@@ -62,6 +62,38 @@ fn nested_objects_flatten_and_columns_with_one_value_move_into_the_header() {
 }
 
 #[test]
+fn a_shared_array_schema_never_holds_a_column_the_table_has_not() {
+    // The inner tables' `>`-named member is an attachment, not a column: the schema the
+    // oracles share (`{id}` plus a cell for `a>b`, which no decoder reads) is not written.
+    let v: Value = serde_json::from_str(
+        r#"[{"id":[{"id":null},{"id":null,"a>b":null}]},
+            {"id":[{"id":null},{"id":null,"a>b":null}]}]"#,
+    )
+    .unwrap();
+    let text = to_string(&v).unwrap();
+    assert_eq!(
+        text,
+        gcf(concat!(
+            "## [2]{id}
+",
+            "@0 ^
+.id [2]{id}
+    -
+    @1 -
+    .\"a>b\" =-
+",
+            "@1 ^
+.id [2]{id}
+    -
+    @1 -
+    .\"a>b\" =-
+",
+        ))
+    );
+    assert_eq!(from_str::<Value>(&text).unwrap(), v);
+}
+
+#[test]
 fn objects_of_objects_become_keyed_tables() {
     let v =
         json!({"users": {"u1": {"key": 1, "name": "Ann"}, "u2": {"name": "Bo", "tags": ["x"]}}});
