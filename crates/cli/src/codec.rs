@@ -273,9 +273,17 @@ pub(crate) fn encode_gcx1(tool: Option<&str>, value: &Value) -> Result<String, C
     }
 }
 
-/// `value` as a GCF generic-profile payload.
+/// `value` as a GCF generic-profile payload (the current spec, canonical).
 pub(crate) fn encode_gcf(value: &Value) -> Result<String, CliError> {
-    agentwire_gcf::to_string(value).map_err(|e| CliError::Encode {
+    encode_gcf_with(value, &agentwire_gcf::EncoderOptions::new())
+}
+
+/// `value` as a GCF generic-profile payload written with `options`.
+pub(crate) fn encode_gcf_with(
+    value: &Value,
+    options: &agentwire_gcf::EncoderOptions,
+) -> Result<String, CliError> {
+    options.to_string(value).map_err(|e| CliError::Encode {
         format: "GCF",
         message: e.to_string(),
     })
