@@ -59,14 +59,22 @@ fn toon_datasets() -> Result<(), TaskError> {
     let dir = root().join("target/toon-datasets");
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     for (name, value) in agentwire_benchmarks::toon_datasets() {
-        let mut text = serde_json::to_string_pretty(&value)
-            .map_err(|e| format!("data set {name}: {e}"))?;
+        let mut text =
+            serde_json::to_string_pretty(&value).map_err(|e| format!("data set {name}: {e}"))?;
         text.push('\n');
         let path = dir.join(format!("{name}.json"));
         fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     let mut command = cargo();
-    command.args(["run", "--release", "--quiet", "-p", "agentwire", "--", "scorecard"]);
+    command.args([
+        "run",
+        "--release",
+        "--quiet",
+        "-p",
+        "agentwire",
+        "--",
+        "scorecard",
+    ]);
     command.arg(&dir).args(["--out", "docs/scorecard-toon"]);
     command.stdout(std::process::Stdio::null());
     run_checked(&mut command)?;

@@ -94,6 +94,32 @@ fn a_shared_array_schema_never_holds_a_column_the_table_has_not() {
 }
 
 #[test]
+fn a_shared_schema_needs_tables_in_every_row() {
+    // Row 1's arrays hold arrays: no shared schema, and row 1's attachment is expanded.
+    let v = json!([{"a": [{"name": null}], "b": 1}, {"a": [[{"key": 1}], [{"k": 2}]], "b": 2}]);
+    let text = to_string(&v).unwrap();
+    assert_eq!(
+        text,
+        gcf(concat!(
+            "## [2]{a,b}
+",
+            "@0 ^|1
+.a [1]{name}
+    -
+",
+            "@1 ^|2
+.a [2]
+    @0 [1]{key}
+      1
+    @1 [1]{k}
+      2
+",
+        ))
+    );
+    assert_eq!(from_str::<Value>(&text).unwrap(), v);
+}
+
+#[test]
 fn objects_of_objects_become_keyed_tables() {
     let v =
         json!({"users": {"u1": {"key": 1, "name": "Ann"}, "u2": {"name": "Bo", "tags": ["x"]}}});

@@ -23,6 +23,11 @@ use crate::lex::{self, Place};
 use crate::number;
 use crate::options::EncoderOptions;
 
+/// From this many rows up, a table is written in one pass ([`Encoder::one_pass`]); smaller
+/// ones are planned over all their rows first (they stay in cache, and a plan that turns out
+/// wrong costs a second write).
+const ONE_PASS_ROWS: usize = 16;
+
 /// Where a value is written; decides the spelling of its header line.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Head<'k> {
@@ -215,6 +220,9 @@ pub(crate) struct Encoder<'v, 'o, N> {
     pub(crate) fewest: Option<Box<super::fewest::Search<'o>>>,
     /// Strings are quoted only as their context needs (fewest tokens).
     pub(crate) minimal: bool,
+    /// Large tables are written in one pass ([`Encoder::one_pass`]); off in the tests that
+    /// hold it against planning every table first.
+    one_pass: bool,
 }
 
 /// Encodes the value at `root` into `out` (after the header, which is the caller's).
@@ -246,6 +254,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 None
             },
             minimal: current && opts.fewest.is_some(),
+            one_pass: true,
         }
     }
 
@@ -321,7 +330,20 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     /// Writes the members of an object at `depth` (the object at nesting `level`).
     pub(crate) fn members(&mut self, object: N, depth: usize, level: usize) -> Result<()> {
         for (key, value) in object.members() {
-            self.value(Head::Member(key), value, depth, level)?;
+            match value.scalar() {
+                // `key=value`, the most common line, written here.
+                Some(scalar) => {
+                    lex::indent(&mut self.out, depth);
+                    lex::write_key(&mut self.out, key);
+                    self.out.push('=');
+                    self.scalar(scalar, Place::Value)?;
+                    self.out.push('\n');
+                }
+                None if value.is_object() => {
+                    self.object(Head::Member(key), value, depth, level + 1)?;
+                }
+                None => self.array(Head::Member(key), value, depth, level + 1)?,
+            }
         }
         Ok(())
     }
@@ -376,6 +398,12 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     fn keyed_table(&mut self, head: Head<'_>, object: N, depth: usize, level: usize) -> Result<()> {
         // The members are rows one level down.
         self.enter(level + 1)?;
+        if self.one_pass && self.fewest.is_none() && object.len() >= ONE_PASS_ROWS {
+            let rows = object.members().map(|(k, v)| (Some(k), v));
+            if self.one_pass(head, rows, object.len(), true, false, depth, level + 1)? {
+                return Ok(());
+            }
+        }
         let values = object.members().map(|(_, v)| v);
         let n = object.len();
         let table = self.plan_table(
@@ -442,6 +470,12 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 }
                 let top = matches!(head, Head::Root | Head::Member(_));
                 let body = head.body(depth);
+                if self.one_pass && self.fewest.is_none() && n >= ONE_PASS_ROWS {
+                    let rows = items.elements().map(|e| (None, e));
+                    if self.one_pass(head, rows, n, false, top, depth, level + 1)? {
+                        return Ok(());
+                    }
+                }
                 let table =
                     self.plan_table(items.id(), items.elements(), n, false, top, level + 1, body)?;
                 if !table.has_columns() {
@@ -496,6 +530,30 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     where
         I: Iterator<Item = (Option<&'v str>, N)>,
     {
+        self.table_header(head, table, n, depth)?;
+        let body = head.body(depth);
+        let mut slots = self.slots.pop().unwrap_or_default();
+        let mut written = Ok(());
+        for (r, (key, row)) in rows.enumerate() {
+            written = self.row(table, r, key, row, body, level, &mut slots, None);
+            if written.is_err() {
+                break;
+            }
+        }
+        if self.slots.len() < 16 {
+            self.slots.push(slots);
+        }
+        written
+    }
+
+    /// A table's header line: `## key [N]{...}`, `## key [N:]{...}`, `.key [N]{...}`, ...
+    fn table_header(
+        &mut self,
+        head: Head<'_>,
+        table: &Table<'v, N>,
+        n: usize,
+        depth: usize,
+    ) -> Result<()> {
         head.write(&mut self.out, depth, false);
         self.out.push('[');
         number::write_u64(&mut self.out, n as u64);
@@ -505,19 +563,127 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         self.out.push(']');
         self.declaration(table)?;
         self.out.push('\n');
-        let body = head.body(depth);
-        let mut slots = self.slots.pop().unwrap_or_default();
-        let mut written = Ok(());
-        for (r, (key, row)) in rows.enumerate() {
-            written = self.row(table, r, key, row, body, level, &mut slots);
-            if written.is_err() {
-                break;
+        Ok(())
+    }
+
+    /// Writes a table in one pass, each row read by the planner just before it is written (a
+    /// second pass over a large table costs as much in memory traffic as in work): the plan
+    /// is the planner's for row 0 alone, without constant columns, and it stands when the
+    /// plan of every row is the same. `Ok(false)` when a row is not in step with row 0's
+    /// fields, breaks row 0's forms, or the complete plan differs (a constant column, a key
+    /// column label): the output is then cut back and the caller plans over every row first.
+    #[allow(clippy::too_many_arguments)]
+    fn one_pass<I>(
+        &mut self,
+        head: Head<'_>,
+        rows: I,
+        n: usize,
+        keyed: bool,
+        top: bool,
+        depth: usize,
+        level: usize,
+    ) -> Result<bool>
+    where
+        I: Iterator<Item = (Option<&'v str>, N)>,
+    {
+        let mark = self.out.len();
+        let allow = self.allow(top, keyed);
+        let mut table = self.take_table();
+        let mut state = self.scan_state(level);
+        let mut rows = rows.enumerate();
+        let written = self.one_pass_rows(
+            &mut table, &mut state, &mut rows, head, n, keyed, allow, depth, level,
+        );
+        let done = match written {
+            Ok(true) => {
+                // Every row read: the complete plan must be the one the rows were written in.
+                self.finish_scan(&mut table, &state);
+                let guess: Vec<(Form, Option<(u32, u32)>)> =
+                    table.fields.iter().map(|f| (f.form, f.shared)).collect();
+                let label = table.label;
+                if keyed {
+                    table.label = Some(super::plan::key_label(&table.names));
+                }
+                self.canonical(&mut table, n, allow);
+                table.label == label
+                    && table.fields.len() == guess.len()
+                    && table
+                        .fields
+                        .iter()
+                        .zip(&guess)
+                        .all(|(f, g)| (f.form, f.shared) == *g)
             }
+            Ok(false) => false,
+            Err(e) => {
+                self.give_table(table);
+                return Err(e);
+            }
+        };
+        self.give_table(table);
+        if !done {
+            self.out.truncate(mark);
         }
-        if self.slots.len() < 16 {
-            self.slots.push(slots);
+        Ok(done)
+    }
+
+    /// The rows of [`Encoder::one_pass`]; `Ok(false)` as soon as a row breaks the plan.
+    #[allow(clippy::too_many_arguments)]
+    fn one_pass_rows<I>(
+        &mut self,
+        table: &mut Table<'v, N>,
+        state: &mut super::plan::ScanState,
+        rows: &mut std::iter::Enumerate<I>,
+        head: Head<'_>,
+        n: usize,
+        keyed: bool,
+        allow: super::plan::Allow,
+        depth: usize,
+        level: usize,
+    ) -> Result<bool>
+    where
+        I: Iterator<Item = (Option<&'v str>, N)>,
+    {
+        let Some((_, (key, first))) = rows.next() else {
+            return Ok(false);
+        };
+        if !first.is_object() {
+            return Ok(false);
         }
-        written
+        self.scan_row(table, state, 0, first, allow, None);
+        if table.names.is_empty() {
+            return Ok(false);
+        }
+        if keyed {
+            table.label = Some(super::plan::key_label(&table.names));
+        }
+        // Row 0's plan, without constant columns (one row cannot show them).
+        let mut guess = allow;
+        guess.constants = false;
+        self.canonical(table, n, guess);
+        if !table.has_columns() {
+            return Ok(false);
+        }
+        self.table_header(head, table, n, depth)?;
+        let body = head.body(depth);
+        let mut slots = Vec::new();
+        self.row(table, 0, key, first, body, level, &mut slots, None)?;
+        let mut values = Vec::with_capacity(table.names.len());
+        // The fields a later row can take out of their form (a column of cells takes anything).
+        let guarded = table
+            .fields
+            .iter()
+            .any(|f| !matches!(f.form, Form::Cells | Form::Attach) || f.shared.is_some());
+        for (r, (key, row)) in rows {
+            values.clear();
+            if !row.is_object() || !self.scan_row(table, state, r, row, allow, Some(&mut values)) {
+                return Ok(false);
+            }
+            if guarded && !self.plan_holds(table) {
+                return Ok(false);
+            }
+            self.row(table, r, key, row, body, level, &mut slots, Some(&values))?;
+        }
+        Ok(true)
     }
 
     /// A table's field declaration: `{key,a,"b>c",d=const}`.
@@ -608,6 +774,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         depth: usize,
         level: usize,
         slots: &mut Vec<Option<N>>,
+        values: Option<&[N]>,
     ) -> Result<()> {
         let line = self.out.len();
         lex::indent(&mut self.out, depth);
@@ -617,19 +784,14 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             self.scalar(Scalar::Str(key), Place::Cell { first: true })?;
             first = false;
         }
-        if table.aligned {
+        if let Some(values) = values {
+            // The row's values, in field order, as the planner read them.
+            for (&value, field) in values.iter().zip(&table.fields) {
+                self.aligned_cell(table, field, value, r, &mut first, &mut nested)?;
+            }
+        } else if table.aligned {
             for ((_, value), field) in row.members().zip(&table.fields) {
-                match (field.form, value.scalar()) {
-                    (Form::Cells, Some(scalar)) => {
-                        // The common cell, inline.
-                        if !first {
-                            self.out.push('|');
-                        }
-                        self.scalar(scalar, Place::Cell { first })?;
-                        first = false;
-                    }
-                    _ => self.cell(table, field, Some(value), r, &mut first, &mut nested)?,
-                }
+                self.aligned_cell(table, field, value, r, &mut first, &mut nested)?;
             }
         } else {
             fill(table, row, slots);
@@ -648,7 +810,10 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         }
         self.out.push('\n');
         if nested {
-            if table.aligned {
+            if let Some(values) = values {
+                let values = values.iter().map(|&v| Some(v));
+                self.attachments(table, r, values, depth, level)?;
+            } else if table.aligned {
                 let values = row.members().map(|(_, v)| Some(v));
                 self.attachments(table, r, values, depth, level)?;
             } else {
@@ -657,6 +822,30 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
         }
         Ok(())
+    }
+
+    /// Writes the cells of a field a row has (a scalar in a column of cells inline).
+    #[inline(always)]
+    fn aligned_cell(
+        &mut self,
+        table: &Table<'v, N>,
+        field: &super::plan::FieldPlan<N>,
+        value: N,
+        r: usize,
+        first: &mut bool,
+        nested: &mut bool,
+    ) -> Result<()> {
+        match (field.form, value.scalar()) {
+            (Form::Cells, Some(scalar)) => {
+                if !*first {
+                    self.out.push('|');
+                }
+                self.scalar(scalar, Place::Cell { first: *first })?;
+                *first = false;
+                Ok(())
+            }
+            _ => self.cell(table, field, Some(value), r, first, nested),
+        }
     }
 
     /// Writes one field's cells of a row.
@@ -834,14 +1023,16 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         number::write_u64(&mut self.out, items.len() as u64);
         self.out.push_str("]\n");
         for row in items.elements() {
+            let line = self.out.len();
             lex::indent(&mut self.out, depth + 2);
-            let aligned = row.len() == schema.len()
-                && row
-                    .members()
-                    .zip(schema)
-                    .all(|((k, _), name)| key_eq(k, name));
+            // Most rows have the schema's keys in order: written as they are checked.
+            let mut aligned = row.len() == schema.len();
             if aligned {
-                for (j, (_, value)) in row.members().enumerate() {
+                for (j, ((key, value), name)) in row.members().zip(schema).enumerate() {
+                    if !key_eq(key, name) {
+                        aligned = false;
+                        break;
+                    }
                     if j > 0 {
                         self.out.push('|');
                     }
@@ -849,7 +1040,10 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         self.scalar(scalar, Place::Cell { first: j == 0 })?;
                     }
                 }
-            } else {
+            }
+            if !aligned {
+                self.out.truncate(line);
+                lex::indent(&mut self.out, depth + 2);
                 for (j, name) in schema.iter().enumerate() {
                     if j > 0 {
                         self.out.push('|');
@@ -899,7 +1093,7 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             ));
         }
         let mut slots = self.slots.pop().unwrap_or_default();
-        let written = self.row(&table, r, None, row, depth, 1, &mut slots);
+        let written = self.row(&table, r, None, row, depth, 1, &mut slots, None);
         self.slots.push(slots);
         self.give_table(table);
         written
@@ -913,6 +1107,112 @@ fn fill<'v, N: Node<'v>>(table: &Table<'v, N>, row: N, slots: &mut Vec<Option<N>
     for (pos, (key, value)) in row.members().enumerate() {
         if let Some(c) = table.find(key, pos) {
             slots[c] = Some(value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Map, Value};
+
+    use super::{encode, Encoder};
+    use crate::{EncoderOptions, Spec};
+
+    /// The bytes with every table planned over all its rows first.
+    fn planned(value: &Value, opts: &EncoderOptions) -> String {
+        let mut encoder = Encoder::new(opts, String::new());
+        encoder.one_pass = false;
+        encoder.root(value).unwrap();
+        encoder.out
+    }
+
+    fn one_pass(value: &Value, opts: &EncoderOptions) -> String {
+        let mut out = String::new();
+        encode(value, opts, &mut out).unwrap();
+        out
+    }
+
+    /// A seeded generator of long tables whose rows agree with row 0 until some row, late,
+    /// breaks its plan in one way or another.
+    fn tables(seed: u64) -> Vec<Value> {
+        let mut state = seed;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let template = |i: u64| {
+            json!({
+                "id": i,
+                "c": {"name": format!("n{}", i % 3), "tier": "gold"},
+                "items": [{"p": i, "q": "x"}, {"p": 1, "q": "y"}],
+                "o": {"x": 1, "y": 2, "z": i},
+                "env": "prod",
+                "k": "a>b",
+            })
+        };
+        let mut out = Vec::new();
+        for _ in 0..40 {
+            let n = 16 + next(30);
+            let constants = next(2) == 0;
+            let mut rows: Vec<Value> = (0..n).map(template).collect();
+            if !constants {
+                // Without constant columns, row 0's plan is the table's unless a row breaks it.
+                for row in &mut rows {
+                    let row = row.as_object_mut().unwrap();
+                    row.remove("env");
+                    row.remove("k");
+                }
+            }
+            for _ in 0..next(3) {
+                let r = 1 + next(n - 1) as usize;
+                let row = rows[r].as_object_mut().unwrap();
+                let key = ["id", "c", "items", "o", "env", "k", "new"][next(7) as usize];
+                let mutated = match next(8) {
+                    0 => Value::Null,
+                    1 => json!("text"),
+                    2 => json!({"name": 1}),
+                    3 => json!([1, 2]),
+                    4 => json!([{"p": 1}]),
+                    5 => json!({"x": 1, "y": 2}),
+                    6 => json!([[1]]),
+                    _ => {
+                        row.remove(key);
+                        continue;
+                    }
+                };
+                row.insert(key.to_owned(), mutated);
+            }
+            out.push(Value::Array(rows.clone()));
+            // The same rows as a keyed map.
+            let map: Map<String, Value> = rows
+                .into_iter()
+                .enumerate()
+                .map(|(i, row)| (format!("m{i}"), row))
+                .collect();
+            out.push(json!({ "m": map, "x": 1 }));
+        }
+        out
+    }
+
+    #[test]
+    fn one_pass_tables_are_the_planned_ones() {
+        for opts in [
+            EncoderOptions::new(),
+            EncoderOptions::new().spec(Spec::V3_1),
+        ] {
+            for seed in 1..6 {
+                for value in tables(seed) {
+                    let text = one_pass(&value, &opts);
+                    assert_eq!(text, planned(&value, &opts), "{value}");
+                    let back: Value = crate::DecoderOptions::new()
+                        .spec(opts.get_spec())
+                        .from_str(&format!("GCF profile=generic\n{text}"))
+                        .unwrap();
+                    assert_eq!(back, value);
+                }
+            }
         }
     }
 }

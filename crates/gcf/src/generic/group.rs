@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use super::encode::{write_const, write_scalar, Encoder, Head};
 use super::plan::{Form, Table};
 use super::view::Node;
+use super::view::{ARRAY, NULL, OBJECT};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lex::{self, Place};
 use crate::number;
@@ -102,14 +103,14 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             .names
             .iter()
             .zip(&table.facts)
-            .find_map(|(name, facts)| (facts.objects + facts.arrays > 0).then_some(name))
+            .find_map(|(name, facts)| facts.has(OBJECT | ARRAY).then_some(name))
         {
             return Some(format!(
                 "grouped records hold scalars only, and column {name:?} holds a nested value"
             ));
         }
         let facts = &table.facts;
-        if facts[k].present as usize != n || facts[k].nulls > 0 {
+        if facts[k].present as usize != n || facts[k].has(NULL) {
             return Some(format!(
                 "the key column {key:?} must be present and not null in every record"
             ));
@@ -152,13 +153,13 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         }
         let table = self.group_scan(items);
         let n = items.len();
-        let scalars = table.facts.iter().all(|f| f.objects + f.arrays == 0);
+        let scalars = table.facts.iter().all(|f| !f.has(OBJECT | ARRAY));
         let key = table
             .names
             .iter()
             .zip(&table.facts)
             .find_map(|(name, facts)| {
-                (facts.present as usize == n && facts.nulls == 0 && self.unique(items, name))
+                (facts.present as usize == n && !facts.has(NULL) && self.unique(items, name))
                     .then_some(*name)
             });
         let candidates = match (scalars, key) {

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use super::encode::{key_eq, Encoder};
-use super::view::{Kind, Node, Scalar};
+use super::view::{Kind, Node, Scalar, ARRAY, OBJECT, SCALAR};
 use crate::error::Result;
 
 /// Above this many fields, table columns are found through a hash map.
@@ -201,11 +201,10 @@ impl<'t> ColumnIndex<'t> {
 /// What the scan of a table found about one field.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Facts<N> {
+    /// The rows that have the field (those the aligned fast path read are added at the end).
     pub(crate) present: u32,
-    pub(crate) nulls: u32,
-    pub(crate) objects: u32,
-    pub(crate) arrays: u32,
-    pub(crate) scalars: u32,
+    /// The kinds of its values: bits of [`Node::kind_bit`].
+    pub(crate) kinds: u8,
     /// The value in row 0.
     row0: Option<N>,
     /// Every row so far has the same scalar as row 0.
@@ -215,6 +214,9 @@ pub(crate) struct Facts<N> {
     /// Flattening and an inline schema are still possible.
     flat: bool,
     inline: bool,
+    /// Every value of the shape is a scalar (so that an object of the shape's shape has its
+    /// keys, which an inline schema needs).
+    shape_scalar: bool,
     /// A shared array schema is still possible; its field union in `Table::keys`.
     shared: bool,
     union: (u32, u32),
@@ -223,18 +225,20 @@ pub(crate) struct Facts<N> {
 }
 
 impl<N> Facts<N> {
+    pub(crate) fn has(&self, kind: u8) -> bool {
+        self.kinds & kind != 0
+    }
+
     fn new() -> Self {
         Facts {
             present: 0,
-            nulls: 0,
-            objects: 0,
-            arrays: 0,
-            scalars: 0,
+            kinds: 0,
             row0: None,
             constant: false,
             shape: None,
             flat: true,
             inline: true,
+            shape_scalar: false,
             shared: true,
             union: (0, 0),
             sparse: true,
@@ -271,6 +275,12 @@ pub(crate) fn same_scalar(a: Scalar<'_>, b: Scalar<'_>, current: bool) -> bool {
     }
 }
 
+/// Whether a key holds `>` (keys are short: a loop, not a `memchr` call).
+#[inline]
+pub(crate) fn has_gt(key: &str) -> bool {
+    key.bytes().any(|b| b == b'>')
+}
+
 /// Whether every member of an object is a scalar.
 fn all_scalar<'v, N: Node<'v>>(object: N) -> bool {
     object.members().all(|(_, v)| v.is_scalar())
@@ -284,7 +294,7 @@ fn flat_shape<'v, N: Node<'v>>(object: N, budget: usize) -> bool {
     }
     object.members().all(|(k, v)| {
         !k.is_empty()
-            && !k.contains('>')
+            && !has_gt(k)
             && match v.kind() {
                 Kind::Scalar => true,
                 Kind::Array => false,
@@ -360,6 +370,17 @@ pub(crate) fn key_label(names: &[&str]) -> &'static str {
     Box::leak(label.into_boxed_str())
 }
 
+/// The counts of a scan in progress.
+#[derive(Debug)]
+pub(crate) struct ScanState {
+    /// Rows read.
+    rows: u32,
+    /// Rows read in step with the union (their fields counted present at the end).
+    aligned_rows: u32,
+    /// Levels left for flattened objects.
+    budget: usize,
+}
+
 /// What the options allow a table.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Allow {
@@ -415,17 +436,12 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
     /// keyed maps on; at least two members, all objects; a non-empty field union with a
     /// field that can be a column (no `>`).
     pub(crate) fn keyed_candidate(&self, object: N) -> bool {
-        if object.len() < 2 {
+        if object.len() < 2 || !object.members().all(|(_, v)| v.is_object()) {
             return false;
         }
-        let mut fields = false;
-        for (_, v) in object.members() {
-            if !v.is_object() {
-                return false;
-            }
-            fields = fields || v.members().any(|(k, _)| !k.contains('>'));
-        }
-        fields
+        object
+            .members()
+            .any(|(_, v)| v.members().any(|(k, _)| !has_gt(k)))
     }
 
     /// What the options allow the tables of this encoding.
@@ -502,92 +518,136 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
     where
         I: Iterator<Item = N>,
     {
-        // Flattened objects (a level below the rows) must fit the depth limit.
-        let budget = self.opts.max_depth.saturating_sub(level);
-        let mut nrows = 0u32;
+        let mut state = self.scan_state(level);
         for (r, row) in rows.enumerate() {
-            nrows += 1;
-            let mut done = 0;
-            if r > 0 && table.aligned {
-                // Rows usually list the union's keys in its order: matched in step.
-                let Table {
-                    names,
-                    facts,
-                    keys,
-                    sparse,
-                    ..
-                } = &mut *table;
-                for (c, ((name, facts), (key, value))) in names
-                    .iter()
-                    .zip(facts.iter_mut())
-                    .zip(row.members())
-                    .enumerate()
-                {
-                    if !key_eq(name, key) {
-                        break;
-                    }
-                    done += 1;
-                    facts.present += 1;
-                    if value.is_scalar() {
-                        if value.is_null() {
-                            facts.nulls += 1;
-                        } else {
-                            facts.scalars += 1;
-                        }
-                        if facts.constant {
-                            facts.constant = self.same_as_row0(facts.row0, value);
-                        }
-                    } else {
-                        self.note(facts, keys, sparse.get_mut(c), value, allow, budget);
-                    }
+            self.scan_row(table, &mut state, r, row, allow, None);
+        }
+        self.finish_scan(table, &state);
+    }
+
+    /// A scan's counts, for rows at nesting `level`.
+    pub(crate) fn scan_state(&self, level: usize) -> ScanState {
+        ScanState {
+            rows: 0,
+            aligned_rows: 0,
+            // Flattened objects (a level below the rows) must fit the depth limit.
+            budget: self.opts.max_depth.saturating_sub(level),
+        }
+    }
+
+    /// Reads row `r` of a table (see [`Encoder::scan`]); `true` when its members are the
+    /// union's fields in order (for a row after row 0), and then `values` (if given) has
+    /// the row's values in field order.
+    #[inline(always)]
+    pub(crate) fn scan_row(
+        &self,
+        table: &mut Table<'v, N>,
+        state: &mut ScanState,
+        r: usize,
+        row: N,
+        allow: Allow,
+        mut values: Option<&mut Vec<N>>,
+    ) -> bool {
+        let budget = state.budget;
+        state.rows += 1;
+        let mut done = 0;
+        if r > 0 && table.aligned {
+            // Rows usually list the union's keys in its order: matched in step.
+            let Table {
+                names,
+                facts,
+                keys,
+                sparse,
+                ..
+            } = &mut *table;
+            for (c, ((name, facts), (key, value))) in names
+                .iter()
+                .zip(facts.iter_mut())
+                .zip(row.members())
+                .enumerate()
+            {
+                if !key_eq(name, key) {
+                    break;
                 }
-                if done == row.len() {
-                    continue;
+                done += 1;
+                if let Some(values) = values.as_deref_mut() {
+                    values.push(value);
+                }
+                let kind = value.kind_bit();
+                facts.kinds |= kind;
+                if kind & (OBJECT | ARRAY) != 0 {
+                    self.note(facts, keys, sparse.get_mut(c), value, allow, budget);
+                } else if facts.constant {
+                    facts.constant = self.same_as_row0(facts.row0, value);
                 }
             }
-            for (pos, (key, value)) in row.members().enumerate().skip(done) {
-                let c = match table.find(key, pos) {
-                    Some(c) => c,
-                    None => table.add(key, allow.sparse),
-                };
-                if c != pos {
-                    table.aligned = false;
-                }
-                let Table {
-                    facts,
-                    keys,
-                    sparse,
-                    ..
-                } = &mut *table;
-                let facts = &mut facts[c];
+            if done == row.len() && done == table.names.len() {
+                state.aligned_rows += 1;
+                return true;
+            }
+            // Count the fields read in step as present.
+            for facts in &mut table.facts[..done] {
                 facts.present += 1;
-                if r == 0 {
-                    facts.row0 = Some(value);
-                }
-                if value.is_scalar() {
-                    if value.is_null() {
-                        facts.nulls += 1;
-                    } else {
-                        facts.scalars += 1;
-                    }
-                    if r == 0 {
-                        facts.constant = allow.constants;
-                    } else if facts.constant {
-                        facts.constant = self.same_as_row0(facts.row0, value);
-                    }
-                } else {
-                    self.note(facts, keys, sparse.get_mut(c), value, allow, budget);
-                }
             }
         }
+        for (pos, (key, value)) in row.members().enumerate().skip(done) {
+            let c = match table.find(key, pos) {
+                Some(c) => c,
+                None => table.add(key, allow.sparse),
+            };
+            if c != pos {
+                table.aligned = false;
+            }
+            let Table {
+                facts,
+                keys,
+                sparse,
+                ..
+            } = &mut *table;
+            let facts = &mut facts[c];
+            facts.present += 1;
+            if r == 0 {
+                facts.row0 = Some(value);
+            }
+            let kind = value.kind_bit();
+            facts.kinds |= kind;
+            if kind & (OBJECT | ARRAY) != 0 {
+                self.note(facts, keys, sparse.get_mut(c), value, allow, budget);
+            } else if r == 0 {
+                facts.constant = allow.constants;
+            } else if facts.constant {
+                facts.constant = self.same_as_row0(facts.row0, value);
+            }
+        }
+        false
+    }
+
+    /// Completes a scan: a field some row lacks is not constant, and the rows are not
+    /// aligned.
+    pub(crate) fn finish_scan(&self, table: &mut Table<'v, N>, state: &ScanState) {
         table.shared_keys = table.keys.len();
-        // A field some row lacks is not constant, and the rows are not aligned.
         for facts in &mut table.facts {
-            if facts.present != nrows {
+            facts.present += state.aligned_rows;
+            if facts.present != state.rows {
                 facts.constant = false;
                 table.aligned = false;
             }
         }
+    }
+
+    /// Whether what the scan found so far still allows each field the form `table.fields`
+    /// gives it (a plan made from fewer rows).
+    pub(crate) fn plan_holds(&self, table: &Table<'v, N>) -> bool {
+        table.fields.iter().zip(&table.facts).all(|(field, facts)| {
+            let containers = !facts.has(SCALAR);
+            let plain = match field.form {
+                Form::Flat => facts.flat && containers && !facts.has(ARRAY),
+                Form::Inline => facts.inline && containers && !facts.has(ARRAY),
+                Form::Sparse => false,
+                Form::Cells | Form::Attach | Form::Const => true,
+            };
+            plain && (field.shared.is_none() || (facts.shared && containers && !facts.has(OBJECT)))
+        })
     }
 
     /// Whether a scalar is written as row 0's value is.
@@ -613,7 +673,6 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
     ) {
         facts.constant = false;
         if value.is_object() {
-            facts.objects += 1;
             if facts.sparse {
                 facts.sparse = sparse.is_some_and(|union| sparse_union(union, value));
             }
@@ -623,16 +682,17 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             match facts.shape {
                 None => {
                     facts.shape = Some(value);
-                    facts.inline = facts.inline && all_scalar(value);
+                    facts.shape_scalar = all_scalar(value);
+                    facts.inline = facts.inline && facts.shape_scalar;
                     facts.flat = facts.flat && allow.flatten && flat_shape(value, budget);
                 }
                 Some(shape) => {
-                    if facts.inline && !same_keys(shape, value) {
-                        facts.inline = false;
+                    let flat = facts.flat && same_shape(shape, value);
+                    // An object of a scalar shape's shape has its keys.
+                    if facts.inline && !(flat && facts.shape_scalar) {
+                        facts.inline = same_keys(shape, value);
                     }
-                    if facts.flat && !same_shape(shape, value) {
-                        facts.flat = false;
-                    }
+                    facts.flat = flat;
                 }
             }
             if facts.flat && all_null(value) {
@@ -640,7 +700,6 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
                 facts.flat = false;
             }
         } else {
-            facts.arrays += 1;
             if facts.shared && allow.shared {
                 match shared_union(keys, value, facts.union, self.current) {
                     Some(found) => facts.union = found,
@@ -697,7 +756,7 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             .zip(&table.facts)
             .any(|(f, facts)| match f.form {
                 Form::Attach => facts.present > 0,
-                Form::Cells | Form::Inline => facts.objects + facts.arrays > 0,
+                Form::Cells | Form::Inline => facts.has(OBJECT | ARRAY),
                 Form::Const | Form::Flat | Form::Sparse => false,
             });
     }
@@ -765,7 +824,7 @@ fn sparse_union<'v, N: Node<'v>>(union: &mut Vec<&'v str>, object: N) -> bool {
     }
     let mut last: Option<usize> = None;
     for (pos, (key, value)) in object.members().enumerate() {
-        if !value.is_scalar() || key.is_empty() || key.contains('>') {
+        if !value.is_scalar() || key.is_empty() || has_gt(key) {
             return false;
         }
         let at = match union.get(pos) {
@@ -800,6 +859,21 @@ fn shared_union<'v, N: Node<'v>>(
     let first = union.0 == union.1;
     let start = if first { keys.len() } else { union.0 as usize };
     let mut seen = 0usize;
+    if !first {
+        // Most arrays: every row has the union's keys in its order, all scalars.
+        let names = &keys[start..union.1 as usize];
+        let aligned = array.elements().all(|row| {
+            row.is_object()
+                && row.len() == names.len()
+                && row
+                    .members()
+                    .zip(names)
+                    .all(|((key, value), name)| key_eq(key, name) && value.is_scalar())
+        });
+        if aligned {
+            return Some(union);
+        }
+    }
     for row in array.elements() {
         if !row.is_object() {
             if first {
@@ -810,7 +884,7 @@ fn shared_union<'v, N: Node<'v>>(
         for (pos, (key, value)) in row.members().enumerate() {
             // A `>`-named field is no column in the current spec, so no schema row has a cell
             // for it (gcf-python and the `gcf` crate write one anyway, which no decoder reads).
-            if !value.is_scalar() || (current && key.contains('>')) {
+            if !value.is_scalar() || (current && has_gt(key)) {
                 if first {
                     keys.truncate(start);
                 }
@@ -866,29 +940,29 @@ pub(crate) struct FieldOptions {
 
 impl FieldOptions {
     fn of<'v, N: Node<'v>>(name: &str, facts: &Facts<N>, nrows: usize, allow: Allow) -> Self {
-        let containers_only = facts.scalars == 0;
+        let containers_only = !facts.has(SCALAR);
         let flat = allow.flatten
             && facts.flat
-            && facts.objects > 0
+            && facts.has(OBJECT)
             && containers_only
-            && facts.arrays == 0
+            && !facts.has(ARRAY)
             && !name.is_empty()
-            && !name.contains('>');
-        let attach = allow.gt_attach && name.contains('>');
+            && !has_gt(name);
+        let attach = allow.gt_attach && has_gt(name);
         // An inline schema is row 0's object (the first one, so the shape).
         let inline = allow.inline
             && facts.inline
             && containers_only
-            && facts.arrays == 0
+            && !facts.has(ARRAY)
             && facts.row0.is_some_and(Node::is_object)
             && facts
                 .shape
                 .is_some_and(|shape| shape.len() >= allow.inline_min);
         let shared = allow.shared
             && facts.shared
-            && facts.arrays > 0
+            && facts.has(ARRAY)
             && containers_only
-            && facts.objects == 0
+            && !facts.has(OBJECT)
             && facts.union.1 > facts.union.0
             && facts.row0.is_some_and(Node::is_array);
         let constant = allow.constants
@@ -899,11 +973,11 @@ impl FieldOptions {
         let sparse = allow.sparse
             && !flat
             && facts.sparse
-            && facts.objects > 0
+            && facts.has(OBJECT)
             && containers_only
-            && facts.arrays == 0
+            && !facts.has(ARRAY)
             && !name.is_empty()
-            && !name.contains('>');
+            && !has_gt(name);
         FieldOptions {
             flat,
             sparse,

@@ -24,6 +24,15 @@ pub(crate) enum Scalar<'v> {
     Str(&'v str),
 }
 
+/// [`Node::kind_bit`] of `null`.
+pub(crate) const NULL: u8 = 1;
+/// [`Node::kind_bit`] of a scalar other than `null`.
+pub(crate) const SCALAR: u8 = 2;
+/// [`Node::kind_bit`] of an object.
+pub(crate) const OBJECT: u8 = 4;
+/// [`Node::kind_bit`] of an array.
+pub(crate) const ARRAY: u8 = 8;
+
 /// What a node is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -53,6 +62,18 @@ pub(crate) trait Node<'v>: Copy + 'v {
     fn get(self, key: &str) -> Option<Self>;
     /// An identity, unique among the nodes of one value for as long as it is borrowed.
     fn id(self) -> usize;
+
+    /// The node's kind as one bit: [`NULL`], [`SCALAR`] (any other scalar), [`OBJECT`],
+    /// [`ARRAY`].
+    #[inline]
+    fn kind_bit(self) -> u8 {
+        match self.kind() {
+            Kind::Object => OBJECT,
+            Kind::Array => ARRAY,
+            Kind::Scalar if self.is_null() => NULL,
+            Kind::Scalar => SCALAR,
+        }
+    }
 
     #[inline]
     fn is_object(self) -> bool {
@@ -137,6 +158,16 @@ impl<'v> Node<'v> for &'v Value {
     #[inline(always)]
     fn is_null(self) -> bool {
         self.is_null()
+    }
+
+    #[inline(always)]
+    fn kind_bit(self) -> u8 {
+        match self {
+            Value::Null => NULL,
+            Value::Bool(_) | Value::Number(_) | Value::String(_) => SCALAR,
+            Value::Object(_) => OBJECT,
+            Value::Array(_) => ARRAY,
+        }
     }
 
     #[inline]
