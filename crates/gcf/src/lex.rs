@@ -1816,6 +1816,7 @@ pub(crate) fn indent(out: &mut String, depth: usize) {
 }
 
 /// Appends a key: bare when it is a bare key, quoted otherwise (spec §2a.1).
+#[inline]
 pub(crate) fn write_key(out: &mut String, key: &str) {
     if is_bare_key(key) {
         out.push_str(key);

@@ -11,13 +11,16 @@
 //! Any value that implements `Serialize` or `Deserialize` (`serde_json::Value` included),
 //! like serde_json: [`to_string`], [`to_writer`], [`from_str`], [`from_slice`],
 //! [`from_reader`]; [`EncoderOptions`] and [`DecoderOptions`] for the settings and [`Limits`];
-//! [`to_string_value`] for a `serde_json::Value` read in place; [`GenericStreamEncoder`] for
-//! rows that arrive one at a time. The encoder writes exactly the bytes of the GCF v3.1
-//! reference encoder; the decoder reads every version from v3.1 to the current spec
-//! (flattened `a>b` columns, keyed maps `[N:]`, constant columns, value-grouping, the int64
-//! domain), and [`DecoderOptions::spec`] with [`Spec::V3_1`] reads v3.1 where the versions
-//! read the same bytes differently. See docs/gcf.md for the rules, the versions, the numeric
-//! domain and the decisions where the spec is silent.
+//! [`to_string_value`] for a `serde_json::Value` through the tape; [`GenericStreamEncoder`]
+//! for rows that arrive one at a time. The encoder writes the current spec canonically (the
+//! bytes of the v3.5.3 fixtures, with v3.6's constant columns, as gcf-python 2.8.0 and the
+//! `gcf` crate 3.1.0 write them), v3.1 exactly with [`EncoderOptions::spec`], or the encoding
+//! with the fewest tokens for a [`TokenCounter`] with [`EncoderOptions::fewest_tokens`]. The
+//! decoder reads every version from v3.1 to the current spec (flattened `a>b` columns, keyed
+//! maps `[N:]`, constant columns, value-grouping, the int64 domain), and
+//! [`DecoderOptions::spec`] with [`Spec::V3_1`] reads v3.1 where the versions read the same
+//! bytes differently. See docs/gcf.md for the rules, the versions, the numeric domain and the
+//! decisions where the spec is silent.
 //!
 //! ```
 //! use serde_json::{json, Value};
