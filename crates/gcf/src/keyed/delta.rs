@@ -693,9 +693,9 @@ pub enum GenericPayload {
 
 impl GenericPayload {
     /// The three-outcome reply of spec §10a.4 to a consumer that holds `base` (or nothing):
-    /// the full set without a base; [`GenericPayload::Unchanged`] when the roots are equal;
-    /// otherwise a delta when the two sets have the same columns and its encoding is under
-    /// 60% of the full payload's (§10a.2), else the full set.
+    /// the full set without a base; [`GenericPayload::Unchanged`] when the roots and columns
+    /// are equal; otherwise a delta when the two sets have the same columns and its encoding
+    /// is under 60% of the full payload's (§10a.2), else the full set.
     ///
     /// ```
     /// use agentwire_gcf::{GenericPayload, KeyedSet};
@@ -724,7 +724,10 @@ impl GenericPayload {
             return Ok(full);
         };
         let root = current.pack_root()?;
-        if base.pack_root()? == root {
+        // Equal roots with other columns (an empty set, or a new column no row fills) are
+        // a schema change all the same: sent in full (§10a.7).
+        let same_columns = base.key == current.key && base.fields == current.fields;
+        if same_columns && base.pack_root()? == root {
             return Ok(GenericPayload::Unchanged {
                 tool: tool.map(str::to_owned),
                 pack_root: root,
