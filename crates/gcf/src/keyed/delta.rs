@@ -139,7 +139,7 @@ impl GenericDelta {
     /// Sets `savings=` to the saving over a full payload of `full_tokens`:
     /// `100 × (1 − delta/full)` rounded half-to-even (none when `full_tokens` is 0).
     pub fn set_token_counts(&mut self, delta_tokens: u64, full_tokens: u64) {
-        self.savings = (full_tokens > 0).then(|| crate::graph::savings(delta_tokens, full_tokens));
+        self.savings = (full_tokens > 0).then(|| crate::root::savings(delta_tokens, full_tokens));
     }
 
     /// Encodes the delta payload: the header, then `## added`, `## changed` and
@@ -385,7 +385,7 @@ impl DecoderOptions {
             ..GenericDelta::default()
         };
         if let Some(savings) = head.get("savings") {
-            delta.savings = Some(crate::graph::parse_savings(savings).ok_or_else(|| {
+            delta.savings = Some(crate::root::parse_savings(savings).ok_or_else(|| {
                 head.error_at(
                     "savings",
                     ErrorKind::MalformedHeaderField,
