@@ -163,6 +163,17 @@ fn ci() -> Result<(), TaskError> {
         "-D",
         "warnings",
     ]))?;
+    // agentwire-gcf without its default features (no graph profile, no generic deltas, no
+    // sha2): the plain generic codec must build and lint on its own.
+    run_checked(cargo().args([
+        "clippy",
+        "-p",
+        "agentwire-gcf",
+        "--no-default-features",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     run_checked(cargo().args(["test", "--workspace"]))?;
     // The library crates' API docs, as docs.rs will build them: broken links, bare URLs and
     // bad HTML fail the run.

@@ -138,7 +138,9 @@
 
 mod error;
 mod generic;
+#[cfg(feature = "graph")]
 mod graph;
+#[cfg(feature = "generic-delta")]
 mod keyed;
 // The lexical layer, numbers and the header are shared by both profiles; not every item is
 // used by each yet.
@@ -149,12 +151,15 @@ mod lex;
 #[allow(dead_code)]
 mod number;
 mod options;
+#[cfg(any(feature = "graph", feature = "generic-delta"))]
+mod root;
 
 pub use error::{Error, ErrorKind, Limit, Position, Result};
 pub use generic::{
     from_reader, from_slice, from_str, to_string, to_string_value, to_writer, GenericStreamEncoder,
     ListWriter, TableWriter,
 };
+#[cfg(feature = "graph")]
 pub use graph::{
     decode_graph, decode_graph_reader, decode_graph_slice, decode_payload, encode_graph,
     encode_graph_to_writer, pack_root, pack_root_bytes, Delta, DeltaSymbol, Edge, EdgeStatus,
@@ -162,6 +167,7 @@ pub use graph::{
     SymbolKey, Unchanged,
 };
 pub use header::{profile, Profile};
+#[cfg(feature = "generic-delta")]
 pub use keyed::{
     Emission, GenericDelta, GenericPayload, GenericSession, GenericSessionDecoder, KeyedSet,
     Reanchor,

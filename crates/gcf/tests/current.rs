@@ -103,6 +103,14 @@ fn gt_named_members() {
         )),
         json!({"a>b": {"a>>b": "ௗP", "": "z"}, "x>b": {"a>b": "w"}})
     );
+    // Beside a flattened column of the same spelling: the path is the column, the
+    // attachment the member (found by the `gcf` oracle).
+    assert_eq!(
+        value(&format!(
+            "{H}## [2:]{{key,\"a>b\"}}\n@0 id|false\n.\"a>b\" =-\nname|~\n"
+        )),
+        json!({"id": {"a": {"b": false}, "a>b": null}, "name": {}})
+    );
     // Their array attachments share a schema by name, like a column's (what the `gcf` crate
     // writes; spec §7.4.5.3).
     assert_eq!(

@@ -2763,7 +2763,14 @@ impl<'de> RowSeq<'_, 'de> {
             }
             if let Some(name) = child.text.strip_prefix('.') {
                 let (key, rest) = lex::key(&child, name, b" \t")?;
-                let column = st.fields.iter().position(|f| *f == key);
+                // Under the current spec a `>` path names no column's attachment: a path
+                // column is a flattened leaf, and a `>`-named member is never a column
+                // (spec §7.4.6.1.4), so `."a>b"` beside an `"a>b"` column is the member's.
+                let column = st
+                    .fields
+                    .iter()
+                    .position(|f| *f == key)
+                    .filter(|_| !(self.p.spec.current() && shape::is_path(&key)));
                 let Some(c) = column.filter(|&c| has_id && st.cells[c].kind == CellKind::Marker)
                 else {
                     // Not a marker's: a `>`-named member's, or an orphan.

@@ -26,6 +26,7 @@ use crate::options::{DecoderOptions, EncoderOptions};
 
 pub use stream::{GenericStreamEncoder, ListWriter, TableWriter};
 
+#[cfg(feature = "generic-delta")]
 pub(crate) use de::scalar_value;
 
 /// Whether serde_json is built with `arbitrary_precision` (Cargo may unify the feature in from

@@ -18,6 +18,7 @@ use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::header::{self, Profile};
 use crate::lex::{self, Count, Line, Lines};
 use crate::options::{DecoderOptions, Spec};
+use crate::root::parse_savings;
 
 // ---------------------------------------------------------------------------------------------
 // Header
@@ -63,17 +64,6 @@ fn parse_bool(value: &str) -> Option<bool> {
         "false" => Some(false),
         _ => None,
     }
-}
-
-/// `N%` or `-N%`.
-pub(crate) fn parse_savings(value: &str) -> Option<i64> {
-    let digits = value.strip_suffix('%')?;
-    let (negative, digits) = match digits.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, digits),
-    };
-    let n = i64::try_from(parse_count(digits)?).ok()?;
-    Some(if negative { -n } else { n })
 }
 
 /// Reads the header line and checks that it declares the graph profile.

@@ -16,6 +16,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::header;
 use crate::lex::{self, Line, Lines};
 use crate::options::{DecoderOptions, Spec};
+use crate::root::savings;
 
 /// A symbol of a delta's `## added` section: a full node line, with the distance when the
 /// line carries one.
@@ -212,16 +213,6 @@ fn malformed(message: String) -> Error {
 /// Whether a qualified name at the start of a line would read as a comment or a header.
 fn starts_like_structure(name: &str) -> bool {
     name == "#" || name.starts_with("##")
-}
-
-/// The saving of a delta over a full payload in percent: `100 × (1 − delta/full)` rounded
-/// half-to-even, as the references print it (0 when `full_tokens` is 0).
-pub(crate) fn savings(delta_tokens: u64, full_tokens: u64) -> i64 {
-    if full_tokens == 0 {
-        return 0;
-    }
-    let p = 100.0 * (1.0 - delta_tokens as f64 / full_tokens as f64);
-    format!("{p:.0}").parse::<i64>().unwrap_or(0)
 }
 
 impl Delta {

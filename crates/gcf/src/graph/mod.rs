@@ -14,11 +14,8 @@ mod stream;
 
 use std::io;
 
-pub(crate) use decode::parse_savings;
-pub(crate) use delta::savings;
 pub use delta::{Delta, DeltaSymbol};
 pub use model::{Edge, EdgeStatus, Graph, Kind, Symbol, SymbolKey};
-pub(crate) use pack_root::root_of;
 pub use pack_root::{pack_root, pack_root_bytes};
 pub use session::{Session, SessionDecoder};
 pub use stream::{GraphStreamEncoder, StreamHeader};

@@ -139,7 +139,7 @@ impl GenericDelta {
     /// Sets `savings=` to the saving over a full payload of `full_tokens`:
     /// `100 × (1 − delta/full)` rounded half-to-even (none when `full_tokens` is 0).
     pub fn set_token_counts(&mut self, delta_tokens: u64, full_tokens: u64) {
-        self.savings = (full_tokens > 0).then(|| crate::graph::savings(delta_tokens, full_tokens));
+        self.savings = (full_tokens > 0).then(|| crate::root::savings(delta_tokens, full_tokens));
     }
 
     /// Encodes the delta payload: the header, then `## added`, `## changed` and
@@ -385,7 +385,7 @@ impl DecoderOptions {
             ..GenericDelta::default()
         };
         if let Some(savings) = head.get("savings") {
-            delta.savings = Some(crate::graph::parse_savings(savings).ok_or_else(|| {
+            delta.savings = Some(crate::root::parse_savings(savings).ok_or_else(|| {
                 head.error_at(
                     "savings",
                     ErrorKind::MalformedHeaderField,
@@ -693,9 +693,9 @@ pub enum GenericPayload {
 
 impl GenericPayload {
     /// The three-outcome reply of spec §10a.4 to a consumer that holds `base` (or nothing):
-    /// the full set without a base; [`GenericPayload::Unchanged`] when the roots are equal;
-    /// otherwise a delta when the two sets have the same columns and its encoding is under
-    /// 60% of the full payload's (§10a.2), else the full set.
+    /// the full set without a base; [`GenericPayload::Unchanged`] when the roots and columns
+    /// are equal; otherwise a delta when the two sets have the same columns and its encoding
+    /// is under 60% of the full payload's (§10a.2), else the full set.
     ///
     /// ```
     /// use agentwire_gcf::{GenericPayload, KeyedSet};
@@ -724,7 +724,10 @@ impl GenericPayload {
             return Ok(full);
         };
         let root = current.pack_root()?;
-        if base.pack_root()? == root {
+        // Equal roots with other columns (an empty set, or a new column no row fills) are
+        // a schema change all the same: sent in full (§10a.7).
+        let same_columns = base.key == current.key && base.fields == current.fields;
+        if same_columns && base.pack_root()? == root {
             return Ok(GenericPayload::Unchanged {
                 tool: tool.map(str::to_owned),
                 pack_root: root,

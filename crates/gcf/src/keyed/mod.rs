@@ -266,7 +266,7 @@ impl KeyedSet {
     /// The set's pack root, `sha256:<64 hex>` of [`KeyedSet::pack_root_bytes`]: the same for
     /// any order of the rows (and of the fields).
     pub fn pack_root(&self) -> Result<String> {
-        Ok(crate::graph::root_of(&self.pack_root_bytes()?))
+        Ok(crate::root::root_of(&self.pack_root_bytes()?))
     }
 
     /// The delta-participating full payload (spec §10a.1): the header with `pack_root=` and
