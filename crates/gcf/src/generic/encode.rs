@@ -673,6 +673,25 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             .fields
             .iter()
             .any(|f| !matches!(f.form, Form::Cells | Form::Attach) || f.shared.is_some());
+        if !guarded && table.aligned {
+            // Columns of cells and attachments: each row read and written in one loop.
+            for (r, (key, row)) in rows.by_ref() {
+                if !row.is_object() {
+                    return Ok(false);
+                }
+                let mark = self.out.len();
+                if !self.fused_row(table, state, r, key, row, allow, body, level)? {
+                    // Not in step with the fields: read the usual way below.
+                    self.out.truncate(mark);
+                    values.clear();
+                    if !self.scan_row(table, state, r, row, allow, Some(&mut values)) {
+                        return Ok(false);
+                    }
+                    self.row(table, r, key, row, body, level, &mut slots, Some(&values))?;
+                    break;
+                }
+            }
+        }
         for (r, (key, row)) in rows {
             values.clear();
             if !row.is_object() || !self.scan_row(table, state, r, row, allow, Some(&mut values)) {
@@ -683,6 +702,70 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
             self.row(table, r, key, row, body, level, &mut slots, Some(&values))?;
         }
+        Ok(true)
+    }
+
+    /// Reads (for the planner) and writes row `r` of a one-pass table whose fields are
+    /// columns of cells and attachments, in one loop over its members; `Ok(false)` when the
+    /// members are not the fields in order (the row is then neither read nor complete).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn fused_row(
+        &mut self,
+        table: &mut Table<'v, N>,
+        state: &mut super::plan::ScanState,
+        r: usize,
+        key: Option<&str>,
+        row: N,
+        allow: super::plan::Allow,
+        depth: usize,
+        level: usize,
+    ) -> Result<bool> {
+        if row.len() != table.names.len() {
+            return Ok(false);
+        }
+        let line = self.out.len();
+        lex::indent(&mut self.out, depth);
+        let mut first = true;
+        let mut nested = false;
+        if let Some(key) = key {
+            self.scalar(Scalar::Str(key), Place::Cell { first: true })?;
+            first = false;
+        }
+        let budget = state.budget;
+        let Table {
+            names,
+            fields,
+            facts,
+            keys,
+            sparse,
+            ..
+        } = &mut *table;
+        let mut members = row.members();
+        for (c, ((name, field), facts)) in names.iter().zip(&*fields).zip(facts).enumerate() {
+            let Some((key, value)) = members.next() else {
+                return Ok(false);
+            };
+            if !key_eq(name, key) {
+                return Ok(false);
+            }
+            let scalar = value.scalar();
+            self.observe(facts, keys, sparse, c, value, scalar, allow, budget);
+            // A column of cells has the scalar or `^`; an attachment is written after.
+            if field.form == Form::Cells {
+                if !first {
+                    self.out.push('|');
+                }
+                match scalar {
+                    Some(scalar) => self.scalar(scalar, Place::Cell { first })?,
+                    None => self.out.push('^'),
+                }
+                first = false;
+            }
+            nested |= scalar.is_none() || field.form == Form::Attach;
+        }
+        state.count_aligned();
+        self.end_row(table, r, row, line, depth, level, nested)?;
         Ok(true)
     }
 
@@ -800,13 +883,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
         }
         if nested {
-            self.enter(level + 1)?;
-            let mut id = itoa::Buffer::new();
-            let id = id.format(r);
-            let at = line + depth * 2;
-            self.out.insert(at, ' ');
-            self.out.insert_str(at, id);
-            self.out.insert(at, '@');
+            self.nested_prefix(r, line, depth, level)?;
         }
         self.out.push('\n');
         if nested {
@@ -822,6 +899,42 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
         }
         Ok(())
+    }
+
+    /// Inserts the `@r ` prefix of row `r`'s line (starting at `line`, at `depth`), a row
+    /// with attachments.
+    fn nested_prefix(&mut self, r: usize, line: usize, depth: usize, level: usize) -> Result<()> {
+        self.enter(level + 1)?;
+        let mut id = itoa::Buffer::new();
+        let id = id.format(r);
+        let at = line + depth * 2;
+        self.out.insert(at, ' ');
+        self.out.insert_str(at, id);
+        self.out.insert(at, '@');
+        Ok(())
+    }
+
+    /// Ends the line of row `r` (an aligned row, its members in field order) and writes its
+    /// attachments, if any.
+    #[allow(clippy::too_many_arguments)]
+    fn end_row(
+        &mut self,
+        table: &Table<'v, N>,
+        r: usize,
+        row: N,
+        line: usize,
+        depth: usize,
+        level: usize,
+        nested: bool,
+    ) -> Result<()> {
+        if !nested {
+            self.out.push('\n');
+            return Ok(());
+        }
+        self.nested_prefix(r, line, depth, level)?;
+        self.out.push('\n');
+        let values = row.members().map(|(_, v)| Some(v));
+        self.attachments(table, r, values, depth, level)
     }
 
     /// Writes the cells of a field a row has (a scalar in a column of cells inline).
@@ -1201,6 +1314,15 @@ mod tests {
         for opts in [
             EncoderOptions::new(),
             EncoderOptions::new().spec(Spec::V3_1),
+            // Columns of cells and attachments alone: rows read and written in one loop.
+            EncoderOptions::new()
+                .flatten(false)
+                .inline_schemas(false)
+                .shared_schemas(false),
+            EncoderOptions::new()
+                .spec(Spec::V3_1)
+                .inline_schemas(false)
+                .shared_schemas(false),
         ] {
             for seed in 1..6 {
                 for value in tables(seed) {

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use super::encode::{key_eq, Encoder};
-use super::view::{Kind, Node, Scalar, ARRAY, OBJECT, SCALAR};
+use super::view::{Kind, Node, Scalar, ARRAY, NULL, OBJECT, SCALAR};
 use crate::error::Result;
 
 /// Above this many fields, table columns are found through a hash map.
@@ -378,7 +378,16 @@ pub(crate) struct ScanState {
     /// Rows read in step with the union (their fields counted present at the end).
     aligned_rows: u32,
     /// Levels left for flattened objects.
-    budget: usize,
+    pub(crate) budget: usize,
+}
+
+impl ScanState {
+    /// Counts a row read in step with the union by [`Encoder::observe`].
+    #[inline]
+    pub(crate) fn count_aligned(&mut self) {
+        self.rows += 1;
+        self.aligned_rows += 1;
+    }
 }
 
 /// What the options allow a table.
@@ -620,6 +629,44 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             }
         }
         false
+    }
+
+    /// Reads `value` (whose scalar is `scalar`), field `c`'s in a row after row 0 of an
+    /// aligned table, its name already matched; the caller counts the row, once every
+    /// member is read, with [`ScanState::count_aligned`]. Reading a value twice finds what
+    /// reading it once did.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn observe(
+        &self,
+        facts: &mut Facts<N>,
+        keys: &mut Vec<&'v str>,
+        sparse: &mut [Vec<&'v str>],
+        c: usize,
+        value: N,
+        scalar: Option<Scalar<'_>>,
+        allow: Allow,
+        budget: usize,
+    ) {
+        match scalar {
+            Some(scalar) => {
+                facts.kinds |= if matches!(scalar, Scalar::Null) {
+                    NULL
+                } else {
+                    SCALAR
+                };
+                if facts.constant {
+                    facts.constant = facts
+                        .row0
+                        .and_then(Node::scalar)
+                        .is_some_and(|row0| same_scalar(row0, scalar, self.current));
+                }
+            }
+            None => {
+                facts.kinds |= value.kind_bit();
+                self.note(facts, keys, sparse.get_mut(c), value, allow, budget);
+            }
+        }
     }
 
     /// Completes a scan: a field some row lacks is not constant, and the rows are not
