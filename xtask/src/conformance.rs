@@ -33,9 +33,23 @@ const CODECS: &[Codec] = &[
 
 #[derive(Debug, Default)]
 pub(crate) struct Options {
-    suite: Option<PathBuf>,
+    /// External suites read from another directory: the environment variable the runner
+    /// reads for each, and the directory.
+    suites: Vec<(&'static str, PathBuf)>,
+    allow_missing: bool,
     codec: Option<String>,
 }
+
+/// The external suites `--suite NAME=DIR` can point elsewhere, and the environment variable
+/// the runner reads for each (`agentwire_conformance::gcf::UPSTREAM_SUITES`, repeated here to
+/// keep xtask free of the workspace's crates).
+const EXTERNAL_SUITES: &[(&str, &str)] = &[
+    ("gcf-v3.1.0", "AGENTWIRE_GCF_SUITE_V3_1_0"),
+    ("gcf-v3.5.3", "AGENTWIRE_GCF_SUITE_V3_5_3"),
+];
+
+/// The variable that lets a missing suite be skipped (`agentwire_conformance::ALLOW_MISSING_ENV`).
+const ALLOW_MISSING_ENV: &str = "AGENTWIRE_CONFORMANCE_ALLOW_MISSING";
 
 impl Options {
     pub(crate) fn parse(args: &[String]) -> Result<Self, String> {
@@ -48,7 +62,23 @@ impl Options {
                     .ok_or_else(|| format!("{flag} needs a value"))
             };
             match arg.as_str() {
-                "--suite" => options.suite = Some(PathBuf::from(value("--suite")?)),
+                "--suite" => {
+                    let spec = value("--suite")?;
+                    let (name, dir) = match spec.split_once('=') {
+                        Some((name, dir)) => (name.to_owned(), dir.to_owned()),
+                        // A bare directory: the v3.1.0 suite, as before.
+                        None => ("gcf-v3.1.0".to_owned(), spec),
+                    };
+                    let Some(&(_, env)) = EXTERNAL_SUITES.iter().find(|(n, _)| *n == name) else {
+                        let known: Vec<_> = EXTERNAL_SUITES.iter().map(|(n, _)| *n).collect();
+                        return Err(format!(
+                            "unknown suite `{name}` for --suite (external suites: {})",
+                            known.join(", ")
+                        ));
+                    };
+                    options.suites.push((env, PathBuf::from(dir)));
+                }
+                "--allow-missing" => options.allow_missing = true,
                 "--codec" => {
                     let name = value("--codec")?;
                     if !CODECS.iter().any(|c| c.name == name) {
@@ -86,10 +116,13 @@ pub(crate) fn run(options: &Options) -> Result<(), TaskError> {
             .arg(codec.test_target)
             .args(["--", "--quiet"])
             .env(agentwire_report_env(), &dir);
-        if let Some(suite) = &options.suite {
-            let suite = std::path::absolute(suite)
-                .map_err(|e| format!("bad --suite path {}: {e}", suite.display()))?;
-            command.env("AGENTWIRE_GCF_SUITE", suite);
+        for (env, dir) in &options.suites {
+            let dir = std::path::absolute(dir)
+                .map_err(|e| format!("bad --suite path {}: {e}", dir.display()))?;
+            command.env(env, dir);
+        }
+        if options.allow_missing {
+            command.env(ALLOW_MISSING_ENV, "1");
         }
         eprintln!("== conformance: {}", codec.name);
         let status = command

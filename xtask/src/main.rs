@@ -17,11 +17,15 @@ const USAGE: &str = "\
 usage: cargo xtask <task> [options]
 
 tasks:
-  conformance [--suite DIR] [--codec NAME]
-      Replay every conformance suite and print one table per suite.
-      --suite DIR    the upstream GCF v3.1.0 suite to replay (default:
-                     ../shared/conformance/gcf-v3.1.0 when it exists)
-      --codec NAME   only this codec family (exec, gcf, gcx1, toolcard)
+  conformance [--suite [NAME=]DIR]... [--allow-missing] [--codec NAME]
+      Replay every conformance suite and print one table per suite. The
+      upstream GCF suites gcf-v3.1.0 and gcf-v3.5.3 live outside the
+      repository, at ../shared/conformance/NAME beside the checkout; a
+      declared suite that is missing fails the run.
+      --suite NAME=DIR  read suite NAME from DIR (also AGENTWIRE_GCF_SUITE_V3_1_0
+                        and AGENTWIRE_GCF_SUITE_V3_5_3); a bare DIR is gcf-v3.1.0
+      --allow-missing   skip a missing external suite (reported as not found)
+      --codec NAME      only this codec family (exec, gcf, gcx1, toolcard)
   ci
       Everything CI runs: cargo fmt --check, cargo clippy -D warnings,
       mcp-servers, cargo test --workspace, cargo doc of the libraries with
@@ -190,6 +194,17 @@ fn ci() -> Result<(), TaskError> {
         "--all-targets",
         "--features",
         "anchors",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    // agentwire-gcf without its default features (no graph profile, no generic deltas, no
+    // sha2): the plain generic codec must build and lint on its own.
+    run_checked(cargo().args([
+        "clippy",
+        "-p",
+        "agentwire-gcf",
+        "--no-default-features",
         "--",
         "-D",
         "warnings",

@@ -1,6 +1,8 @@
 //! `cargo xtask scorecard`: regenerates docs/scorecard.{md,json,svg} with the release build of
 //! `agentwire scorecard`, then the README's headline numbers between
-//! `<!-- scorecard:start -->` and `<!-- scorecard:end -->`.
+//! `<!-- scorecard:start -->` and `<!-- scorecard:end -->`; and
+//! docs/scorecard-toon/scorecard.{md,json,svg}, the same measurements on the TOON-style data
+//! sets (`agentwire_benchmarks::toon_datasets`, written to `target/toon-datasets`).
 
 use std::fs;
 
@@ -27,6 +29,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), TaskError> {
     ]);
     command.stdout(std::process::Stdio::null());
     run_checked(&mut command)?;
+    toon_datasets()?;
     let details_path = root().join("docs/scorecard.md");
     let details = fs::read_to_string(&details_path)
         .map_err(|e| format!("cannot read {}: {e}", details_path.display()))?;
@@ -47,6 +50,35 @@ pub(crate) fn run(args: &[String]) -> Result<(), TaskError> {
         eprintln!("updated the README's scorecard block");
     }
     eprintln!("wrote docs/scorecard.md, docs/scorecard.json, docs/scorecard.svg");
+    Ok(())
+}
+
+/// Writes the TOON-style data sets to `target/toon-datasets` and their scorecard to
+/// `docs/scorecard-toon/`.
+fn toon_datasets() -> Result<(), TaskError> {
+    let dir = root().join("target/toon-datasets");
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (name, value) in agentwire_benchmarks::toon_datasets() {
+        let mut text =
+            serde_json::to_string_pretty(&value).map_err(|e| format!("data set {name}: {e}"))?;
+        text.push('\n');
+        let path = dir.join(format!("{name}.json"));
+        fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    let mut command = cargo();
+    command.args([
+        "run",
+        "--release",
+        "--quiet",
+        "-p",
+        "agentwire",
+        "--",
+        "scorecard",
+    ]);
+    command.arg(&dir).args(["--out", "docs/scorecard-toon"]);
+    command.stdout(std::process::Stdio::null());
+    run_checked(&mut command)?;
+    eprintln!("wrote docs/scorecard-toon/scorecard.{{md,json,svg}}");
     Ok(())
 }
 

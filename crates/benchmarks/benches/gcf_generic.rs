@@ -1,14 +1,14 @@
 //! The GCF generic profile against serde_json on the same values, in the same run:
 //! `rows(10_000)` (a flat table of six fields), `orders(2_000)` (nested customers and line
-//! items: inline schemas and shared array schemas), `deep_config()` (objects nested up to 14
+//! items: flattened columns and shared array schemas; inline schemas in v3.1), `deep_config()` (objects nested up to 14
 //! levels).
 //!
 //! Every figure is compact-JSON bytes per second: the value's compact JSON size divided by the
 //! time, so that GCF (fewer bytes) and JSON compare fairly.
 //!
-//! - `encode/*`: `agentwire_gcf::to_string` against `serde_json::to_string`, from a
-//!   `serde_json::Value` (also through `to_string_value`, which reads the value in place) and,
-//!   for the rows, from typed structs;
+//! - `encode/*`: `agentwire_gcf::to_string` (the current spec; `gcf_value_v3_1`: v3.1) against
+//!   `serde_json::to_string`, from a `serde_json::Value` (also through `to_string_value`, the
+//!   tape) and, for the rows, from typed structs;
 //! - `decode/*`: `agentwire_gcf::from_str` against `serde_json::from_str`, into a
 //!   `serde_json::Value` and, for the rows, into typed structs (owned and borrowed).
 //!
@@ -98,6 +98,16 @@ mod encode {
         bencher
             .counter(BytesCount::new(set.json_len))
             .bench(|| agentwire_gcf::to_string(&set.value).expect("GCF"));
+    }
+
+    /// The v3.1 bytes (no flattening, keyed maps or constant columns).
+    #[divan::bench(args = SETS)]
+    fn gcf_value_v3_1(bencher: Bencher<'_, '_>, name: &str) {
+        let set = set(name);
+        let v31 = agentwire_gcf::EncoderOptions::new().spec(agentwire_gcf::Spec::V3_1);
+        bencher
+            .counter(BytesCount::new(set.json_len))
+            .bench(|| v31.to_string(&set.value).expect("GCF"));
     }
 
     #[divan::bench(args = SETS)]

@@ -6,7 +6,7 @@
 //!     target/release/examples/gcf_profile encode deep 20
 //! ```
 //!
-//! Operations: `encode`, `encode-tape` (`to_string_value`), `encode-typed` (the rows as
+//! Operations: `encode` (the current spec), `encode-v3.1`, `encode-tape` (`to_string_value`), `encode-typed` (the rows as
 //! `Vec<Person>`, through serde; data set `rows` only), `decode` (into `Value`),
 //! `decode-typed` (into `Vec<Person>`; `rows` only), `ignore`
 //! (decode into `IgnoredAny`: the parser alone), and the same with a `json-` prefix for
@@ -91,6 +91,12 @@ fn measured(op: &str, input: &Input<'_>) -> Output {
     } = *input;
     black_box(match op {
         "encode" => Output::Text(agentwire_gcf::to_string(value).expect("GCF")),
+        "encode-v3.1" => Output::Text(
+            agentwire_gcf::EncoderOptions::new()
+                .spec(agentwire_gcf::Spec::V3_1)
+                .to_string(value)
+                .expect("GCF"),
+        ),
         "encode-tape" => Output::Text(agentwire_gcf::to_string_value(value).expect("GCF")),
         "encode-typed" => Output::Text(agentwire_gcf::to_string(people).expect("GCF")),
         "decode" => Output::Value(agentwire_gcf::from_str::<Value>(gcf).expect("GCF")),

@@ -6,8 +6,8 @@
 //! ```
 //!
 //! For each data set (`rows_10k`, `orders_2k`, `deep_config`, or those containing `SET`) and
-//! operation (`encode`, `decode` into `Value`, `ignore`: decode into `IgnoredAny`, the parser
-//! alone; or those containing `OP`), it prints the fastest time of each side and the ratio
+//! operation (`encode`: the current spec, `encode-v3.1`, `decode` into `Value`, `ignore`:
+//! decode into `IgnoredAny`, the parser alone; or those containing `OP`), it prints the fastest time of each side and the ratio
 //! GCF / serde_json of the fastest times and the median ratio of the pairs. Outputs are
 //! dropped after the clock stops, as divan drops them.
 //!
@@ -57,6 +57,8 @@ fn main() {
             .unwrap_or(if json.len() < 100_000 { 20 } else { 1 })
             .max(1);
         let encode_gcf = || Output::Text(agentwire_gcf::to_string(black_box(value)).expect("GCF"));
+        let v31 = agentwire_gcf::EncoderOptions::new().spec(agentwire_gcf::Spec::V3_1);
+        let encode_v31 = || Output::Text(v31.to_string(black_box(value)).expect("GCF"));
         let encode_json = || Output::Text(serde_json::to_string(black_box(value)).expect("JSON"));
         let decode_gcf =
             || Output::Value(agentwire_gcf::from_str::<Value>(black_box(&gcf)).expect("GCF"));
@@ -70,8 +72,9 @@ fn main() {
             serde_json::from_str::<IgnoredAny>(black_box(&json)).expect("JSON");
             Output::Nothing
         };
-        let pairs: [Pair<'_>; 3] = [
+        let pairs: [Pair<'_>; 4] = [
             ("encode", &encode_gcf, &encode_json),
+            ("encode-v3.1", &encode_v31, &encode_json),
             ("decode", &decode_gcf, &decode_json),
             ("ignore", &ignore_gcf, &ignore_json),
         ];

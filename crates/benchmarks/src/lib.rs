@@ -9,6 +9,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+mod toon;
+
+pub use toon::{
+    analytics, contacts, ecommerce_orders, employees, event_logs, feature_flags, nested_config,
+    repositories, toon_datasets,
+};
+
 /// A small, seeded xorshift64* generator: the same seed gives the same data on every machine.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);

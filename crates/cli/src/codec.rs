@@ -81,9 +81,17 @@ pub(crate) fn encode_gcx1(tool: Option<&str>, value: &Value) -> Result<String, C
         })
 }
 
-/// `value` as a GCF generic-profile payload.
+/// `value` as a GCF generic-profile payload (the current spec, canonical).
 pub(crate) fn encode_gcf(value: &Value) -> Result<String, CliError> {
-    agentwire_gcf::to_string(value).map_err(|e| CliError::Encode {
+    encode_gcf_with(value, &agentwire_gcf::EncoderOptions::new())
+}
+
+/// `value` as a GCF generic-profile payload written with `options`.
+pub(crate) fn encode_gcf_with(
+    value: &Value,
+    options: &agentwire_gcf::EncoderOptions,
+) -> Result<String, CliError> {
+    options.to_string(value).map_err(|e| CliError::Encode {
         format: "GCF",
         message: e.to_string(),
     })
@@ -177,7 +185,9 @@ pub(crate) fn decode_gcf<R: Read>(
     first_line: &[u8],
     reader: R,
     what: &str,
+    spec: agentwire_gcf::Spec,
 ) -> Result<Value, CliError> {
+    let decoder = agentwire_gcf::DecoderOptions::new().spec(spec);
     let failed = |message: String| CliError::Decode {
         what: what.to_owned(),
         format: "GCF",
@@ -186,11 +196,14 @@ pub(crate) fn decode_gcf<R: Read>(
     let header = String::from_utf8_lossy(first_line);
     match agentwire_gcf::profile(&header).map_err(|e| failed(e.to_string()))? {
         agentwire_gcf::Profile::Graph => {
-            let graph =
-                agentwire_gcf::decode_graph_reader(reader).map_err(|e| failed(e.to_string()))?;
+            let graph = decoder
+                .decode_graph_reader(reader)
+                .map_err(|e| failed(e.to_string()))?;
             serde_json::to_value(&graph).map_err(|e| failed(e.to_string()))
         }
-        _ => agentwire_gcf::from_reader(reader).map_err(|e| failed(e.to_string())),
+        _ => decoder
+            .from_reader(reader)
+            .map_err(|e| failed(e.to_string())),
     }
 }
 

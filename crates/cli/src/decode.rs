@@ -12,7 +12,7 @@ pub(crate) enum From {
     /// Detect by header: `GCF ...` is GCF, `GCX...` is GCX1, JSON is passed through, anything
     /// else is TOON.
     Auto,
-    /// GCF v3.1, either profile.
+    /// GCF, either profile, any version from v3.1 (see --spec).
     Gcf,
     /// GCX1: every payload, ours or Gortex's, back to the JSON it was written from.
     Gcx1,
@@ -29,6 +29,11 @@ pub(crate) struct Args {
     /// Pretty-print the JSON with two-space indentation.
     #[arg(long)]
     pretty: bool,
+    /// GCF: the spec version to read by where versions read the same bytes differently (a
+    /// field named `a>b`, `-0`, integers beyond 64 bits); `3.6`, the current spec, reads what
+    /// every version writes.
+    #[arg(long, default_value = "3.6", value_parser = parse_spec)]
+    spec: agentwire_gcf::Spec,
     /// The payload to decode; standard input when omitted or `-`.
     file: Option<PathBuf>,
 }
@@ -49,7 +54,7 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         From::Toon => Format::Toon,
     };
     let value = match format {
-        Format::Gcf => codec::decode_gcf(&first_line, reader, &what)?,
+        Format::Gcf => codec::decode_gcf(&first_line, reader, &what, args.spec)?,
         Format::Gcx1 => codec::decode_gcx1(reader, &what)?,
         Format::Json => codec::read_json(reader, &what)?,
         Format::Toon => {
@@ -65,6 +70,11 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         }
     };
     output::print_json(&value, args.pretty)
+}
+
+fn parse_spec(s: &str) -> Result<agentwire_gcf::Spec, String> {
+    s.parse()
+        .map_err(|e: agentwire_gcf::Error| e.message().to_owned())
 }
 
 fn read_error(args: &Args, source: std::io::Error) -> CliError {

@@ -14,7 +14,7 @@ pub(crate) enum To {
     /// The fewest tokens of GCF, GCX1, TOON and compact JSON that decodes back to the input:
     /// the choice `agentwire mcp` makes for each tool result.
     Auto,
-    /// GCF v3.1 (generic profile; graph profile with `--graph`).
+    /// GCF, the current spec (generic profile; graph profile with `--graph`).
     Gcf,
     /// GCX1 (a per-tool layout with `--tool`, otherwise the generic fallback).
     Gcx1,
@@ -51,6 +51,13 @@ to the input exactly; member order within rows follows the first row that has ea
 symbols: [{qualifiedName, kind, score, provenance, distance}], edges: [{source, target,
 edgeType}]}) and writes the graph profile; scores travel with two decimals.
 
+GCF (generic profile) is written canonically by the current spec (3.6: v3.5.3 with constant
+columns, as gcf-python 2.8.0 and the gcf crate 3.1.0 write it) unless --spec 3.1 asks for the
+v3.1 bytes. Integers beyond the signed 64-bit range are an error in the current spec (model
+them as strings, or use --spec 3.1). --fewest-tokens chooses, per table and section, among the
+encodings the current grammar allows the one with the fewest tokens for --tokenizer (o200k by
+default); any current decoder reads it, and it never has more tokens than the canonical one.
+
 --to auto writes whichever of GCF, GCX1 (generic, under --tool or `response`), TOON and compact
 JSON has the fewest --tokenizer tokens and decodes back to the same JSON; `agentwire decode`
 tells which from the first line and reads it back.")]
@@ -62,7 +69,8 @@ pub(crate) struct Args {
     /// auto, the name in a GCX1 header).
     #[arg(long, value_name = "NAME")]
     tool: Option<String>,
-    /// auto: the tokenizer that counts, o200k (o200k_base) or cl100k (cl100k_base).
+    /// auto and GCF --fewest-tokens: the tokenizer that counts, o200k (o200k_base, the
+    /// default) or cl100k (cl100k_base).
     #[arg(long, value_parser = crate::count::parse_tokenizer, value_name = "TOKENIZER")]
     tokenizer: Option<Tokenizer>,
     /// GCF: encode a graph-shaped input with the graph profile.
@@ -71,6 +79,12 @@ pub(crate) struct Args {
     /// JSON: pretty-print with two-space indentation.
     #[arg(long)]
     pretty: bool,
+    /// GCF: the spec version to write, `3.6` (the current spec) or `3.1`.
+    #[arg(long, value_name = "VERSION", value_parser = parse_spec)]
+    spec: Option<agentwire_gcf::Spec>,
+    /// GCF: the encoding with the fewest tokens the current grammar allows.
+    #[arg(long)]
+    fewest_tokens: bool,
     /// The JSON to encode; standard input when omitted or `-`.
     file: Option<PathBuf>,
 }
@@ -81,17 +95,14 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
             "--tool applies to --to gcx1 and --to auto only".into(),
         ));
     }
-    if args.tokenizer.is_some() && args.to != To::Auto {
-        return Err(CliError::Usage(
-            "--tokenizer applies to --to auto only".into(),
-        ));
-    }
     if args.graph && args.to != To::Gcf {
         return Err(CliError::Usage("--graph applies to --to gcf only".into()));
     }
     if args.pretty && args.to != To::Json {
         return Err(CliError::Usage("--pretty applies to --to json only".into()));
     }
+    let options = gcf_options(args)?;
+    let spec = args.spec.unwrap_or(agentwire_gcf::Spec::LATEST);
     let (reader, what) = input::open(args.file.as_deref())?;
     let value = codec::read_json(reader, &what)?;
     match args.to {
@@ -113,12 +124,12 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         To::Json => output::print_json(&value, args.pretty),
         To::Gcx1 => {
             let text = codec::encode_gcx1(args.tool.as_deref(), &value)?;
-            check_lossless(Format::Gcx1, &text, &value)?;
+            check_lossless(Format::Gcx1, &text, &value, spec)?;
             output::print(&text)
         }
         To::Toon => {
             let mut text = codec::encode_toon(&value)?;
-            check_lossless(Format::Toon, &text, &value)?;
+            check_lossless(Format::Toon, &text, &value, spec)?;
             // The reference encoder ends without a newline; a line of output should end in one.
             text.push('\n');
             output::print(&text)
@@ -135,8 +146,8 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
             output::print(&text)
         }
         To::Gcf => {
-            let text = codec::encode_gcf(&value)?;
-            check_lossless(Format::Gcf, &text, &value)?;
+            let text = codec::encode_gcf_with(&value, &options)?;
+            check_lossless(Format::Gcf, &text, &value, spec)?;
             output::print(&text)
         }
     }
@@ -146,11 +157,16 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
 /// members (in any order), strings and literals, and numbers that keep their value (see
 /// [`json_cmp::numbers_equal`]). A value the format cannot carry (TOON rounds an integer
 /// beyond 2^53 and `1e-400` to a double, for example) is an error, never a silent change.
-fn check_lossless(format: Format, text: &str, value: &Value) -> Result<(), CliError> {
+fn check_lossless(
+    format: Format,
+    text: &str,
+    value: &Value,
+    spec: agentwire_gcf::Spec,
+) -> Result<(), CliError> {
     let what = format!("the {} output", format.name());
     let first_line = text.split_inclusive('\n').next().unwrap_or("").as_bytes();
     let decoded = match format {
-        Format::Gcf => codec::decode_gcf(first_line, text.as_bytes(), &what)?,
+        Format::Gcf => codec::decode_gcf(first_line, text.as_bytes(), &what, spec)?,
         Format::Gcx1 => codec::decode_gcx1(text.as_bytes(), &what)?,
         Format::Toon => codec::decode_toon(text, &what)?,
         Format::Json => return Ok(()),
@@ -162,4 +178,42 @@ fn check_lossless(format: Format, text: &str, value: &Value) -> Result<(), CliEr
             message: format!("it cannot carry this input losslessly: {difference}"),
         }),
     }
+}
+
+/// The generic-profile encoder options of `--spec`, `--fewest-tokens` and `--tokenizer`.
+fn gcf_options(args: &Args) -> Result<agentwire_gcf::EncoderOptions, CliError> {
+    let generic = args.to == To::Gcf && !args.graph;
+    for (set, flag) in [
+        (args.spec.is_some(), "--spec"),
+        (args.fewest_tokens, "--fewest-tokens"),
+    ] {
+        if set && !generic {
+            return Err(CliError::Usage(format!(
+                "{flag} applies to --to gcf (the generic profile) only"
+            )));
+        }
+    }
+    if args.tokenizer.is_some() && !args.fewest_tokens && args.to != To::Auto {
+        return Err(CliError::Usage(
+            "--tokenizer applies to --to auto and --fewest-tokens only".into(),
+        ));
+    }
+    let spec = args.spec.unwrap_or(agentwire_gcf::Spec::LATEST);
+    let mut options = agentwire_gcf::EncoderOptions::new().spec(spec);
+    if args.fewest_tokens {
+        if spec == agentwire_gcf::Spec::V3_1 {
+            return Err(CliError::Usage(
+                "--fewest-tokens chooses among the current spec's encodings: not with --spec 3.1"
+                    .into(),
+            ));
+        }
+        let tokenizer = args.tokenizer.unwrap_or(Tokenizer::O200kBase);
+        options = options.fewest_tokens(tokenizer);
+    }
+    Ok(options)
+}
+
+fn parse_spec(s: &str) -> Result<agentwire_gcf::Spec, String> {
+    s.parse()
+        .map_err(|e: agentwire_gcf::Error| e.message().to_owned())
 }

@@ -54,6 +54,10 @@ pub(crate) enum CliError {
     /// The input does not have the shape a GCX1 layout or the GCF graph model needs.
     #[error("the input does not fit {target}: {message}")]
     Shape { target: String, message: String },
+    /// A GCF operation failed on valid input (`agentwire gcf`): a root that does not verify, a
+    /// value the wire cannot carry; the message carries the codec's code.
+    #[error("{what}: {message}")]
+    Gcf { what: String, message: String },
     /// `agentwire validate` found an error: the message, then the offending line with a caret.
     #[error("{0}")]
     Invalid(String),

@@ -13,6 +13,7 @@ mod decode;
 mod encode;
 mod error;
 mod exec;
+mod gcf;
 mod input;
 mod json;
 mod json_cmp;
@@ -51,6 +52,8 @@ enum Command {
     Tools(tools::Args),
     /// Run an MCP proxy that re-encodes JSON tool results into fewer tokens.
     Mcp(mcp::Args),
+    /// GCF pack roots, deltas and sessions, for graph and generic payloads alike.
+    Gcf(gcf::Args),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +91,7 @@ fn main() -> ExitCode {
         Command::Exec(args) => exec::run(&args),
         Command::Tools(args) => tools::run(&args),
         Command::Mcp(args) => mcp::run(&args),
+        Command::Gcf(args) => gcf::run(&args),
     });
     let Ok(result) = result else {
         return ExitCode::FAILURE;

@@ -97,7 +97,13 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
 }
 
 fn check_gcf(text: &str) -> Option<Finding> {
-    let from = |e: agentwire_gcf::Error| Finding::at(e.line(), e.column(), e.to_string());
+    let from = |e: agentwire_gcf::Error| Finding {
+        position: e.line().map(|line| {
+            let column = e.column().unwrap_or(1);
+            (to_usize(line), to_usize(column).max(1))
+        }),
+        message: format!("{}: {}", e.code(), e.message()),
+    };
     let result = agentwire_gcf::profile(text).and_then(|profile| match profile {
         agentwire_gcf::Profile::Graph => agentwire_gcf::decode_payload(text).map(drop),
         _ => agentwire_gcf::from_str::<serde_json::Value>(text).map(drop),
@@ -270,6 +276,11 @@ fn without_position(message: &str) -> String {
         }
     }
     message.to_owned()
+}
+
+/// A line or column number as an index (saturating: no input has that many lines).
+fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// The character column of the 1-based byte column `byte_column` of `line`.

@@ -93,6 +93,50 @@ fn key_order_of_the_input_is_kept() {
 }
 
 #[test]
+fn gcf_is_written_by_the_current_spec_by_v3_1_or_for_the_fewest_tokens() {
+    let input =
+        r#"{"rows":[{"id":1,"c":{"n":"a, b"},"env":"x"},{"id":2,"c":{"n":"c"},"env":"x"}]}"#;
+    assert_eq!(
+        encode(&["--to", "gcf"], input),
+        "GCF profile=generic\n## rows [2]{id,\"c>n\",env=x}\n1|\"a, b\"\n2|c\n"
+    );
+    assert_eq!(
+        encode(&["--to", "gcf", "--spec", "3.1"], input),
+        "GCF profile=generic\n## rows [2]{id,c,env}\n\
+         @0 1|^|x\n.c {}\n    n=\"a, b\"\n@1 2|^|x\n.c {}\n    n=c\n"
+    );
+    for tokenizer in [
+        &[][..],
+        &["--tokenizer", "o200k"],
+        &["--tokenizer", "cl100k"],
+    ] {
+        let mut args = vec!["--to", "gcf", "--fewest-tokens"];
+        args.extend_from_slice(tokenizer);
+        let text = encode(&args, input);
+        assert_eq!(
+            text,
+            "GCF profile=generic\n## rows [2]{id,\"c>n\",env=x}\n1|a, b\n2|c\n"
+        );
+        let back = decode(&[], &text);
+        assert_eq!(back, serde_json::from_str::<Value>(input).unwrap());
+    }
+    // Beyond int64: the current spec refuses, v3.1 writes the digits.
+    agentwire()
+        .args(["encode", "--to", "gcf"])
+        .write_stdin(r#"{"n":18446744073709551615}"#)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("out_of_range"));
+    assert_eq!(
+        encode(
+            &["--to", "gcf", "--spec", "3.1"],
+            r#"{"n":18446744073709551615}"#
+        ),
+        "GCF profile=generic\nn=18446744073709551615\n"
+    );
+}
+
+#[test]
 fn every_format_decodes_back_to_the_input() {
     for input in [
         RECORD.to_owned(),
@@ -390,6 +434,19 @@ fn encode_usage_errors_exit_with_2() {
         &["encode", "--to", "toon", "--graph"],
         &["encode", "--to", "gcf", "--pretty"],
         &["encode", "--to", "gcf", "a.json", "b.json"],
+        &["encode", "--to", "gcf", "--spec", "2.0"],
+        &["encode", "--to", "gcf", "--spec", "3.1", "--fewest-tokens"],
+        &["encode", "--to", "gcf", "--tokenizer", "o200k"],
+        &[
+            "encode",
+            "--to",
+            "gcf",
+            "--fewest-tokens",
+            "--tokenizer",
+            "p50k",
+        ],
+        &["encode", "--to", "gcf", "--graph", "--fewest-tokens"],
+        &["encode", "--to", "toon", "--spec", "3.1"],
     ] {
         agentwire()
             .args(args)
@@ -445,7 +502,7 @@ fn decode_detects_the_format_by_header() {
 fn decode_errors_carry_the_codec_code_and_position() {
     one_line_error(
         1,
-        "agentwire: standard input is not valid GCF: count_mismatch: declared [2] but found 1 items at line 2",
+        "agentwire: standard input is not valid GCF: count_mismatch at line 2, column 4: declared [2] but found 1 items",
     )(
         agentwire()
             .arg("decode")

@@ -15,6 +15,16 @@ use crate::fixture::{discover, load_fixture, Case, ExpectedFailures, Fixture, Lo
 /// `<suite>.json` [`SuiteReport`] per suite; `cargo xtask conformance` reads them.
 pub const REPORT_DIR_ENV: &str = "AGENTWIRE_CONFORMANCE_REPORT";
 
+/// The environment variable that lets a declared suite whose directory is missing be skipped
+/// (reported as not found) instead of failing the run: `cargo xtask conformance
+/// --allow-missing` sets it to `1`.
+pub const ALLOW_MISSING_ENV: &str = "AGENTWIRE_CONFORMANCE_ALLOW_MISSING";
+
+/// Whether [`ALLOW_MISSING_ENV`] is set (to anything but empty or `0`).
+pub fn allow_missing() -> bool {
+    std::env::var_os(ALLOW_MISSING_ENV).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
 /// The name of the trial, beside each suite's fixtures, that checks the suite itself: the
 /// directory exists and holds fixtures, the expected-failures file reads and names only
 /// fixtures that exist.
@@ -27,6 +37,8 @@ pub struct Suite {
     dir: PathBuf,
     optional: bool,
     expected_failures: Option<PathBuf>,
+    version: Option<String>,
+    missing_hint: Option<String>,
 }
 
 impl Suite {
@@ -37,7 +49,30 @@ impl Suite {
             dir: dir.into(),
             optional: false,
             expected_failures: None,
+            version: None,
+            missing_hint: None,
         }
+    }
+
+    /// The version of the specification the suite's fixtures pin, for a codec family that
+    /// reads fixtures by version (the check function gets the suite).
+    #[must_use]
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+
+    /// The version the suite pins, if declared.
+    pub fn spec_version(&self) -> Option<&str> {
+        self.version.as_deref()
+    }
+
+    /// How to provide the suite when its directory is missing: added to the failure that a
+    /// missing required suite causes.
+    #[must_use]
+    pub fn when_missing(mut self, hint: impl Into<String>) -> Self {
+        self.missing_hint = Some(hint.into());
+        self
     }
 
     /// Declares the suite optional: a missing directory is reported as an ignored trial
@@ -249,7 +284,7 @@ impl Report {
     }
 }
 
-type Check<C> = dyn Fn(&Fixture<C>, &[Fixture<C>]) -> Result<(), Failure> + Send + Sync;
+type Check<C> = dyn Fn(&Fixture<C>, &[Fixture<C>], &Suite) -> Result<(), Failure> + Send + Sync;
 
 /// Replays fixture suites of one codec family through a check function.
 ///
@@ -291,6 +326,17 @@ impl<C: Case> Harness<C> {
     /// A harness with no suites yet and the family's check function.
     pub fn new(
         check: impl Fn(&Fixture<C>, &[Fixture<C>]) -> Result<(), Failure> + Send + Sync + 'static,
+    ) -> Self {
+        Self::with_suite_check(move |fixture, fixtures, _| check(fixture, fixtures))
+    }
+
+    /// A harness whose check function also gets the fixture's [`Suite`] (to read fixtures by
+    /// the suite's [`Suite::version`]).
+    pub fn with_suite_check(
+        check: impl Fn(&Fixture<C>, &[Fixture<C>], &Suite) -> Result<(), Failure>
+            + Send
+            + Sync
+            + 'static,
     ) -> Self {
         Self {
             suites: Vec::new(),
@@ -429,9 +475,14 @@ fn prepare<C: Case>(suite: &Suite) -> Prepared<C> {
     if !report.found {
         if !suite.optional {
             report.problems.push(format!(
-                "suite `{}`: directory {} not found",
+                "suite `{}`: directory {} not found{}",
                 suite.name,
-                suite.dir.display()
+                suite.dir.display(),
+                suite
+                    .missing_hint
+                    .as_deref()
+                    .map(|hint| format!(": {hint}"))
+                    .unwrap_or_default()
             ));
         }
         prepared.report = report;
@@ -501,16 +552,15 @@ fn evaluate_entry<C: Case>(
         Ok(index) => &fixtures[*index],
         Err(error) => return Outcome::Unparsable(format!("fixture does not parse: {error}")),
     };
-    let result = panic::catch_unwind(AssertUnwindSafe(|| check(fixture, fixtures))).unwrap_or_else(
-        |payload| {
+    let result = panic::catch_unwind(AssertUnwindSafe(|| check(fixture, fixtures, suite)))
+        .unwrap_or_else(|payload| {
             let message = payload
                 .downcast_ref::<&str>()
                 .map(|s| (*s).to_owned())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "non-string panic payload".to_owned());
             Err(Failure::new(format!("the codec panicked: {message}")))
-        },
-    );
+        });
     let header = format!(
         "fixture: {}\noperation: {}\n",
         fixture.path.display(),

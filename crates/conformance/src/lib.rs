@@ -79,14 +79,14 @@ pub mod toolcard;
 use std::path::{Path, PathBuf};
 
 pub use codec::CodecError;
-pub use compare::{json_difference, json_eq};
+pub use compare::{json_difference, json_difference_unsigned_zero, json_eq};
 pub use diff::{json_diff, text_diff};
 pub use fixture::{
     load_fixture, Case, ExpectedFailures, ExpectedFailuresError, Fixture, LoadError,
 };
 pub use harness::{
-    same_json, same_text, Failure, Harness, Outcome, Report, Suite, SuiteReport, REPORT_DIR_ENV,
-    SUITE_TRIAL,
+    allow_missing, same_json, same_text, Failure, Harness, Outcome, Report, Suite, SuiteReport,
+    ALLOW_MISSING_ENV, REPORT_DIR_ENV, SUITE_TRIAL,
 };
 
 /// The nearest directory at or above `start` whose `Cargo.toml` declares a `[workspace]`.

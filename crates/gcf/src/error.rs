@@ -81,6 +81,24 @@ pub enum ErrorKind {
     /// inline schema.
     InlineWidthMismatch,
 
+    // --- Keyed maps, constant columns, value-grouping (spec v3.5 §7.2a, v3.6) ---
+    /// `invalid_keyed_map`: a keyed-map header `[N:]` with fewer than two fields, or a row
+    /// whose member key is not a string. (A zero count `[0:]` is `invalid_count`, a repeated
+    /// member key `duplicate_key`.)
+    InvalidKeyedMap,
+    /// `invalid_const_value`: a constant column (`name=value` in a field declaration) whose
+    /// value is empty, `~` or an attachment marker.
+    InvalidConstValue,
+    /// `no_bare_column`: every field of a table is a constant column, so rows carry nothing.
+    NoBareColumn,
+    /// `invalid_group_header`: a malformed `group=` clause or group sub-header
+    /// (`column=value [count]`), a group column that is undeclared, constant or the identity
+    /// column, a grouped table without one identity column `@name`, or a grouped row with an
+    /// attachment.
+    InvalidGroupHeader,
+    /// `duplicate_group`: two sub-headers of one grouped table name the same value.
+    DuplicateGroup,
+
     // --- Graph profile (spec §5, §6, §10) ---
     /// `invalid_node_line`: a symbol line without exactly five positional fields.
     InvalidNodeLine,
@@ -136,8 +154,12 @@ pub enum ErrorKind {
     /// `unsupported_value`: a value the encoder cannot represent, or an encoder API used out of
     /// order (for example a row written to a finished table).
     UnsupportedValue,
-    /// `custom`: an error raised by a `Serialize` or `Deserialize` implementation, such as a
-    /// type mismatch (`invalid type: string "x", expected u32`) or a missing struct field.
+    /// `type_mismatch`: the input is valid GCF but does not fit the target type: serde's
+    /// `invalid type: string "x", expected u32`, a value out of the type's range, a missing or
+    /// unknown struct field, an object or array with more members than the type reads.
+    TypeMismatch,
+    /// `custom`: a message a `Serialize` or `Deserialize` implementation wrote itself
+    /// (`serde::de::Error::custom`).
     Custom,
     /// `io`: reading or writing failed; [`std::error::Error::source`] holds the I/O error.
     Io,
@@ -205,6 +227,11 @@ impl ErrorKind {
             ErrorKind::MissingAttachment => "missing_attachment",
             ErrorKind::DuplicateAttachment => "duplicate_attachment",
             ErrorKind::InlineWidthMismatch => "inline_width_mismatch",
+            ErrorKind::InvalidKeyedMap => "invalid_keyed_map",
+            ErrorKind::InvalidConstValue => "invalid_const_value",
+            ErrorKind::NoBareColumn => "no_bare_column",
+            ErrorKind::InvalidGroupHeader => "invalid_group_header",
+            ErrorKind::DuplicateGroup => "duplicate_group",
             ErrorKind::InvalidNodeLine => "invalid_node_line",
             ErrorKind::InvalidSymbolId => "invalid_symbol_id",
             ErrorKind::InvalidScore => "invalid_score",
@@ -222,6 +249,7 @@ impl ErrorKind {
             ErrorKind::TruncatedInput => "truncated_input",
             ErrorKind::LimitExceeded(_) => "limit_exceeded",
             ErrorKind::UnsupportedValue => "unsupported_value",
+            ErrorKind::TypeMismatch => "type_mismatch",
             ErrorKind::Custom => "custom",
             ErrorKind::Io => "io",
         }
@@ -255,6 +283,11 @@ impl ErrorKind {
         ErrorKind::MissingAttachment,
         ErrorKind::DuplicateAttachment,
         ErrorKind::InlineWidthMismatch,
+        ErrorKind::InvalidKeyedMap,
+        ErrorKind::InvalidConstValue,
+        ErrorKind::NoBareColumn,
+        ErrorKind::InvalidGroupHeader,
+        ErrorKind::DuplicateGroup,
         ErrorKind::InvalidNodeLine,
         ErrorKind::InvalidSymbolId,
         ErrorKind::InvalidScore,
@@ -276,6 +309,7 @@ impl ErrorKind {
         ErrorKind::LimitExceeded(Limit::Fields),
         ErrorKind::LimitExceeded(Limit::InputSize),
         ErrorKind::UnsupportedValue,
+        ErrorKind::TypeMismatch,
         ErrorKind::Custom,
         ErrorKind::Io,
     ];
@@ -293,13 +327,25 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-/// A position in the input: 1-based line, and 1-based column counted in characters.
+/// A position in the input: 1-based line, and 1-based column counted in characters (Unicode
+/// scalar values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Position {
     /// The line, from 1 (the header line).
-    pub line: usize,
+    pub line: u64,
     /// The column, from 1, in Unicode scalar values.
-    pub column: usize,
+    pub column: u64,
+}
+
+impl Position {
+    /// The position at `line` and `column` (both from 1), from the decoder's own counters.
+    #[inline]
+    pub(crate) fn new(line: usize, column: usize) -> Self {
+        Position {
+            line: line as u64,
+            column: column as u64,
+        }
+    }
 }
 
 impl fmt::Display for Position {
@@ -308,32 +354,36 @@ impl fmt::Display for Position {
     }
 }
 
-/// An encoding or decoding error: its [`ErrorKind`] (and so its spec code), a message, and,
-/// for decoding errors, the [`Position`] in the input.
+/// An encoding or decoding error: its [`ErrorKind`] (and so its stable code), a message, and,
+/// for decoding errors, the line and column in the input.
 ///
-/// It displays as `code: message at line L, column C`, so the code is also a prefix of the
-/// text. The error is one pointer wide.
+/// It displays as `code at line L, column C: message` (`code at line L: message` when only
+/// the line is known, `code: message` without a position), the shape every agentwire library
+/// shares (docs/errors.md). The error is one pointer wide.
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
 pub struct Error(Box<ErrorImpl>);
 
 #[derive(Debug, thiserror::Error)]
-#[error("{kind}: {message}{}", PositionSuffix(*.position))]
+#[error("{kind}{}: {message}", PositionText(*.line, *.column))]
 struct ErrorImpl {
     kind: ErrorKind,
     message: String,
-    position: Option<Position>,
+    line: Option<u64>,
+    column: Option<u64>,
     #[source]
     source: Option<io::Error>,
 }
 
-struct PositionSuffix(Option<Position>);
+/// ` at line L, column C`, ` at line L`, or nothing.
+struct PositionText(Option<u64>, Option<u64>);
 
-impl fmt::Display for PositionSuffix {
+impl fmt::Display for PositionText {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Some(position) => write!(f, " at {position}"),
-            None => Ok(()),
+        match (self.0, self.1) {
+            (Some(line), Some(column)) => write!(f, " at line {line}, column {column}"),
+            (Some(line), None) => write!(f, " at line {line}"),
+            _ => Ok(()),
         }
     }
 }
@@ -345,15 +395,27 @@ impl Error {
         Error(Box::new(ErrorImpl {
             kind,
             message: message.into(),
-            position: None,
+            line: None,
+            column: None,
             source: None,
         }))
     }
 
-    /// An error at `line` and `column` (both from 1).
+    /// An error at `line` and `column` (both from 1; the column in characters).
     #[cold]
-    pub fn at(kind: ErrorKind, line: usize, column: usize, message: impl Into<String>) -> Self {
+    pub fn at(kind: ErrorKind, line: u64, column: u64, message: impl Into<String>) -> Self {
         Error::new(kind, message).with_position(Position { line, column })
+    }
+
+    /// An error at `line` and `column` as the decoder counts them.
+    #[cold]
+    pub(crate) fn at_line(
+        kind: ErrorKind,
+        line: usize,
+        column: usize,
+        message: impl Into<String>,
+    ) -> Self {
+        Error::new(kind, message).with_position(Position::new(line, column))
     }
 
     /// An I/O error.
@@ -362,7 +424,8 @@ impl Error {
         Error(Box::new(ErrorImpl {
             kind: ErrorKind::Io,
             message: error.to_string(),
-            position: None,
+            line: None,
+            column: None,
             source: Some(error),
         }))
     }
@@ -370,7 +433,17 @@ impl Error {
     /// Sets the position (replacing any).
     #[must_use]
     pub fn with_position(mut self, position: Position) -> Self {
-        self.0.position = Some(position);
+        self.0.line = Some(position.line);
+        self.0.column = Some(position.column);
+        self
+    }
+
+    /// Sets the line only (replacing any position): for errors that know their line but not
+    /// the column.
+    #[must_use]
+    pub fn with_line(mut self, line: u64) -> Self {
+        self.0.line = Some(line);
+        self.0.column = None;
         self
     }
 
@@ -380,7 +453,7 @@ impl Error {
     #[cold]
     #[inline(never)]
     pub(crate) fn or_position(self, position: impl FnOnce() -> Position) -> Self {
-        if self.0.position.is_some() {
+        if self.0.line.is_some() {
             self
         } else {
             let position = position();
@@ -403,19 +476,24 @@ impl Error {
         &self.0.message
     }
 
-    /// Where in the input, for decoding errors.
+    /// Where in the input, when both the line and the column are known.
     pub fn position(&self) -> Option<Position> {
-        self.0.position
+        match (self.0.line, self.0.column) {
+            (Some(line), Some(column)) => Some(Position { line, column }),
+            _ => None,
+        }
     }
 
-    /// The 1-based line of [`Error::position`], or 0 when the error has no position.
-    pub fn line(&self) -> usize {
-        self.0.position.map_or(0, |p| p.line)
+    /// The 1-based line of the offending input; `None` when the error has no position (I/O,
+    /// options, an encoder refusing a value).
+    pub fn line(&self) -> Option<u64> {
+        self.0.line
     }
 
-    /// The 1-based column of [`Error::position`], or 0 when the error has no position.
-    pub fn column(&self) -> usize {
-        self.0.position.map_or(0, |p| p.column)
+    /// The 1-based column (in Unicode scalar values) of the offending input; `None` when it is
+    /// not known.
+    pub fn column(&self) -> Option<u64> {
+        self.0.column
     }
 
     /// Whether the error came from reading or writing.
@@ -452,10 +530,67 @@ impl serde::ser::Error for Error {
     }
 }
 
+/// serde's own errors (a value of the wrong type or out of a type's range, a missing or unknown
+/// field, a wrong length) are `type_mismatch`; `custom` is left for the messages a
+/// `Deserialize` implementation writes itself. The decoder adds the position of the value
+/// being read.
 impl serde::de::Error for Error {
     #[cold]
     fn custom<T: fmt::Display>(msg: T) -> Self {
         Error::new(ErrorKind::Custom, msg.to_string())
+    }
+
+    #[cold]
+    fn invalid_type(unexp: serde::de::Unexpected<'_>, exp: &dyn serde::de::Expected) -> Self {
+        Error::new(
+            ErrorKind::TypeMismatch,
+            format!("invalid type: {unexp}, expected {exp}"),
+        )
+    }
+
+    #[cold]
+    fn invalid_value(unexp: serde::de::Unexpected<'_>, exp: &dyn serde::de::Expected) -> Self {
+        Error::new(
+            ErrorKind::TypeMismatch,
+            format!("invalid value: {unexp}, expected {exp}"),
+        )
+    }
+
+    #[cold]
+    fn invalid_length(len: usize, exp: &dyn serde::de::Expected) -> Self {
+        Error::new(
+            ErrorKind::TypeMismatch,
+            format!("invalid length {len}, expected {exp}"),
+        )
+    }
+
+    #[cold]
+    fn unknown_variant(variant: &str, expected: &'static [&'static str]) -> Self {
+        Error::new(
+            ErrorKind::TypeMismatch,
+            format!("unknown variant `{variant}`, expected one of {expected:?}"),
+        )
+    }
+
+    #[cold]
+    fn unknown_field(field: &str, expected: &'static [&'static str]) -> Self {
+        Error::new(
+            ErrorKind::TypeMismatch,
+            format!("unknown field `{field}`, expected one of {expected:?}"),
+        )
+    }
+
+    #[cold]
+    fn missing_field(field: &'static str) -> Self {
+        Error::new(ErrorKind::TypeMismatch, format!("missing field `{field}`"))
+    }
+
+    #[cold]
+    fn duplicate_field(field: &'static str) -> Self {
+        Error::new(
+            ErrorKind::TypeMismatch,
+            format!("duplicate field `{field}`"),
+        )
     }
 }
 
@@ -521,16 +656,20 @@ mod tests {
     }
 
     #[test]
-    fn display_starts_with_the_code_and_ends_with_the_position() {
+    fn display_is_code_position_message() {
         let e = Error::at(ErrorKind::CountMismatch, 3, 7, "declared 3 rows, found 2");
         assert_eq!(
             e.to_string(),
-            "count_mismatch: declared 3 rows, found 2 at line 3, column 7"
+            "count_mismatch at line 3, column 7: declared 3 rows, found 2"
         );
-        assert_eq!((e.line(), e.column()), (3, 7));
+        assert_eq!((e.line(), e.column()), (Some(3), Some(7)));
+        assert_eq!(e.position(), Some(Position { line: 3, column: 7 }));
+        let e = Error::new(ErrorKind::TruncatedInput, "no trailer").with_line(9);
+        assert_eq!(e.to_string(), "truncated_input at line 9: no trailer");
+        assert_eq!((e.line(), e.column(), e.position()), (Some(9), None, None));
         let e = Error::new(ErrorKind::InvalidNumber, "NaN is not a JSON number");
         assert_eq!(e.to_string(), "invalid_number: NaN is not a JSON number");
-        assert_eq!(e.position(), None);
+        assert_eq!((e.line(), e.column(), e.position()), (None, None, None));
         assert_eq!(size_of::<Error>(), size_of::<usize>());
     }
 

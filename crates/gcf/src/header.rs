@@ -86,10 +86,15 @@ fn get<'a>(fields: &[Field<'a>], key: &str) -> Option<&'a str> {
     fields.iter().find(|f| f.key == key).map(|f| f.value)
 }
 
+/// The validated header line of `text` (the first line only).
+pub(crate) fn first_header(text: &str) -> Result<Header<'_>> {
+    read_header(&mut Lines::new(text, usize::MAX))
+}
+
 /// Reads the first line of `lines` and validates it as a header.
 pub(crate) fn read_header<'a>(lines: &mut Lines<'a>) -> Result<Header<'a>> {
     let Some(line) = lines.next_raw()? else {
-        return Err(Error::at(
+        return Err(Error::at_line(
             ErrorKind::MissingHeader,
             1,
             1,
@@ -102,7 +107,7 @@ pub(crate) fn read_header<'a>(lines: &mut Lines<'a>) -> Result<Header<'a>> {
 /// Validates a header line.
 pub(crate) fn parse_header(line: Line<'_>) -> Result<Header<'_>> {
     if line.indent != 0 || !line.text.starts_with("GCF") {
-        return Err(Error::at(
+        return Err(Error::at_line(
             ErrorKind::MissingHeader,
             line.number,
             1,
@@ -346,7 +351,7 @@ mod tests {
             "malformed_header_field"
         );
         let e = header("GCF profile=generic broken\n").unwrap_err();
-        assert_eq!((e.line(), e.column()), (1, 21));
+        assert_eq!((e.line(), e.column()), (Some(1), Some(21)));
     }
 
     #[test]

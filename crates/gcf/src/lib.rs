@@ -1,4 +1,5 @@
-//! GCF v3.1, the Graph Compact Format: graph and generic profiles, sessions, deltas and streaming.
+//! GCF, the Graph Compact Format, from v3.1 to the current spec: graph and generic profiles,
+//! sessions, deltas and streaming.
 //!
 //! Part of the [agentwire](https://github.com/agentwire/agentwire) workspace. GCF cuts the
 //! tokens structured data costs an LLM: field names are declared once per table, nesting
@@ -10,10 +11,40 @@
 //! Any value that implements `Serialize` or `Deserialize` (`serde_json::Value` included),
 //! like serde_json: [`to_string`], [`to_writer`], [`from_str`], [`from_slice`],
 //! [`from_reader`]; [`EncoderOptions`] and [`DecoderOptions`] for the settings and [`Limits`];
-//! [`to_string_value`] for a `serde_json::Value` read in place; [`GenericStreamEncoder`] for
-//! rows that arrive one at a time. The bytes are exactly those of the GCF v3.1 reference
-//! encoder; see docs/gcf.md for the rules, the numeric domain and the decisions where the
-//! spec is silent.
+//! [`to_string_value`] for a `serde_json::Value` through the tape; [`GenericStreamEncoder`]
+//! for rows that arrive one at a time. The encoder writes the current spec canonically (the
+//! bytes of the v3.5.3 fixtures, with v3.6's constant columns, as gcf-python 2.8.0 and the
+//! `gcf` crate 3.1.0 write them), v3.1 exactly with [`EncoderOptions::spec`], or the encoding
+//! with the fewest tokens for a [`TokenCounter`] with [`EncoderOptions::fewest_tokens`]. The
+//! decoder reads every version from v3.1 to the current spec (flattened `a>b` columns, keyed
+//! maps `[N:]`, constant columns, value-grouping, the int64 domain), and
+//! [`DecoderOptions::spec`] with [`Spec::V3_1`] reads v3.1 where the versions read the same
+//! bytes differently. See docs/gcf.md for the rules, the versions, the numeric domain and the
+//! decisions where the spec is silent.
+//!
+//! ```
+//! use serde_json::{json, Value};
+//!
+//! // What today's producers write: a flattened column, a constant column, a keyed map.
+//! let text = concat!(
+//!     "GCF profile=generic\n",
+//!     "## orders [2]{id,\"customer>name\",env=prod}\n",
+//!     "1|Ann\n",
+//!     "2|Bo\n",
+//!     "## hosts [2:]{key,cpu}\n",
+//!     "web|23\n",
+//!     "db|41\n",
+//! );
+//! let value: Value = agentwire_gcf::from_str(text)?;
+//! assert_eq!(value, json!({
+//!     "orders": [
+//!         {"id": 1, "customer": {"name": "Ann"}, "env": "prod"},
+//!         {"id": 2, "customer": {"name": "Bo"}, "env": "prod"},
+//!     ],
+//!     "hosts": {"web": {"cpu": 23}, "db": {"cpu": 41}},
+//! }));
+//! # Ok::<(), agentwire_gcf::Error>(())
+//! ```
 //!
 //! ```
 //! use serde::{Deserialize, Serialize};
@@ -50,6 +81,14 @@
 //! Errors carry the spec's error code ([`Error::code`], one [`ErrorKind`] per code) and the
 //! line and column of the offending input; decoders enforce [`Limits`] (depth, elements, line
 //! length, fields, input size) with a typed error and never allocate by a declared count.
+//!
+//! # Keyed sets and generic deltas
+//!
+//! A [`KeyedSet`] (rows identified by one column) has a [`pack_root`](KeyedSet::pack_root);
+//! a [`GenericDelta`] carries what changed between two sets and is applied atomically,
+//! verifying both roots; a [`GenericSession`] sends a producer's successive sets as deltas
+//! with re-anchoring ([`Reanchor`]), and a [`GenericSessionDecoder`] rebuilds them (spec
+//! §10a).
 //!
 //! # The graph profile
 //!
@@ -99,7 +138,10 @@
 
 mod error;
 mod generic;
+#[cfg(feature = "graph")]
 mod graph;
+#[cfg(feature = "generic-delta")]
+mod keyed;
 // The lexical layer, numbers and the header are shared by both profiles; not every item is
 // used by each yet.
 #[allow(dead_code)]
@@ -109,12 +151,15 @@ mod lex;
 #[allow(dead_code)]
 mod number;
 mod options;
+#[cfg(any(feature = "graph", feature = "generic-delta"))]
+mod root;
 
 pub use error::{Error, ErrorKind, Limit, Position, Result};
 pub use generic::{
     from_reader, from_slice, from_str, to_string, to_string_value, to_writer, GenericStreamEncoder,
     ListWriter, TableWriter,
 };
+#[cfg(feature = "graph")]
 pub use graph::{
     decode_graph, decode_graph_reader, decode_graph_slice, decode_payload, encode_graph,
     encode_graph_to_writer, pack_root, pack_root_bytes, Delta, DeltaSymbol, Edge, EdgeStatus,
@@ -122,7 +167,12 @@ pub use graph::{
     SymbolKey, Unchanged,
 };
 pub use header::{profile, Profile};
-pub use options::{DecoderOptions, EncoderOptions, Limits};
+#[cfg(feature = "generic-delta")]
+pub use keyed::{
+    Emission, GenericDelta, GenericPayload, GenericSession, GenericSessionDecoder, KeyedSet,
+    Reanchor,
+};
+pub use options::{DecoderOptions, EncoderOptions, Limits, Spec, TokenCounter};
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

@@ -47,7 +47,7 @@ pub(crate) fn is_json_number(s: &str) -> bool {
 }
 
 /// Whether a JSON number lexeme is an integer lexeme (no fraction, no exponent).
-fn is_integer_lexeme(s: &str) -> bool {
+pub(crate) fn is_integer_lexeme(s: &str) -> bool {
     !s.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
 }
 
@@ -160,8 +160,14 @@ fn decimal(lexeme: &str) -> Result<Decimal<'_>> {
     })
 }
 
-/// Writes a decimal in canonical form (spec §2.3.1).
+/// Writes a decimal in canonical form (spec §2.3.1) with the v3.1 layout: plain for
+/// `1e-6 <= |x| < 1e21`.
 fn write_decimal(out: &mut String, d: &Decimal<'_>) {
+    write_decimal_as(out, d, (-6..=20).contains(&d.exponent));
+}
+
+/// Writes a decimal in canonical form, plain or with a normalized exponent.
+fn write_decimal_as(out: &mut String, d: &Decimal<'_>, plain: bool) {
     if d.negative {
         out.push('-');
     }
@@ -176,7 +182,7 @@ fn write_decimal(out: &mut String, d: &Decimal<'_>) {
             out.push(char::from(d.digit(i)));
         }
     };
-    if (-6..=20).contains(&e) {
+    if plain {
         if e >= n - 1 {
             digits(out, 0, n as usize);
             for _ in 0..(e - (n - 1)) {
@@ -316,6 +322,132 @@ fn write_float_text(out: &mut String, text: &str) {
         Ok(d) => write_decimal(out, &d),
         // A float's exponent is always small; keep the text rather than panic.
         Err(_) => out.push_str(text),
+    }
+}
+
+/// Below this magnitude (2^53) the current spec writes a double in plain digits; from it up,
+/// with an exponent, so that a bare integer token is always an int64 (spec v3.5.3 §2.3.1).
+const PLAIN_MAX: f64 = 9_007_199_254_740_992.0;
+
+/// Writes an `f64` as the current spec has it: `0` for both zeros, plain digits for
+/// `1e-6 <= |x| < 2^53`, a normalized exponent otherwise; the shortest digits that round-trip.
+pub(crate) fn write_f64_current(out: &mut String, value: f64) -> Result<()> {
+    if !value.is_finite() {
+        return Err(non_finite(value));
+    }
+    if value == 0.0 {
+        out.push('0');
+        return Ok(());
+    }
+    if write_hundredths(out, value) {
+        return Ok(());
+    }
+    let magnitude = value.abs();
+    let mut buf = zmij::Buffer::new();
+    let text = buf.format_finite(value);
+    if (1e-4..1e15).contains(&magnitude) {
+        // Plain in both layouts (see `write_shortest`).
+        out.push_str(text.strip_suffix(".0").unwrap_or(text));
+    } else {
+        write_float_text_as(out, text, (1e-6..PLAIN_MAX).contains(&magnitude));
+    }
+    Ok(())
+}
+
+/// Writes an `f32` as the current spec has it: its own shortest digits, in the layout of
+/// [`write_f64_current`].
+pub(crate) fn write_f32_current(out: &mut String, value: f32) -> Result<()> {
+    if !value.is_finite() {
+        return Err(non_finite(f64::from(value)));
+    }
+    if value == 0.0 {
+        out.push('0');
+        return Ok(());
+    }
+    let mut buf = zmij::Buffer::new();
+    let magnitude = f64::from(value).abs();
+    write_float_text_as(
+        out,
+        buf.format_finite(value),
+        (1e-6..PLAIN_MAX).contains(&magnitude),
+    );
+    Ok(())
+}
+
+/// Re-lays out a float formatter's text, plain or with an exponent.
+fn write_float_text_as(out: &mut String, text: &str, plain: bool) {
+    match decimal(text) {
+        Ok(d) => write_decimal_as(out, &d, plain),
+        // A float's exponent is always small; keep the text rather than panic.
+        Err(_) => out.push_str(text),
+    }
+}
+
+/// The current spec's numeric domain error: the value, the range, the remedy.
+#[cold]
+pub(crate) fn out_of_range(value: &str) -> Error {
+    Error::new(
+        ErrorKind::OutOfRange,
+        format!(
+            "{value} is outside the numeric domain of the current GCF spec (integers from \
+             -9223372036854775808 to 9223372036854775807, and doubles, §2.3.2); model it as a \
+             string, or encode with Spec::V3_1, which writes integers of any size"
+        ),
+    )
+}
+
+/// Writes an unsigned integer under the current spec: within int64, or `out_of_range`.
+#[inline(always)]
+pub(crate) fn write_u64_current(out: &mut String, value: u64) -> Result<()> {
+    if value > i64::MAX as u64 {
+        return Err(out_of_range(itoa::Buffer::new().format(value)));
+    }
+    write_u64(out, value);
+    Ok(())
+}
+
+/// Writes a JSON number lexeme under the current spec: an integer lexeme within int64 as its
+/// digits, any other lexeme as the double it names exactly ([`write_f64_current`]); anything
+/// else (an integer beyond int64, a decimal with more precision than a double, `1e400`) is
+/// `out_of_range`.
+pub(crate) fn write_lexeme_current(out: &mut String, lexeme: &str) -> Result<()> {
+    if !is_json_number(lexeme) {
+        return Err(Error::new(
+            ErrorKind::InvalidNumber,
+            format!("{lexeme:?} is not a JSON number"),
+        ));
+    }
+    if is_integer_lexeme(lexeme) {
+        return match lexeme.parse::<i64>() {
+            Ok(v) => {
+                write_i64(out, v);
+                Ok(())
+            }
+            Err(_) => Err(out_of_range(lexeme)),
+        };
+    }
+    // A double: a lexeme the double nearest to it spells, with no more significant digits than
+    // a double needs (17) and no underflow to zero or overflow.
+    let d = decimal(lexeme)?;
+    let value = lexeme.parse::<f64>().unwrap_or(f64::NAN);
+    let underflow = value == 0.0 && !d.is_zero();
+    if value.is_finite() && !underflow && d.len() <= 17 {
+        return write_f64_current(out, value);
+    }
+    match parse(lexeme) {
+        Number::F64(v) => write_f64_current(out, v),
+        _ => Err(out_of_range(lexeme)),
+    }
+}
+
+/// Writes a 128-bit integer under the current spec: within int64, or `out_of_range`.
+pub(crate) fn write_i128_current(out: &mut String, value: i128) -> Result<()> {
+    match i64::try_from(value) {
+        Ok(v) => {
+            write_i64(out, v);
+            Ok(())
+        }
+        Err(_) => Err(out_of_range(itoa::Buffer::new().format(value))),
     }
 }
 

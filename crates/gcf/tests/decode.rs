@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use agentwire_gcf::{from_reader, from_slice, from_str, DecoderOptions, ErrorKind};
+use agentwire_gcf::{from_reader, from_slice, from_str, DecoderOptions, ErrorKind, Spec};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -16,10 +16,10 @@ fn value(text: &str) -> Value {
 }
 
 /// The error code, line and column of decoding `text` into a `Value`.
-fn error(text: &str) -> (&'static str, usize, usize) {
+fn error(text: &str) -> (&'static str, u64, u64) {
     match from_str::<Value>(text) {
         Ok(v) => panic!("decoded {v} from\n{text}"),
-        Err(e) => (e.code(), e.line(), e.column()),
+        Err(e) => (e.code(), e.line().unwrap_or(0), e.column().unwrap_or(0)),
     }
 }
 
@@ -100,7 +100,8 @@ fn scalars_and_keys() {
     assert_eq!(v["display name"], "Alice");
     assert_eq!(v[""], "empty key");
     assert_eq!(v["a\nb"], "line\nend");
-    assert_eq!(v["n"].as_f64().map(f64::is_sign_negative), Some(true));
+    // `-0` is the integer zero (spec v3.5); negative zero with Spec::V3_1.
+    assert_eq!(v["n"], json!(0));
     assert_eq!(v["e"].as_f64(), Some(6.022e23));
     assert_eq!(v["s"], "01");
     assert_eq!(v["t"], true);
@@ -278,15 +279,31 @@ fn typed_targets() {
     let map: HashMap<u32, String> =
         from_str("GCF profile=generic\n\"1\"=one\n\"22\"=two\n").unwrap();
     assert_eq!(map[&22], "two");
-    let ints: (i8, u128, i128, u64) = from_str(
-        "GCF profile=generic\n## [4]: -0,340282366920938463463374607431768211455,-1e+21,1.5e1\n",
-    )
-    .unwrap();
+    // The v3.1 domain: integers of any size a target holds.
+    let ints: (i8, u128, i128, u64) = DecoderOptions::new()
+        .spec(Spec::V3_1)
+        .from_str(
+            "GCF profile=generic\n## [4]: -0,340282366920938463463374607431768211455,-1e+21,1.5e1\n",
+        )
+        .unwrap();
     assert_eq!(ints, (0, u128::MAX, -(10i128.pow(21)), 15));
+    // The current one: an integer token is an i64; a double that is an integer fits an integer
+    // target.
+    let ints: (i8, i128, i128, u64) =
+        from_str("GCF profile=generic\n## [4]: -0,-9223372036854775808,-1e+21,1.5e1\n").unwrap();
+    assert_eq!(ints, (0, i128::from(i64::MIN), -(10i128.pow(21)), 15));
+    let e = from_str::<u128>("GCF profile=generic\n=340282366920938463463374607431768211455\n")
+        .unwrap_err();
+    assert_eq!(e.code(), "out_of_range");
+    let e = from_str::<u64>("GCF profile=generic\n=9223372036854775808\n").unwrap_err();
+    assert_eq!(e.code(), "out_of_range");
     let e = from_str::<u8>("GCF profile=generic\n=300\n").unwrap_err();
-    assert_eq!((e.code(), e.line(), e.column()), ("custom", 2, 2));
+    assert_eq!(
+        (e.code(), e.line(), e.column()),
+        ("type_mismatch", Some(2), Some(2))
+    );
     let e = from_str::<String>("GCF profile=generic\n=42\n").unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Custom);
+    assert_eq!(e.kind(), ErrorKind::TypeMismatch);
     let floats: Vec<f64> =
         from_str("GCF profile=generic\n## [3]: 1e-400,0.1000000000000000055511151231257827,7\n")
             .unwrap();
@@ -301,14 +318,21 @@ fn typed_targets() {
         a: u8,
     }
     let e = from_str::<Strict>("GCF profile=generic\na=1\nb=2\n").unwrap_err();
-    assert_eq!((e.code(), e.line()), ("custom", 3));
+    assert_eq!((e.code(), e.line()), ("type_mismatch", Some(3)));
     // A tuple shorter than the array.
     let e = from_str::<(u8, u8)>("GCF profile=generic\n## [3]: 1,2,3\n").unwrap_err();
-    assert_eq!(e.code(), "custom");
+    assert_eq!(e.code(), "type_mismatch");
 }
 
 #[test]
 fn numbers_outside_the_native_domain() {
+    // v3.1: every number exactly, or out_of_range.
+    let v31 = DecoderOptions::new().spec(Spec::V3_1);
+    let value = |text: &str| v31.from_str::<Value>(text).unwrap();
+    let error = |text: &str| {
+        let e = v31.from_str::<Value>(text).unwrap_err();
+        (e.code(), e.line().unwrap_or(0), e.column().unwrap_or(0))
+    };
     let text = "GCF profile=generic\nbig=123456789012345678901234567890123456789012\nfine=100000000000000000000\nexp=1.2345678901234567890123456789e+29\n";
     if arbitrary_precision() {
         let v = value(text);
@@ -332,10 +356,67 @@ fn numbers_outside_the_native_domain() {
             "out_of_range"
         );
     }
-    // Ignored values are validated but not range-checked.
+    assert!(value("GCF profile=generic\nx=-0\n")["x"]
+        .as_f64()
+        .is_some_and(|z| z == 0.0 && z.is_sign_negative()));
+    let v = value("GCF profile=generic\nx=18446744073709551615\n");
+    assert_eq!(v["x"].as_u64(), Some(u64::MAX));
+
+    // Current spec (§2.3.2): an integer token is a signed 64-bit integer; other tokens are
+    // doubles.
+    let current = |text: &str| from_str::<Value>(text);
+    for (token, column) in [
+        ("9223372036854775808", 3),
+        ("-9223372036854775809", 3),
+        ("18446744073709551615", 3),
+        ("100000000000000000000", 3),
+        ("123456789012345678901234567890123456789012", 3),
+    ] {
+        let e = current(&format!("GCF profile=generic\nx={token}\n")).unwrap_err();
+        assert_eq!(
+            (e.code(), e.line(), e.column()),
+            ("out_of_range", Some(2), Some(column)),
+            "{token}"
+        );
+        // In every position, and through serde as well.
+        let e =
+            from_str::<Vec<i128>>(&format!("GCF profile=generic\n## [1]: {token}\n")).unwrap_err();
+        assert_eq!(e.code(), "out_of_range", "{token}");
+        let e = current(&format!("GCF profile=generic\n## [1]{{a}}\n{token}\n")).unwrap_err();
+        assert_eq!(e.code(), "out_of_range", "{token}");
+    }
+    let v = current(
+        "GCF profile=generic\na=9223372036854775807\nb=-9223372036854775808\nz=-0\nd=1e20\n",
+    )
+    .unwrap();
+    assert_eq!(v["a"].as_i64(), Some(i64::MAX));
+    assert_eq!(v["b"].as_i64(), Some(i64::MIN));
+    assert_eq!(v["z"], json!(0));
+    assert!(v["z"].is_u64());
+    assert_eq!(v["d"].as_f64(), Some(1e20));
+    assert_eq!(
+        current("GCF profile=generic\nx=1e400\n")
+            .unwrap_err()
+            .code(),
+        "out_of_range"
+    );
+    if !arbitrary_precision() {
+        // A double token with more digits than a double holds is that double.
+        let v = current("GCF profile=generic\nx=0.1000000000000000055511151231257827\n").unwrap();
+        assert_eq!(v["x"].as_f64(), Some(0.1));
+    }
+    // Ignored values are validated, and by the current spec range-checked: whether a payload
+    // is valid does not depend on what reads it. v3.1 has no domain to check.
     #[derive(Deserialize)]
     struct Nothing {}
-    let _: Nothing = from_str("GCF profile=generic\nx=1e400\n").unwrap();
+    for text in ["x=1e400", "x=9223372036854775808"] {
+        let text = format!("GCF profile=generic\n{text}\n");
+        assert_eq!(
+            from_str::<Nothing>(&text).err().map(|e| e.code()),
+            Some("out_of_range")
+        );
+        let _: Nothing = v31.from_str(&text).unwrap();
+    }
 }
 
 #[test]
@@ -355,14 +436,17 @@ fn readers_and_slices() {
         ErrorKind::LimitExceeded(agentwire_gcf::Limit::InputSize)
     );
     let e = from_slice::<Value>(b"GCF profile=generic\nvalue=\xff\n").unwrap_err();
-    assert_eq!((e.code(), e.line(), e.column()), ("invalid_utf8", 2, 7));
+    assert_eq!(
+        (e.code(), e.line(), e.column()),
+        ("invalid_utf8", Some(2), Some(7))
+    );
     let e = from_slice::<Value>(b"GCF profile=generic\nv=\"\xed\xa0\x80\"\n").unwrap_err();
     assert_eq!(e.code(), "invalid_surrogate");
 }
 
 #[test]
 fn every_generic_error_code_with_its_position() {
-    let cases: &[(&str, (&str, usize, usize))] = &[
+    let cases: &[(&str, (&str, u64, u64))] = &[
         ("", ("missing_header", 1, 1)),
         ("value=1\n", ("missing_header", 1, 1)),
         ("GCF2 profile=generic\n", ("missing_header", 1, 1)),
@@ -600,7 +684,7 @@ fn every_generic_error_code_with_its_position() {
         }
         let got = match from_str::<Value>(text) {
             Ok(_) => ("decoded", 0, 0),
-            Err(e) => (e.code(), e.line(), e.column()),
+            Err(e) => (e.code(), e.line().unwrap_or(0), e.column().unwrap_or(0)),
         };
         if &got != expected {
             wrong.push(format!("{text:?}: expected {expected:?}, got {got:?}"));

@@ -1,16 +1,22 @@
-//! Encoding: exact bytes for the constructs the upstream fixtures cover only in part, typed
-//! values (structs keep their field order; no detour through `serde_json::Value`), options,
-//! and encode errors.
+//! Encoding with `Spec::V3_1`: exact bytes for the constructs the upstream v3.1.0 fixtures
+//! cover only in part, typed values (structs keep their field order; no detour through
+//! `serde_json::Value`), options, and encode errors. The current spec's bytes are in
+//! `encode_current.rs`.
 
 use std::collections::BTreeMap;
 
-use agentwire_gcf::{to_string, to_writer, EncoderOptions, ErrorKind};
+use agentwire_gcf::{to_string, to_writer, EncoderOptions, ErrorKind, Spec};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::json;
 
 fn gcf(body: &str) -> String {
     format!("GCF profile=generic\n{body}")
+}
+
+/// Encodes with the v3.1 options.
+fn v31<T: ?Sized + Serialize>(value: &T) -> agentwire_gcf::Result<String> {
+    EncoderOptions::new().spec(Spec::V3_1).to_string(value)
 }
 
 #[test]
@@ -56,7 +62,7 @@ fn structs_keep_field_order_and_nest() {
         },
     ];
     assert_eq!(
-        to_string(&orders).unwrap(),
+        v31(&orders).unwrap(),
         gcf(concat!(
             "## [2]{zeta,customer,items,alpha}\n",
             "@0 1|^{name,email,tier}|^|-\n",
@@ -72,6 +78,7 @@ fn structs_keep_field_order_and_nest() {
     );
     assert_eq!(
         EncoderOptions::new()
+            .spec(Spec::V3_1)
             .inline_schemas(false)
             .shared_schemas(false)
             .to_string(&orders)
@@ -107,17 +114,17 @@ fn schema_rules_follow_the_reference() {
         {"c": {"a": 4, "b": 5, "c": 6}},
     ]});
     assert_eq!(
-        to_string(&v).unwrap(),
+        v31(&v).unwrap(),
         gcf("## r [4]{c}\n@0 ^{a,b,c}\n1|2|3\n-\n~\n@3 ^\n4|5|6\n")
     );
     let v = json!({"r": [{"c": {"a": 1, "b": 2, "c": 3}}, {"c": "flat"}]});
     assert_eq!(
-        to_string(&v).unwrap(),
+        v31(&v).unwrap(),
         gcf("## r [2]{c}\n@0 ^\n.c {}\n    a=1\n    b=2\n    c=3\nflat\n")
     );
     // Key order matters for inline schemas.
     let v = json!([{"c": {"a": 1, "b": 2, "c": 3}}, {"c": {"b": 1, "a": 2, "c": 3}}]);
-    let text = to_string(&v).unwrap();
+    let text = v31(&v).unwrap();
     if text.contains("^{") {
         // serde_json without preserve_order sorts keys, so the two objects agree.
         assert!(text.contains("2|1|3"));
@@ -128,7 +135,7 @@ fn schema_rules_follow_the_reference() {
     // expanded array keeps its `@N` items.
     let v = json!([{"i": [{"p": 1}]}, {"i": [{}]}, {"i": [1, 2]}]);
     assert_eq!(
-        to_string(&v).unwrap(),
+        v31(&v).unwrap(),
         gcf("## [3]{i}\n@0 ^\n.i [1]{p}\n    1\n@1 ^\n.i [1]\n    @0 {}\n@2 ^\n.i [2]: 1,2\n")
     );
 }
@@ -137,7 +144,7 @@ fn schema_rules_follow_the_reference() {
 fn expanded_arrays_nest() {
     let v = json!({"m": [[], [1, "a"], [[2]], [{"k": 1}], {"o": [{"x": {"y": 1}}]}, null]});
     assert_eq!(
-        to_string(&v).unwrap(),
+        v31(&v).unwrap(),
         gcf(concat!(
             "## m [6]\n",
             "@0 [0]\n",
@@ -163,7 +170,7 @@ fn keys_and_strings_are_quoted_where_needed() {
     // serde_json sorts keys without preserve_order; accept either member order.
     let a = "## \"a b\"\n  \"c,d\"[4]: \"x|y\",\"^{q}\",\"^{\",\" \"\n";
     let b = "## \"\" [1]{\"\"}\n\"\"\n";
-    let text = to_string(&v).unwrap();
+    let text = v31(&v).unwrap();
     expected.push_str(&gcf(""));
     assert!(
         text == format!("{expected}{a}{b}") || text == format!("{expected}{b}{a}"),
@@ -195,7 +202,7 @@ fn numbers() {
         h: 10i128.pow(21) + 1,
     };
     assert_eq!(
-        to_string(&n).unwrap(),
+        v31(&n).unwrap(),
         gcf(concat!(
             "a=18446744073709551615\n",
             "b=-9223372036854775808\n",
@@ -208,10 +215,10 @@ fn numbers() {
         ))
     );
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-        let e = to_string(&vec![bad]).unwrap_err();
+        let e = v31(&vec![bad]).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidNumber);
     }
-    assert_eq!(to_string(&f32::NAN).unwrap_err().code(), "invalid_number");
+    assert_eq!(v31(&f32::NAN).unwrap_err().code(), "invalid_number");
 }
 
 #[test]
@@ -223,25 +230,19 @@ fn enums_bytes_units_and_maps() {
         Tuple(u8, u8),
         Struct { x: u8 },
     }
-    assert_eq!(to_string(&E::Unit).unwrap(), gcf("=Unit\n"));
-    assert_eq!(to_string(&E::New(1)).unwrap(), gcf("New=1\n"));
-    assert_eq!(to_string(&E::Tuple(1, 2)).unwrap(), gcf("Tuple[2]: 1,2\n"));
-    assert_eq!(
-        to_string(&E::Struct { x: 3 }).unwrap(),
-        gcf("## Struct\n  x=3\n")
-    );
-    assert_eq!(to_string(&()).unwrap(), gcf("=-\n"));
-    assert_eq!(
-        to_string(&serde_bytes_like()).unwrap(),
-        gcf("## [3]: 0,1,255\n")
-    );
+    assert_eq!(v31(&E::Unit).unwrap(), gcf("=Unit\n"));
+    assert_eq!(v31(&E::New(1)).unwrap(), gcf("New=1\n"));
+    assert_eq!(v31(&E::Tuple(1, 2)).unwrap(), gcf("Tuple[2]: 1,2\n"));
+    assert_eq!(v31(&E::Struct { x: 3 }).unwrap(), gcf("## Struct\n  x=3\n"));
+    assert_eq!(v31(&()).unwrap(), gcf("=-\n"));
+    assert_eq!(v31(&serde_bytes_like()).unwrap(), gcf("## [3]: 0,1,255\n"));
     let mut m = BTreeMap::new();
     m.insert(10u32, 'x');
     m.insert(2u32, 'y');
-    assert_eq!(to_string(&m).unwrap(), gcf("\"2\"=y\n\"10\"=x\n"));
+    assert_eq!(v31(&m).unwrap(), gcf("\"2\"=y\n\"10\"=x\n"));
     let mut bad = BTreeMap::new();
     bad.insert((1, 2), 3);
-    assert_eq!(to_string(&bad).unwrap_err().kind(), ErrorKind::InvalidKey);
+    assert_eq!(v31(&bad).unwrap_err().kind(), ErrorKind::InvalidKey);
 }
 
 fn serde_bytes_like() -> Vec<u8> {

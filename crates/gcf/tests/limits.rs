@@ -5,11 +5,11 @@
 use agentwire_gcf::{from_str, DecoderOptions, EncoderOptions, ErrorKind, Limit, Limits};
 use serde_json::{json, Value};
 
-fn limit(text: &str, options: &DecoderOptions) -> (Limit, usize) {
+fn limit(text: &str, options: &DecoderOptions) -> (Limit, u64) {
     match options.from_str::<Value>(text) {
         Ok(v) => panic!("decoded {v}"),
         Err(e) => match e.kind() {
-            ErrorKind::LimitExceeded(which) => (which, e.line()),
+            ErrorKind::LimitExceeded(which) => (which, e.line().unwrap_or(0)),
             _ => panic!("expected limit_exceeded, got {e}"),
         },
     }

@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use agentwire_testkit::gcf::{check_value, json_equal};
+use agentwire_gcf::{EncoderOptions, Spec};
+use agentwire_testkit::gcf::{check_value, check_value_with, json_equal};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -111,6 +112,21 @@ const NASTY: &[&str] = &[
     "name",
     "Abc_9",
 ];
+
+/// A crude, fast token counter: a run of letters or digits is a token, every other character
+/// one.
+fn crude(text: &str) -> usize {
+    let mut tokens = 0;
+    let mut word = false;
+    for c in text.chars() {
+        let w = c.is_alphanumeric();
+        if !(w && word) {
+            tokens += 1;
+        }
+        word = w;
+    }
+    tokens
+}
 
 fn nasty() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -244,6 +260,26 @@ proptest! {
     }
 
     #[test]
+    fn json_values_round_trip_in_v3_1(v in value()) {
+        if let Err(bug) = check_value_with(&v, &EncoderOptions::new().spec(Spec::V3_1)) {
+            prop_assert!(false, "{}", bug);
+        }
+    }
+
+    #[test]
+    fn fewest_tokens_round_trip_and_never_cost_more(v in value()) {
+        let fewest = EncoderOptions::new().fewest_tokens(crude);
+        match check_value_with(&v, &fewest) {
+            Err(bug) => prop_assert!(false, "{}", bug),
+            Ok(text) if !text.is_empty() => {
+                let canonical = agentwire_gcf::to_string(&v).unwrap();
+                prop_assert!(crude(&text) <= crude(&canonical), "{}\n{}", text, canonical);
+            }
+            Ok(_) => {}
+        }
+    }
+
+    #[test]
     fn json_values_round_trip_at_the_root_of_an_object(k in nasty(), v in value()) {
         let mut object = Map::new();
         object.insert(k, v);
@@ -364,15 +400,18 @@ proptest! {
 
     #[test]
     fn typed_values_round_trip(orders in prop::collection::vec(order(), 0..4)) {
-        let text = agentwire_gcf::to_string(&orders).unwrap();
-        let back: Vec<Order> = agentwire_gcf::from_str(&text)
+        // v3.1 writes integers of any size, read back by the same version.
+        let encoder = EncoderOptions::new().spec(Spec::V3_1);
+        let text = encoder.to_string(&orders).unwrap();
+        let v31 = agentwire_gcf::DecoderOptions::new().spec(Spec::V3_1);
+        let back: Vec<Order> = v31.from_str(&text)
             .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
         prop_assert_eq!(&back, &orders, "{}", text);
         // The struct path and the serde_json::Value path agree (when serde_json can hold the
         // i128 field: with arbitrary_precision, or when it fits 64 bits).
         if let Ok(value) = serde_json::to_value(&orders) {
-            let via_value = agentwire_gcf::to_string(&value).unwrap();
-            let reparsed: Value = agentwire_gcf::from_str(&text).unwrap();
+            let via_value = encoder.to_string(&value).unwrap();
+            let reparsed: Value = v31.from_str(&text).unwrap();
             prop_assert!(json_equal(&value, &reparsed), "{}", text);
             // Member order differs only when serde_json sorts keys (without preserve_order).
             prop_assert_eq!(via_value.len(), text.len());

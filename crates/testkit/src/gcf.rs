@@ -8,33 +8,57 @@
 //!   value (`1.0` equals `1`, since GCF keeps the value, not the spelling; `-0` differs from
 //!   `0`);
 //! - **canonical**: encoding the decoded value gives the same bytes again (idempotence), and
-//!   the three encoders give the same bytes: `to_string` of a `Value` (which reads the value
-//!   in place), `to_string` of anything else (one pass while serde walks the value, checked
-//!   here through a wrapper that hides the type) and `to_string_value` (the look-ahead tape
-//!   encoder, an independent implementation);
+//!   the three inputs of the encoder give the same bytes: `to_string` of a `Value` (read in
+//!   place), `to_string` of anything else (through serde and the tape, checked here through a
+//!   wrapper that hides the type) and `to_string_value` (a `Value` through the tape);
+//! - **domain**: under the current spec, a value with a number outside its domain (an
+//!   integer beyond int64) is refused with `out_of_range`, and `-0` comes back as `0`;
 //! - **one decoder**: `from_str::<Value>` (which builds the value itself) and decoding through
 //!   serde_json's own `Value` visitor (a wrapper again) give the same value, or the same error
 //!   (code, line and column);
 //! - **typed errors**: input the decoder rejects fails with an error code, never a panic.
 
+use agentwire_gcf::{DecoderOptions, EncoderOptions, Spec};
 use serde_json::Value;
 
 use crate::{Bug, Roundtrip};
 
-/// Encodes `value`, decodes the text, and checks that the result equals `value` and encodes to
-/// the same bytes. Returns the encoded text. A value the encoder rejects (NaN cannot occur in
-/// a `Value`; too deep a value can) is a `Bug` only if the rejection has no error code.
+/// [`check_value_with`] the default options: the current spec.
 pub fn check_value(value: &Value) -> Result<String, Bug> {
-    let text = agentwire_gcf::to_string(value)
-        .map_err(|e| Bug(format!("encoding a JSON value failed: {e}\nvalue: {value}")))?;
-    let direct = agentwire_gcf::to_string_value(value)
+    check_value_with(value, &EncoderOptions::new())
+}
+
+/// Encodes `value` with `options`, decodes the text, and checks that the result equals
+/// `value` and encodes to the same bytes. Returns the encoded text. Under the current spec, a
+/// value holding a number outside its domain must be refused with `out_of_range` (and gives
+/// an empty text); any other refusal is a `Bug`.
+pub fn check_value_with(value: &Value, options: &EncoderOptions) -> Result<String, Bug> {
+    let current = options.get_spec() != Spec::V3_1;
+    let text = match options.to_string(value) {
+        Ok(text) => text,
+        Err(e) if current && e.code() == "out_of_range" && !in_domain(value) => {
+            return Ok(String::new())
+        }
+        Err(e) => {
+            return Err(Bug(format!(
+                "encoding a JSON value failed: {e}\nvalue: {value}"
+            )))
+        }
+    };
+    if current && !in_domain(value) {
+        return Err(Bug(format!(
+            "a number outside the domain was encoded\nvalue: {value}\ntext:\n{text}"
+        )));
+    }
+    let direct = options
+        .to_string_value(value)
         .map_err(|e| Bug(format!("to_string_value failed: {e}\nvalue: {value}")))?;
     if direct != text {
         return Err(Bug(format!(
             "to_string_value and to_string disagree\nto_string:\n{text}\nto_string_value:\n{direct}"
         )));
     }
-    let serde_path = agentwire_gcf::to_string(&Opaque(value)).map_err(|e| {
+    let serde_path = options.to_string(&Opaque(value)).map_err(|e| {
         Bug(format!(
             "to_string of a wrapped value failed: {e}\nvalue: {value}"
         ))
@@ -44,17 +68,28 @@ pub fn check_value(value: &Value) -> Result<String, Bug> {
             "to_string of a Value and of a wrapped Value disagree\nValue:\n{text}\nwrapped:\n{serde_path}"
         )));
     }
-    let decoded: Value = agentwire_gcf::from_str(&text).map_err(|e| {
-        Bug(format!(
-            "decoding the encoder's own output failed: {e}\nvalue: {value}\ntext:\n{text}"
-        ))
-    })?;
-    if let Some(difference) = difference(value, &decoded) {
+    // Read by the version it was written in: the current spec reads `-0` and integers beyond
+    // i64 differently from v3.1 (docs/gcf.md, "Versions").
+    let decoded: Value = DecoderOptions::new()
+        .spec(options.get_spec())
+        .from_str(&text)
+        .map_err(|e| {
+            Bug(format!(
+                "decoding the encoder's own output failed: {e}\nvalue: {value}\ntext:\n{text}"
+            ))
+        })?;
+    let changed = if current {
+        difference_signless(value, &decoded)
+    } else {
+        difference(value, &decoded)
+    };
+    if let Some(difference) = changed {
         return Err(Bug(format!(
             "round trip changed the value: {difference}\nvalue:   {value}\ndecoded: {decoded}\ntext:\n{text}"
         )));
     }
-    let again = agentwire_gcf::to_string(&decoded)
+    let again = options
+        .to_string(&decoded)
         .map_err(|e| Bug(format!("re-encoding the decoded value failed: {e}")))?;
     if again != text {
         return Err(Bug(format!(
@@ -80,8 +115,7 @@ pub fn check_bytes(input: &[u8]) -> Result<Roundtrip, Bug> {
                     )))
                 }
                 Err(other)
-                    if (other.code(), other.line(), other.column())
-                        != (e.code(), e.line(), e.column()) =>
+                    if (other.code(), other.position()) != (e.code(), e.position()) =>
                 {
                     return Err(Bug(format!(
                         "from_str::<Value> and the serde_json visitor reject differently\nValue:   {e}\nvisitor: {other}"
@@ -116,6 +150,36 @@ pub fn check_bytes(input: &[u8]) -> Result<Roundtrip, Bug> {
     }
 }
 
+/// Whether every number of `value` is in the current spec's domain: integers within int64,
+/// and doubles (any non-integer lexeme serde_json holds is one, unless `arbitrary_precision`
+/// keeps more digits than a double has).
+fn in_domain(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => {
+            let lexeme = n.to_string();
+            if lexeme.contains(['.', 'e', 'E']) {
+                // A double: finite, not underflowing, with at most the 17 significant digits a
+                // double needs.
+                let (_, digits, _) = canonical(&lexeme);
+                lexeme.parse::<f64>().is_ok_and(|f| {
+                    f.is_finite() && (f != 0.0 || digits.is_empty()) && digits.len() <= 17
+                })
+            } else {
+                lexeme.parse::<i64>().is_ok()
+            }
+        }
+        Value::Array(items) => items.iter().all(in_domain),
+        Value::Object(members) => members.values().all(in_domain),
+        _ => true,
+    }
+}
+
+/// [`difference`], with `-0` equal to `0` (the current spec writes both as `0`).
+pub fn difference_signless(a: &Value, b: &Value) -> Option<String> {
+    let mut path = String::from("$");
+    diff_with(&mut path, a, b, false)
+}
+
 /// A `Value` behind a type the encoder does not recognize: serialized through serde.
 struct Opaque<'a>(&'a Value);
 
@@ -143,17 +207,21 @@ pub fn json_equal(a: &Value, b: &Value) -> bool {
 /// the JSON data model.
 pub fn difference(a: &Value, b: &Value) -> Option<String> {
     let mut path = String::from("$");
-    diff_at(&mut path, a, b)
+    diff_with(&mut path, a, b, true)
 }
 
-fn diff_at(path: &mut String, a: &Value, b: &Value) -> Option<String> {
+fn diff_with(path: &mut String, a: &Value, b: &Value, signed_zero: bool) -> Option<String> {
     match (a, b) {
         (Value::Null, Value::Null) => None,
         (Value::Bool(x), Value::Bool(y)) if x == y => None,
         (Value::String(x), Value::String(y)) if x == y => None,
         (Value::Number(x), Value::Number(y)) => {
             let (x, y) = (x.to_string(), y.to_string());
-            (canonical(&x) != canonical(&y)).then(|| format!("{path}: number {x} != {y}"))
+            let (mut cx, mut cy) = (canonical(&x), canonical(&y));
+            if !signed_zero && cx.1.is_empty() && cy.1.is_empty() {
+                (cx.0, cy.0) = (false, false);
+            }
+            (cx != cy).then(|| format!("{path}: number {x} != {y}"))
         }
         (Value::Array(x), Value::Array(y)) => {
             if x.len() != y.len() {
@@ -162,7 +230,7 @@ fn diff_at(path: &mut String, a: &Value, b: &Value) -> Option<String> {
             x.iter().zip(y).enumerate().find_map(|(i, (x, y))| {
                 let len = path.len();
                 path.push_str(&format!("[{i}]"));
-                let found = diff_at(path, x, y);
+                let found = diff_with(path, x, y, signed_zero);
                 path.truncate(len);
                 found
             })
@@ -177,7 +245,7 @@ fn diff_at(path: &mut String, a: &Value, b: &Value) -> Option<String> {
             x.iter().find_map(|(k, v)| {
                 let len = path.len();
                 path.push_str(&format!(".{k:?}"));
-                let found = diff_at(path, v, &y[k]);
+                let found = diff_with(path, v, &y[k], signed_zero);
                 path.truncate(len);
                 found
             })

@@ -10,6 +10,8 @@
 pub mod exec;
 pub mod gcf;
 pub mod gcf_graph;
+pub mod gcf_keyed;
+pub mod gcf_layouts;
 pub mod gcx1;
 pub mod toolcard;
 

@@ -35,6 +35,8 @@ fn color(column: Column) -> &'static str {
         Column::JsonCompact => "#616e7c",
         Column::Gcx1 => "#2f80ed",
         Column::GcfGeneric => "#27ae60",
+        Column::GcfFewest => "#0b8a4d",
+        Column::GcfCrate => "#a3d9b1",
         Column::GcfGraph => "#1e8449",
         Column::Toon => "#e67e22",
     }

@@ -17,16 +17,22 @@ pub(crate) enum Column {
     JsonCompact,
     Gcx1,
     GcfGeneric,
+    /// GCF generic, the encoding with the fewest tokens for the scorecard's tokenizer.
+    GcfFewest,
+    /// The `gcf` crate 3.1.0's `encode_generic`: what today's producers write.
+    GcfCrate,
     GcfGraph,
     Toon,
 }
 
 impl Column {
-    pub(crate) const ALL: [Column; 6] = [
+    pub(crate) const ALL: [Column; 8] = [
         Column::JsonPretty,
         Column::JsonCompact,
         Column::Gcx1,
         Column::GcfGeneric,
+        Column::GcfFewest,
+        Column::GcfCrate,
         Column::GcfGraph,
         Column::Toon,
     ];
@@ -37,6 +43,8 @@ impl Column {
             Column::JsonCompact => "JSON compact",
             Column::Gcx1 => "GCX1",
             Column::GcfGeneric => "GCF generic",
+            Column::GcfFewest => "GCF fewest",
+            Column::GcfCrate => "gcf 3.1.0",
             Column::GcfGraph => "GCF graph",
             Column::Toon => "TOON",
         }
@@ -109,15 +117,15 @@ impl ItemResult {
     }
 }
 
-/// Measures `item` in every applicable format.
-pub(crate) fn measure(item: Item) -> ItemResult {
+/// Measures `item` in every applicable format (the fewest-tokens GCF for `tokenizer`).
+pub(crate) fn measure(item: Item, tokenizer: Tokenizer) -> ItemResult {
     let results = Column::ALL
         .into_iter()
         .filter(|c| c.applies_to(&item))
         .map(|column| {
             // A codec that panics on an item is a failed measurement, not a failed run (the
             // panic hook has printed its message).
-            std::panic::catch_unwind(|| encode_and_decode(column, &item))
+            std::panic::catch_unwind(|| encode_and_decode(column, &item, tokenizer))
                 .unwrap_or_else(|_| Err("the codec panicked".to_owned()))
                 .map(|(variant, text, round_trip)| Measurement {
                     format: column,
@@ -137,7 +145,11 @@ pub(crate) fn measure(item: Item) -> ItemResult {
 }
 
 /// The item in `column`'s format: `(variant, text, round trip)`.
-fn encode_and_decode(column: Column, item: &Item) -> Result<(String, String, RoundTrip), String> {
+fn encode_and_decode(
+    column: Column,
+    item: &Item,
+    tokenizer: Tokenizer,
+) -> Result<(String, String, RoundTrip), String> {
     let input = &item.response;
     let json_back = |text: &str| {
         serde_json::from_str::<Value>(text)
@@ -171,11 +183,26 @@ fn encode_and_decode(column: Column, item: &Item) -> Result<(String, String, Rou
         }
         Column::GcfGeneric => {
             let text = codec::encode_gcf(input).map_err(|e| e.to_string())?;
-            let round_trip = match agentwire_gcf::from_str::<Value>(&text) {
+            let round_trip = gcf_back(input, &text);
+            Ok(("generic profile, canonical".into(), text, round_trip))
+        }
+        Column::GcfFewest => {
+            let options = agentwire_gcf::EncoderOptions::new().fewest_tokens(tokenizer);
+            let text = codec::encode_gcf_with(input, &options).map_err(|e| e.to_string())?;
+            let round_trip = gcf_back(input, &text);
+            Ok((
+                format!("generic profile, fewest {} tokens", tokenizer.short_name()),
+                text,
+                round_trip,
+            ))
+        }
+        Column::GcfCrate => {
+            let text = gcf::encode_generic(input)?;
+            let round_trip = match gcf::decode_generic(&text) {
                 Ok(back) => compare(input, &back),
-                Err(e) => RoundTrip::Failed(e.to_string()),
+                Err(e) => RoundTrip::Failed(e),
             };
-            Ok(("generic profile".into(), text, round_trip))
+            Ok(("gcf 3.1.0, encode_generic".into(), text, round_trip))
         }
         Column::GcfGraph => {
             let (graph, _) = codec::graph_of(input).map_err(|e| e.to_string())?;
@@ -212,6 +239,14 @@ fn encode_and_decode(column: Column, item: &Item) -> Result<(String, String, Rou
             };
             Ok(("toon-format 0.7, defaults".into(), text, round_trip))
         }
+    }
+}
+
+/// How our GCF text decodes against the input.
+fn gcf_back(input: &Value, text: &str) -> RoundTrip {
+    match agentwire_gcf::from_str::<Value>(text) {
+        Ok(back) => compare(input, &back),
+        Err(e) => RoundTrip::Failed(e.to_string()),
     }
 }
 

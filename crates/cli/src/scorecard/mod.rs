@@ -26,8 +26,10 @@ use measure::ItemResult;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Every file is measured as JSON pretty (2-space), JSON compact, GCX1 (its per-tool layout when \
-the file fits one, else the generic fallback), GCF generic, GCF graph (graph-shaped files) and \
-TOON (the toon-format crate). A corpus file is either our envelope {\"fixture\": {...}, \
+the file fits one, else the generic fallback), GCF generic (canonical, current spec), GCF fewest \
+(the encoding with the fewest tokens for --tokenizer), gcf 3.1.0 (the gcf crate's generic \
+encoder, what today's producers write), GCF graph (graph-shaped files) and TOON (the \
+toon-format crate). A corpus file is either our envelope {\"fixture\": {...}, \
 \"response\": ...} (see fixtures/README.md) or any JSON value, whose GCX1 layout and graph \
 shape are then detected.")]
 pub(crate) struct Args {
@@ -62,7 +64,7 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
             (items, label)
         }
     };
-    let results = measure_all(&items);
+    let results = measure_all(&items, args.tokenizer);
     let context = render::Context {
         corpus: &corpus,
         tokenizer: args.tokenizer,
@@ -76,7 +78,7 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
 }
 
 /// Measures every item, on as many threads as there are cores, in item order.
-fn measure_all(items: &[corpus::Item]) -> Vec<ItemResult> {
+fn measure_all(items: &[corpus::Item], tokenizer: Tokenizer) -> Vec<ItemResult> {
     let total = items.len();
     let mut progress = progress::Progress::new(total);
     let next = AtomicUsize::new(0);
@@ -92,7 +94,10 @@ fn measure_all(items: &[corpus::Item]) -> Vec<ItemResult> {
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(item) = items.get(i) else { break };
-                if sender.send((i, measure::measure(item.clone()))).is_err() {
+                if sender
+                    .send((i, measure::measure(item.clone(), tokenizer)))
+                    .is_err()
+                {
                     break;
                 }
             });

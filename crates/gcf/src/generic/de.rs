@@ -32,17 +32,21 @@ use serde_json::{Map, Value};
 
 use super::arbitrary_precision;
 use super::build::{self, Build};
+use super::shape::{self, Declared, Leaf, Member, Members, Shape};
 use crate::error::{Error, ErrorKind, Limit, Position, Result};
 use crate::header::{self, Profile};
 use crate::lex::{self, Count, Cursor, Line, Lines, Scalar};
 use crate::number::{self, Integer, Number};
-use crate::options::{DecoderOptions, Limits};
+use crate::options::{DecoderOptions, Limits, Spec};
 
 /// Reads past a value, validating it.
 const SKIP: PhantomData<IgnoredAny> = PhantomData;
 
 /// The field names of a tabular array or an inline object schema.
 type Fields<'de> = Rc<Vec<Cow<'de, str>>>;
+
+/// A table's layout beyond its field names, when its header has one (see [`Shape`]).
+type Layout<'de> = Option<Rc<Shape<'de>>>;
 
 /// Decodes a whole generic-profile payload.
 pub(crate) fn decode<'de, T: de::Deserialize<'de>>(
@@ -96,6 +100,26 @@ fn decode_with<'de, R>(
             ));
         }
     }
+    if p.spec.current() {
+        // A generic delta or an `unchanged` reply (spec §10a) stands for a change to a set,
+        // not a value.
+        for (key, what) in [
+            ("delta", "a generic delta"),
+            ("unchanged", "an unchanged=true reply"),
+        ] {
+            if header.get(key) == Some("true") {
+                return Err(header.error_at(
+                    key,
+                    ErrorKind::ProfileMismatch,
+                    format!(
+                        "this is {what} (spec §10a), not a value: read it with \
+                         `GenericDelta::decode` or `GenericPayload::decode`"
+                    ),
+                ));
+            }
+        }
+        p.identity = header.get("key");
+    }
     let (pending, root) = p.root(header.line)?;
     let value = read(&mut p, pending)?;
     p.finish(root)?;
@@ -114,6 +138,10 @@ struct Parser<'de> {
     lines: Lines<'de>,
     limits: Limits,
     require_trailer: bool,
+    /// The version the payload is read by.
+    spec: Spec,
+    /// The header's `key=` (the identity column of a delta-participating payload).
+    identity: Option<&'de str>,
     depth: usize,
     /// Deferred `[?]` sections: where their count bracket is, and the items found.
     deferred: Vec<(Position, u64)>,
@@ -158,16 +186,18 @@ enum Body<'de> {
     Inline(&'de str),
     /// Expanded `@N` items at `level`.
     Items { level: usize },
-    /// Tabular rows at `level`.
-    Rows { fields: Fields<'de>, level: usize },
+    /// Tabular rows at `level`: their cells' names, and the table's layout when its header
+    /// has one beyond them.
+    Rows {
+        fields: Fields<'de>,
+        level: usize,
+        shape: Layout<'de>,
+    },
 }
 
 #[cold]
 fn line_position(line: &Line<'_>) -> Position {
-    Position {
-        line: line.number,
-        column: line.indent + 1,
-    }
+    Position::new(line.number, line.indent + 1)
 }
 
 impl<'de> Parser<'de> {
@@ -176,6 +206,8 @@ impl<'de> Parser<'de> {
             lines: Lines::new(input, opts.limits.max_line_length),
             limits: opts.limits,
             require_trailer: opts.require_trailer,
+            spec: opts.spec,
+            identity: None,
             depth: 0,
             deferred: Vec::new(),
             spare_rows: Vec::new(),
@@ -285,37 +317,76 @@ impl<'de> Parser<'de> {
         line: Line<'de>,
         s: &'de str,
         level: usize,
-        shared: Option<&Fields<'de>>,
+        shared: Option<&(Fields<'de>, Layout<'de>)>,
     ) -> Result<Pending<'de>> {
-        let (count, rest) = lex::count(&line, s)?;
+        let current = self.spec.current();
+        let (count, keyed, rest) = lex::table_count(&line, s, current)?;
         self.check_count(&line, s, count)?;
         let rest = rest.trim_end_matches([' ', '\t']);
+        if keyed {
+            if count == Count::Known(0) {
+                return Err(line.error_at(
+                    ErrorKind::InvalidCount,
+                    s,
+                    "a keyed map `[0:]` has a zero count: an empty object is written without \
+                     members, never as a keyed map (spec §7.2a.4)",
+                ));
+            }
+            if !rest.starts_with('{') {
+                return Err(line.error_at(
+                    ErrorKind::InvalidKeyedMap,
+                    s,
+                    "a keyed map `[N:]` is followed by its field declaration `{key,...}`",
+                ));
+            }
+        }
         let body = if rest.is_empty() {
             match shared {
-                Some(fields) => Body::Rows {
+                Some((fields, shape)) => Body::Rows {
                     fields: Rc::clone(fields),
                     level,
+                    shape: shape.clone(),
                 },
                 None => Body::Items { level },
             }
         } else if rest.starts_with('{') {
             let mut fields = self.spare_fields();
-            let after = lex::field_decl_into(
+            let mut extras = Vec::new();
+            let after = lex::field_decl_ext(
                 &line,
                 rest,
                 self.limits.max_fields,
                 ErrorKind::InvalidKey,
                 ErrorKind::InvalidLine,
                 Rc::make_mut(&mut fields),
+                current.then_some(&mut extras),
             )?;
-            if !after.is_empty() {
-                return Err(line.error_at(
-                    ErrorKind::InvalidLine,
-                    after,
-                    "unexpected text after the field declaration",
-                ));
+            let group = if after.is_empty() {
+                None
+            } else {
+                match after.strip_prefix(" group=").filter(|_| current) {
+                    Some(name) => Some(self.group_clause(&line, name)?),
+                    None => {
+                        return Err(line.error_at(
+                            ErrorKind::InvalidLine,
+                            after,
+                            "unexpected text after the field declaration",
+                        ))
+                    }
+                }
+            };
+            let shaped = keyed
+                || group.is_some()
+                || !extras.is_empty()
+                || (current && fields.iter().any(|name| shape::is_path(name)));
+            if shaped {
+                return self.shaped_table(line, s, count, fields, level, &extras, keyed, group);
             }
-            Body::Rows { fields, level }
+            Body::Rows {
+                fields,
+                level,
+                shape: None,
+            }
         } else if let Some(values) = rest.strip_prefix(':') {
             Body::Inline(values)
         } else {
@@ -331,6 +402,68 @@ impl<'de> Parser<'de> {
             count,
             body,
         })
+    }
+
+    /// The pending table of a header with a layout beyond its field names (see [`Shape`]).
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn shaped_table(
+        &self,
+        line: Line<'de>,
+        at: &'de str,
+        count: Count,
+        mut fields: Fields<'de>,
+        level: usize,
+        extras: &[lex::DeclExtra<'de>],
+        keyed: bool,
+        group: Option<(Cow<'de, str>, &'de str)>,
+    ) -> Result<Pending<'de>> {
+        let declared = Declared {
+            line: &line,
+            names: std::mem::take(Rc::make_mut(&mut fields)),
+            extras,
+            keyed,
+            group,
+            identity: self.identity,
+            flatten: self.spec.current(),
+        };
+        let spec = self.spec;
+        let (cells, shape) = Shape::new(declared, |line, token| {
+            visit_scalar(spec, line, token, Build)
+        })?;
+        *Rc::make_mut(&mut fields) = cells;
+        Ok(Pending::Array {
+            line,
+            at,
+            count,
+            body: Body::Rows {
+                fields,
+                level,
+                shape: Some(Rc::new(shape)),
+            },
+        })
+    }
+
+    /// The column of a ` group=name` clause (`s` after the `=`), with its text.
+    #[cold]
+    #[inline(never)]
+    fn group_clause(&self, line: &Line<'de>, s: &'de str) -> Result<(Cow<'de, str>, &'de str)> {
+        let (name, rest) = lex::key(line, s, b" \t").map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidGroupHeader,
+                format!("the group= clause does not name a column: {}", e.message()),
+            )
+            .or_position(|| line.position_of(s))
+        })?;
+        if !lex::trim(rest).is_empty() {
+            return Err(line.error_at(
+                ErrorKind::InvalidGroupHeader,
+                rest,
+                "unexpected text after the group= clause",
+            ));
+        }
+        Ok((name, s))
     }
 
     /// Reads the first body line to decide the root: `=scalar`, an anonymous `## [N]` array,
@@ -538,7 +671,7 @@ impl<'de> Parser<'de> {
                 return Ok(());
             }
             let (at, _) = self.deferred[0];
-            return Err(Error::at(
+            return Err(Error::at_line(
                 ErrorKind::TruncatedInput,
                 self.lines.end_line(),
                 1,
@@ -601,18 +734,59 @@ fn out_of_range(lexeme: &str) -> Error {
     )
 }
 
+#[cold]
+fn outside_int64(lexeme: &str) -> Error {
+    Error::new(
+        ErrorKind::OutOfRange,
+        format!(
+            "the integer {lexeme} is outside the numeric domain of spec v3.5.3, the signed \
+             64-bit integers [-9223372036854775808, 9223372036854775807] (§2.3.2): model \
+             larger values as strings, or decode with Spec::V3_1"
+        ),
+    )
+}
+
+/// A parsed number in the numeric domain of `spec`. From v3.5.3 (§2.3.2) a token without
+/// fraction or exponent is an integer that must fit `i64` (`-0` is zero), and any other token
+/// is a double: the nearest one when the token has more digits than a double holds (kept
+/// exactly as serde_json's arbitrary-precision number when that is enabled), `out_of_range`
+/// past the largest. In v3.1 the domain is every exact value (see [`visit_number`]).
+#[inline]
+fn in_domain(spec: Spec, lexeme: &str, number: Number) -> Result<Number> {
+    if !spec.current() {
+        return Ok(number);
+    }
+    match number {
+        Number::U64(v) if v > i64::MAX as u64 => Err(outside_int64(lexeme)),
+        Number::U64(_) | Number::I64(_) => Ok(number),
+        Number::U128(..) | Number::I128(..) => Err(outside_int64(lexeme)),
+        Number::F64(_) | Number::Inexact(_) if !number::is_integer_lexeme(lexeme) => match number {
+            Number::Inexact(v) if v.is_finite() && !arbitrary_precision() => Ok(Number::F64(v)),
+            _ => Ok(number),
+        },
+        // `-0`, or an integer beyond 128 bits.
+        Number::F64(_) if lexeme == "-0" => Ok(Number::U64(0)),
+        Number::F64(_) | Number::Inexact(_) => Err(outside_int64(lexeme)),
+    }
+}
+
 /// Visits a number exactly: integers as integers, `-0` and exact decimals as `f64`; numbers
 /// no native type holds go to serde_json's arbitrary-precision form when it is enabled and
-/// are `out_of_range` otherwise (spec §2.3.2: never silently approximate).
-fn visit_number<'de, V: Visitor<'de>>(lexeme: &'de str, visitor: V) -> Result<V::Value> {
+/// are `out_of_range` otherwise (spec §2.3.2: never silently approximate). The current spec
+/// narrows the domain first ([`in_domain`]).
+fn visit_number<'de, V: Visitor<'de>>(
+    spec: Spec,
+    lexeme: &'de str,
+    visitor: V,
+) -> Result<V::Value> {
     let widen = |e: Error| {
-        if e.kind() == ErrorKind::Custom {
+        if matches!(e.kind(), ErrorKind::Custom | ErrorKind::TypeMismatch) {
             out_of_range(lexeme)
         } else {
             e
         }
     };
-    match number::parse(lexeme) {
+    match in_domain(spec, lexeme, number::parse(lexeme))? {
         Number::U64(v) => visitor.visit_u64(v),
         Number::I64(v) => visitor.visit_i64(v),
         Number::F64(v) => visitor.visit_f64(v),
@@ -657,6 +831,7 @@ impl<'de> de::MapAccess<'de> for NumberMap<'de> {
 /// Classifies a value-position scalar and visits it; `~` and attachment markers are errors
 /// here (they are only valid in tabular cells, which handle them before).
 fn visit_scalar<'de, V: Visitor<'de>>(
+    spec: Spec,
     line: &Line<'de>,
     token: &'de str,
     visitor: V,
@@ -666,7 +841,7 @@ fn visit_scalar<'de, V: Visitor<'de>>(
         Scalar::Int(v) => visitor.visit_i64(v),
         Scalar::Null => visitor.visit_unit(),
         Scalar::Bool(b) => visitor.visit_bool(b),
-        Scalar::Number(lexeme) => visit_number(lexeme, visitor),
+        Scalar::Number(lexeme) => visit_number(spec, lexeme, visitor),
         Scalar::Str(Cow::Borrowed(s)) => visitor.visit_borrowed_str(s),
         Scalar::Str(Cow::Owned(s)) => visitor.visit_string(s),
         Scalar::Missing => Err(line.error_at(
@@ -831,14 +1006,34 @@ impl<'de> Parser<'de> {
         // Each form in a function of its own: the loop over member lines stays small (the
         // instruction cache holds it, and the forms a document uses).
         match pending {
-            Pending::Scalar { line, token } => Build.deserialize(ScalarDe { line: &line, token }),
+            Pending::Scalar { line, token } => Build.deserialize(ScalarDe {
+                spec: self.spec,
+                line: &line,
+                token,
+            }),
             Pending::Object { line, level } => self.build_object(line, level),
             Pending::Array {
                 line,
                 at,
                 count,
-                body: Body::Rows { fields, level },
+                body:
+                    Body::Rows {
+                        fields,
+                        level,
+                        shape: None,
+                    },
             } => self.build_table(line, at, count, fields, level),
+            Pending::Array {
+                line,
+                at,
+                count,
+                body:
+                    Body::Rows {
+                        fields,
+                        level,
+                        shape: Some(shape),
+                    },
+            } => self.build_shaped_table(line, at, count, fields, shape, level),
             Pending::Array {
                 line,
                 at,
@@ -875,7 +1070,7 @@ impl<'de> Parser<'de> {
         let room = self.lines.remaining_bytes();
         let mut seq = RowSeq {
             p: &mut *self,
-            st: Table::new(fields, level, count, line, at, buffers),
+            st: Table::new(fields, None, level, count, line, at, buffers),
         };
         let mut items = Vec::with_capacity(build::array_capacity(remaining(count, 0, room)));
         seq.build(&mut items)
@@ -885,6 +1080,43 @@ impl<'de> Parser<'de> {
         self.recycle(table);
         self.leave();
         Ok(Value::Array(items))
+    }
+
+    /// A table with a layout ([`Shape`]): an array, or for a keyed map an object.
+    #[inline(never)]
+    fn build_shaped_table(
+        &mut self,
+        line: Line<'de>,
+        at: &'de str,
+        count: Count,
+        fields: Fields<'de>,
+        shape: Rc<Shape<'de>>,
+        level: usize,
+    ) -> Result<Value> {
+        self.enter(&line)?;
+        let keyed = shape.keyed;
+        let buffers = self.spare_rows.pop().unwrap_or_default();
+        let room = self.lines.remaining_bytes();
+        let mut seq = RowSeq {
+            p: &mut *self,
+            st: Table::new(fields, Some(shape), level, count, line, at, buffers),
+        };
+        let value = if keyed {
+            let mut map = Map::with_capacity(build::reserve(remaining(count, 0, room)));
+            seq.build_shaped(None, Some(&mut map))
+                .map_err(|e| e.or_position(|| line.position_of(at)))?;
+            Value::Object(map)
+        } else {
+            let mut items = Vec::with_capacity(build::array_capacity(remaining(count, 0, room)));
+            seq.build_shaped(Some(&mut items), None)
+                .map_err(|e| e.or_position(|| line.position_of(at)))?;
+            Value::Array(items)
+        };
+        seq.end()?;
+        let table = seq.st;
+        self.recycle(table);
+        self.leave();
+        Ok(value)
     }
 
     /// An inline array (as `ValueDe::deserialize_any` reads one into `Build`).
@@ -905,6 +1137,7 @@ impl<'de> Parser<'de> {
             seq.p.check_elements(&seq.line, seq.found)?;
             let item = Build
                 .deserialize(ScalarDe {
+                    spec: seq.p.spec,
                     line: &seq.line,
                     token,
                 })
@@ -920,13 +1153,13 @@ impl<'de> Parser<'de> {
     #[inline(never)]
     fn build_inline_object(&mut self, line: Line<'de>, fields: &Fields<'de>) -> Result<Value> {
         self.enter(&line)?;
-        let mut tokens = InlineObjectAccess::new(line, Rc::clone(fields))?.values;
+        let mut tokens = InlineObjectAccess::new(self.spec, line, Rc::clone(fields))?.values;
         let mut values = std::mem::take(&mut self.row_values);
         values.clear();
         for _ in fields.iter() {
             let token = tokens.next().unwrap_or("");
-            let value =
-                scalar_value(&line, token).map_err(|e| e.or_position(|| line_position(&line)))?;
+            let value = scalar_value(self.spec, &line, token)
+                .map_err(|e| e.or_position(|| line_position(&line)))?;
             values.push(Some(value));
         }
         let members = self.templates.object(fields, &mut values);
@@ -988,7 +1221,11 @@ impl<'de> Parser<'de> {
             match text.as_bytes().get(bare) {
                 Some(b'=') => {
                     let slot = self.take_member(&line, found, members, &text[..bare])?;
-                    slot.insert(scalar_value(&line, lex::trim(&text[bare + 1..]))?);
+                    slot.insert(scalar_value(
+                        self.spec,
+                        &line,
+                        lex::trim(&text[bare + 1..]),
+                    )?);
                     return Ok(true);
                 }
                 Some(b'[') => {
@@ -1131,10 +1368,10 @@ fn plain_scalar(token: &str) -> Option<Value> {
 /// A value-position scalar token as `Build` makes it from [`ScalarDe`]: [`plain_scalar`]
 /// first, [`visit_scalar`] for the rest.
 #[inline(always)]
-fn scalar_value(line: &Line<'_>, token: &str) -> Result<Value> {
+pub(crate) fn scalar_value(spec: Spec, line: &Line<'_>, token: &str) -> Result<Value> {
     match plain_scalar(token) {
         Some(value) => Ok(value),
-        None => visit_scalar(line, token, Build),
+        None => visit_scalar(spec, line, token, Build),
     }
 }
 
@@ -1152,11 +1389,12 @@ fn plain_number(token: &str) -> Option<Value> {
     if !number::is_json_number(token) {
         return Some(Value::String(token.to_owned()));
     }
-    // As `visit_number` gives them to `Build`.
+    // As `visit_number` gives them to `Build` in every version's domain; the rest (an integer
+    // beyond i64, `-0`, where the versions differ) go through it.
     match number::parse(token) {
-        Number::U64(v) => Some(Value::Number(v.into())),
+        Number::U64(v) if v <= i64::MAX as u64 => Some(Value::Number(v.into())),
         Number::I64(v) => Some(Value::Number(v.into())),
-        Number::F64(v) => Some(build::float(v)),
+        Number::F64(v) if token != "-0" => Some(build::float(v)),
         _ => None,
     }
 }
@@ -1180,7 +1418,7 @@ impl<'de> Parser<'de> {
     fn other_member(&self, line: Line<'de>, level: usize) -> Result<(Cow<'de, str>, Pending<'de>)> {
         let mut pending = None;
         let key = self.member(line, level, &mut pending)?;
-        let pending = pending.ok_or_else(|| line.error(ErrorKind::Custom, "no value"))?;
+        let pending = pending.ok_or_else(|| line.error(ErrorKind::TypeMismatch, "no value"))?;
         Ok((key, pending))
     }
 }
@@ -1227,6 +1465,7 @@ fn duplicate_key(line: &Line<'_>, key: &str) -> Error {
 /// A scalar token (trimmed) on its line (borrowed: copying a line per cell costs more than
 /// the cell's parse).
 struct ScalarDe<'a, 'de> {
+    spec: Spec,
     line: &'a Line<'de>,
     token: &'de str,
 }
@@ -1238,12 +1477,13 @@ impl<'de> ScalarDe<'_, 'de> {
         visitor: V,
         number: impl FnOnce(&Line<'de>, Number, &'de str, V) -> Result<V::Value>,
     ) -> Result<V::Value> {
-        let ScalarDe { line, token } = self;
+        let ScalarDe { spec, line, token } = self;
         match lex::scalar(line, token)? {
             Scalar::Int(v) if v >= 0 => number(line, Number::U64(v as u64), token, visitor),
             Scalar::Int(v) => number(line, Number::I64(v), token, visitor),
-            Scalar::Number(lexeme) => number(line, number::parse(lexeme), lexeme, visitor),
-            _ => return visit_scalar(line, token, visitor),
+            Scalar::Number(lexeme) => in_domain(spec, lexeme, number::parse(lexeme))
+                .and_then(|n| number(line, n, lexeme, visitor)),
+            _ => return visit_scalar(spec, line, token, visitor),
         }
         .map_err(|e| e.or_position(|| line.position_of(token)))
     }
@@ -1311,7 +1551,7 @@ impl<'de> de::Deserializer<'de> for ScalarDe<'_, 'de> {
 
     #[inline]
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        visit_scalar(self.line, self.token, visitor)
+        visit_scalar(self.spec, self.line, self.token, visitor)
     }
 
     int_targets! {
@@ -1354,7 +1594,7 @@ impl<'de> de::Deserializer<'de> for ScalarDe<'_, 'de> {
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        let ScalarDe { line, token } = self;
+        let ScalarDe { spec, line, token } = self;
         match lex::scalar(line, token)? {
             Scalar::Str(Cow::Borrowed(s)) => visitor
                 .visit_enum(de::value::BorrowedStrDeserializer::new(s))
@@ -1362,16 +1602,27 @@ impl<'de> de::Deserializer<'de> for ScalarDe<'_, 'de> {
             Scalar::Str(Cow::Owned(s)) => visitor
                 .visit_enum(de::value::StringDeserializer::new(s))
                 .map_err(|e: Error| e.or_position(|| line.position_of(token))),
-            _ => visit_scalar(line, token, visitor),
+            _ => visit_scalar(spec, line, token, visitor),
         }
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        // Validate the token (markers, escapes) without the numeric-domain check.
-        if let Scalar::Missing | Scalar::Marker | Scalar::InlineMarker(_) =
-            lex::scalar(self.line, self.token)?
-        {
-            return visit_scalar(self.line, self.token, visitor);
+        // Validate the token (markers, escapes); numbers against the current spec's domain,
+        // which decides whether a payload is valid whatever reads it (v3.1 has none).
+        match lex::scalar(self.line, self.token)? {
+            Scalar::Missing | Scalar::Marker | Scalar::InlineMarker(_) => {
+                return visit_scalar(self.spec, self.line, self.token, visitor);
+            }
+            Scalar::Number(lexeme) if self.spec.current() => {
+                let n = in_domain(self.spec, lexeme, number::parse(lexeme))
+                    .map_err(|e| e.or_position(|| self.line.position_of(self.token)))?;
+                if matches!(n, Number::Inexact(v) if !v.is_finite()) {
+                    return Err(
+                        out_of_range(lexeme).or_position(|| self.line.position_of(self.token))
+                    );
+                }
+            }
+            _ => {}
         }
         visitor.visit_unit()
     }
@@ -1392,7 +1643,7 @@ macro_rules! scalar_or_any {
         $(
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
                 match self.pending {
-                    Pending::Scalar { line, token } => ScalarDe { line: &line, token }.$method(visitor),
+                    Pending::Scalar { line, token } => ScalarDe { spec: self.p.spec, line: &line, token }.$method(visitor),
                     pending => ValueDe { p: self.p, pending }.deserialize_any(visitor),
                 }
             }
@@ -1406,9 +1657,12 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let p = self.p;
         match self.pending {
-            Pending::Scalar { line, token } => {
-                ScalarDe { line: &line, token }.deserialize_any(visitor)
+            Pending::Scalar { line, token } => ScalarDe {
+                spec: p.spec,
+                line: &line,
+                token,
             }
+            .deserialize_any(visitor),
             Pending::Object { line, level } => {
                 p.enter(&line)?;
                 let mut access = ObjectAccess::new(p, level);
@@ -1450,15 +1704,32 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
                         seq.end()?;
                         value
                     }
-                    Body::Rows { fields, level } => {
+                    Body::Rows {
+                        fields,
+                        level,
+                        shape,
+                    } => {
                         let buffers = p.spare_rows.pop().unwrap_or_default();
+                        let keyed = shape.as_ref().is_some_and(|s| s.keyed);
                         let mut seq = RowSeq {
                             p: &mut *p,
-                            st: Table::new(fields, level, count, line, at, buffers),
+                            st: Table::new(fields, shape, level, count, line, at, buffers),
                         };
-                        let value = visitor
-                            .visit_seq(&mut seq)
-                            .map_err(|e| e.or_position(|| line.position_of(at)))?;
+                        let value = if keyed {
+                            let mut access = KeyedAccess {
+                                seq: &mut seq,
+                                row: false,
+                            };
+                            let value = visitor
+                                .visit_map(&mut access)
+                                .map_err(|e| e.or_position(|| line.position_of(at)))?;
+                            access.end()?;
+                            value
+                        } else {
+                            visitor
+                                .visit_seq(&mut seq)
+                                .map_err(|e| e.or_position(|| line.position_of(at)))?
+                        };
                         seq.end()?;
                         let table = seq.st;
                         p.recycle(table);
@@ -1470,7 +1741,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
             }
             Pending::InlineObject { line, fields } => {
                 p.enter(&line)?;
-                let mut access = InlineObjectAccess::new(line, fields)?;
+                let mut access = InlineObjectAccess::new(p.spec, line, fields)?;
                 let value = visitor
                     .visit_map(&mut access)
                     .map_err(|e| e.or_position(|| line_position(&line)))?;
@@ -1489,9 +1760,12 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         match self.pending {
-            Pending::Scalar { line, token } => {
-                ScalarDe { line: &line, token }.deserialize_option(visitor)
+            Pending::Scalar { line, token } => ScalarDe {
+                spec: self.p.spec,
+                line: &line,
+                token,
             }
+            .deserialize_option(visitor),
             pending => visitor.visit_some(ValueDe { p: self.p, pending }),
         }
     }
@@ -1512,9 +1786,12 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
     ) -> Result<V::Value> {
         let p = self.p;
         match self.pending {
-            Pending::Scalar { line, token } => {
-                ScalarDe { line: &line, token }.deserialize_enum(_name, _variants, visitor)
+            Pending::Scalar { line, token } => ScalarDe {
+                spec: p.spec,
+                line: &line,
+                token,
             }
+            .deserialize_enum(_name, _variants, visitor),
             Pending::Object { line, level } => {
                 p.enter(&line)?;
                 let mut access = ObjectAccess::new(p, level);
@@ -1525,7 +1802,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
                     .map_err(|e| e.or_position(|| line_position(&line)))?;
                 if access.next_key_seed(SKIP)?.is_some() {
                     return Err(line.error(
-                        ErrorKind::Custom,
+                        ErrorKind::TypeMismatch,
                         "an enum variant is an object with exactly one member",
                     ));
                 }
@@ -1538,9 +1815,12 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         match self.pending {
-            Pending::Scalar { line, token } => {
-                ScalarDe { line: &line, token }.deserialize_ignored_any(visitor)
+            Pending::Scalar { line, token } => ScalarDe {
+                spec: self.p.spec,
+                line: &line,
+                token,
             }
+            .deserialize_ignored_any(visitor),
             pending => ValueDe { p: self.p, pending }.deserialize_any(visitor),
         }
     }
@@ -1576,7 +1856,7 @@ impl<'a, 'de> ObjectAccess<'a, 'de> {
     fn end(&mut self, line: &Line<'de>) -> Result<()> {
         if self.pending.is_some() || self.next_key_seed(SKIP)?.is_some() {
             return Err(line.error(
-                ErrorKind::Custom,
+                ErrorKind::TypeMismatch,
                 "the object has more members than the target type reads",
             ));
         }
@@ -1630,14 +1910,20 @@ impl<'de> de::MapAccess<'de> for ObjectAccess<'_, 'de> {
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
         // A scalar is read in place (copying its line out costs a stall).
         if let Some(Pending::Scalar { line, token }) = &self.pending {
-            let value = seed.deserialize(ScalarDe { line, token });
+            let value = seed.deserialize(ScalarDe {
+                spec: self.p.spec,
+                line,
+                token,
+            });
             self.pending = None;
             return value;
         }
-        let pending = self
-            .pending
-            .take()
-            .ok_or_else(|| Error::new(ErrorKind::Custom, "a value was requested before its key"))?;
+        let pending = self.pending.take().ok_or_else(|| {
+            Error::new(
+                ErrorKind::TypeMismatch,
+                "a value was requested before its key",
+            )
+        })?;
         seed.deserialize(ValueDe {
             p: &mut *self.p,
             pending,
@@ -1658,7 +1944,7 @@ impl<'b, 'a, 'de> de::EnumAccess<'de> for EnumAccess<'b, 'a, 'de> {
         match self.access.next_key_seed(seed)? {
             Some(variant) => Ok((variant, self)),
             None => Err(Error::new(
-                ErrorKind::Custom,
+                ErrorKind::TypeMismatch,
                 "an enum variant is a string or an object with exactly one member",
             )),
         }
@@ -1708,7 +1994,7 @@ impl<'de> EnumAccess<'_, '_, 'de> {
         self.access
             .pending
             .take()
-            .ok_or_else(|| Error::new(ErrorKind::Custom, "an enum variant without a value"))
+            .ok_or_else(|| Error::new(ErrorKind::TypeMismatch, "an enum variant without a value"))
     }
 }
 
@@ -1746,7 +2032,7 @@ impl<'a, 'de> InlineSeq<'a, 'de> {
     fn end(&mut self) -> Result<()> {
         if self.values.as_mut().and_then(Iterator::next).is_some() {
             return Err(self.line.error_at(
-                ErrorKind::Custom,
+                ErrorKind::TypeMismatch,
                 self.at,
                 "the array has more elements than the target type reads",
             ));
@@ -1766,6 +2052,7 @@ impl<'de> de::SeqAccess<'de> for InlineSeq<'_, 'de> {
         self.found += 1;
         self.p.check_elements(&self.line, self.found)?;
         seed.deserialize(ScalarDe {
+            spec: self.p.spec,
             line: &self.line,
             token,
         })
@@ -1837,7 +2124,7 @@ impl<'de> ItemSeq<'_, 'de> {
                 )
             } else {
                 line.error(
-                    ErrorKind::Custom,
+                    ErrorKind::TypeMismatch,
                     "the array has more elements than the target type reads",
                 )
             });
@@ -1933,6 +2220,63 @@ struct Cell<'de> {
     kind: CellKind,
 }
 
+/// The child `.field rest` of a row at `level` (consumed) with its body skipped: every line at
+/// least two levels below the row.
+#[inline(always)]
+fn traditional<'de>(
+    p: &mut Parser<'de>,
+    line: Line<'de>,
+    rest: &'de str,
+    level: usize,
+) -> Result<Child<'de>> {
+    let cursor = p.lines.cursor();
+    let end = loop {
+        match p.lines.peek()? {
+            Some(body) if body.level()? >= level + 2 => p.lines.advance(),
+            Some(next) => break Some(next.number),
+            None => break None,
+        }
+    };
+    Ok(Child::Traditional {
+        line,
+        rest: rest.strip_prefix(' ').unwrap_or(rest),
+        cursor,
+        end,
+    })
+}
+
+/// A `.field` attachment without a `^` cell of its row: the value of a `>`-named member (never
+/// a column, spec §7.4.6.1.4) when `extra` (the row has `@N` and no such column) and the spec
+/// is the current one; else `orphan_attachment`.
+#[cold]
+#[inline(never)]
+fn extra_attachment<'de>(
+    p: &mut Parser<'de>,
+    st: &mut Table<'de>,
+    child: Line<'de>,
+    key: Cow<'de, str>,
+    rest: &'de str,
+    extra: bool,
+    level: usize,
+) -> Result<()> {
+    if !(extra && p.spec.current() && key.contains('>')) {
+        return Err(child.error(
+            ErrorKind::OrphanAttachment,
+            format!("attachment .{key} has no matching `^` cell in an `@N` row above it"),
+        ));
+    }
+    if st.extras.iter().any(|(name, _)| *name == key) {
+        return Err(child.error(
+            ErrorKind::DuplicateAttachment,
+            format!("a second attachment for field {key:?} of this row"),
+        ));
+    }
+    p.lines.advance();
+    let body = traditional(p, child, rest, level)?;
+    st.extras.push((key, body));
+    Ok(())
+}
+
 /// Where a marker cell's body is.
 #[derive(Debug, Clone, Copy)]
 enum Child<'de> {
@@ -1959,19 +2303,53 @@ struct Table<'de> {
     found: u64,
     /// Inline object schemas established per column (spec §7.4.5.1).
     inline: Vec<Option<Fields<'de>>>,
-    /// Shared array schemas established per column (spec §7.4.5.3).
-    shared: Vec<Option<Fields<'de>>>,
+    /// Shared array schemas established per column (spec §7.4.5.3), with their layouts.
+    shared: Vec<Option<(Fields<'de>, Layout<'de>)>>,
     /// The current row (the table's header line before the first).
     row: Line<'de>,
     cells: Vec<Cell<'de>>,
     children: Vec<Option<Child<'de>>>,
     /// Where the current row's attachment region ends.
     after_row: Cursor,
+    /// The table's layout beyond its field names and its state, when its header has one
+    /// (boxed: plain tables stay small to move).
+    shaped: Option<Box<Shaped<'de>>>,
+    /// The current row's attachments for `>`-named members, which are never columns (spec
+    /// §7.4.6.1.4): after the row's other members, in their order.
+    extras: Vec<(Cow<'de, str>, Child<'de>)>,
+    /// Shared array schemas established for `>`-named members (by name: spec §7.4.5 scopes a
+    /// schema to a table and a field name).
+    extra_shared: Vec<(Cow<'de, str>, (Fields<'de>, Layout<'de>))>,
+    /// Whether the last row had an `@N` prefix (so attachments).
+    row_has_id: bool,
+}
+
+/// A shaped table's layout and what its rows have shown so far.
+struct Shaped<'de> {
+    shape: Rc<Shape<'de>>,
+    /// Value-grouping: the current group's sub-header, the rows it still declares, and the
+    /// group values seen.
+    group: Option<Group<'de>>,
+    group_left: u64,
+    groups: HashSet<String>,
+    /// The identity values (or a keyed map's member keys) seen: they are unique (spec
+    /// §10a.1, §7.2a.4).
+    ids: HashSet<String>,
+}
+
+/// A value-grouping sub-header `column=value [n]` (spec v3.6).
+#[derive(Debug, Clone)]
+struct Group<'de> {
+    line: Line<'de>,
+    token: &'de str,
+    value: Value,
 }
 
 impl<'de> Table<'de> {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         fields: Fields<'de>,
+        shape: Layout<'de>,
         level: usize,
         count: Count,
         line: Line<'de>,
@@ -1994,6 +2372,40 @@ impl<'de> Table<'de> {
                 offset: 0,
                 number: 0,
             },
+            shaped: shape.map(|shape| {
+                Box::new(Shaped {
+                    shape,
+                    group: None,
+                    group_left: 0,
+                    groups: HashSet::new(),
+                    ids: HashSet::new(),
+                })
+            }),
+            extras: Vec::new(),
+            extra_shared: Vec::new(),
+            row_has_id: false,
+        }
+    }
+
+    /// The table's layout, if it has one.
+    fn shape(&self) -> Option<&Rc<Shape<'de>>> {
+        self.shaped.as_ref().map(|s| &s.shape)
+    }
+
+    /// The current value group, in a grouped table.
+    fn group(&self) -> Option<&Group<'de>> {
+        self.shaped.as_ref().and_then(|s| s.group.as_ref())
+    }
+
+    /// The rows the current group still declares.
+    fn group_left(&self) -> u64 {
+        self.shaped.as_ref().map_or(0, |s| s.group_left)
+    }
+
+    /// Counts a row against its group.
+    fn count_grouped_row(&mut self) {
+        if let Some(shaped) = &mut self.shaped {
+            shaped.group_left = shaped.group_left.saturating_sub(1);
         }
     }
 
@@ -2003,13 +2415,13 @@ impl<'de> Table<'de> {
     }
 
     /// The shared array schema established for column `c`, if any.
-    fn shared_schema(&self, c: usize) -> Option<&Fields<'de>> {
+    fn shared_schema(&self, c: usize) -> Option<&(Fields<'de>, Layout<'de>)> {
         self.shared.get(c).and_then(Option::as_ref)
     }
 
     /// Sets a schema of column `c` in `schemas` (allocated on first use: most tables have
     /// none).
-    fn set(schemas: &mut Vec<Option<Fields<'de>>>, n: usize, c: usize, fields: Fields<'de>) {
+    fn set<T: Clone>(schemas: &mut Vec<Option<T>>, n: usize, c: usize, fields: T) {
         if schemas.len() < n {
             schemas.resize(n, None);
         }
@@ -2033,6 +2445,9 @@ struct RowSeq<'a, 'de> {
 impl<'de> RowSeq<'_, 'de> {
     /// The next line if it is a row of this table.
     fn next_row_line(&mut self) -> Result<Option<Line<'de>>> {
+        if self.st.shaped.is_some() && !self.group_ready()? {
+            return Ok(None);
+        }
         if !self.p.lines.has_next()? {
             return Ok(None);
         }
@@ -2055,19 +2470,192 @@ impl<'de> RowSeq<'_, 'de> {
         if let Some(line) = self.next_row_line()? {
             if !done {
                 return Err(line.error(
-                    ErrorKind::Custom,
+                    ErrorKind::TypeMismatch,
                     "the array has more elements than the target type reads",
                 ));
             }
             if !self.p.looks_like_member(&line) {
+                // After a row with attachments, a positional line no marker of the row takes
+                // (spec §16.5); after any other row, one row too many.
+                if self.st.row_has_id && !line.text.starts_with('@') {
+                    return Err(line.error(
+                        ErrorKind::OrphanInlineAttachment,
+                        "a positional attachment body without an inline-schema marker to fill",
+                    ));
+                }
                 return Err(line.error(
                     ErrorKind::CountMismatch,
                     format!("more rows than the declared [{}]", self.st.found),
                 ));
             }
         }
+        if self.st.group_left() > 0 {
+            return Err(self.group_short());
+        }
         self.p
             .settle_count(&self.st.line, self.st.at, self.st.count, self.st.found)
+    }
+
+    /// A group's sub-header declares more rows than follow it.
+    #[cold]
+    fn group_short(&self) -> Error {
+        let (line, token) = match self.st.group() {
+            Some(g) => (g.line, g.token),
+            None => (self.st.line, self.st.at),
+        };
+        line.error_at(
+            ErrorKind::CountMismatch,
+            token,
+            format!(
+                "the group declares {} more rows than follow its sub-header",
+                self.st.group_left()
+            ),
+        )
+    }
+
+    /// In a grouped table whose current group has all its rows, reads the next group's
+    /// sub-header: `false` when the table ends there. `true` for any other table.
+    #[cold]
+    #[inline(never)]
+    fn group_ready(&mut self) -> Result<bool> {
+        let grouped = self.st.shape().is_some_and(|s| s.group.is_some());
+        if !grouped || self.st.group_left() > 0 {
+            return Ok(true);
+        }
+        self.group_header()
+    }
+
+    /// Reads the sub-header `column=value [n]` that opens the next group of a grouped table
+    /// (spec v3.6): `false`, consuming nothing, when the next line is not one (the table
+    /// ends there; an error if its declared count is not reached).
+    #[cold]
+    #[inline(never)]
+    fn group_header(&mut self) -> Result<bool> {
+        if !self.p.lines.has_next()? {
+            return Ok(false);
+        }
+        let line = self.p.lines.peeked();
+        if line.level()? != self.st.level || line.text.starts_with("##") {
+            return Ok(false);
+        }
+        let short = matches!(self.st.count, Count::Known(n) if self.st.found < n);
+        let Some((name, token, count)) = sub_header(&line)? else {
+            if short {
+                return Err(line.error(
+                    ErrorKind::InvalidGroupHeader,
+                    "expected a group sub-header `column=value [n]` here",
+                ));
+            }
+            return Ok(false);
+        };
+        let group = self
+            .st
+            .shape()
+            .and_then(|s| s.group.as_ref())
+            .cloned()
+            .unwrap_or_default();
+        if name != group {
+            if !short {
+                return Ok(false);
+            }
+            return Err(line.error(
+                ErrorKind::InvalidGroupHeader,
+                format!("the sub-header names {name:?}, the table is grouped by {group:?}"),
+            ));
+        }
+        let value = scalar_value(self.p.spec, &line, token)?;
+        let Some(shaped) = &mut self.st.shaped else {
+            return Ok(false);
+        };
+        if !shaped.groups.insert(value.to_string()) {
+            return Err(line.error_at(
+                ErrorKind::DuplicateGroup,
+                token,
+                format!("a second group for {name}={token}"),
+            ));
+        }
+        self.p.lines.advance();
+        shaped.group = Some(Group { line, token, value });
+        shaped.group_left = count;
+        Ok(true)
+    }
+
+    /// The checks of the current spec's layouts on a row: no attachments in a grouped table,
+    /// none in flattened leaves or a keyed map's key column, a string key, a unique identity.
+    #[cold]
+    #[inline(never)]
+    fn check_shaped_row(&mut self, line: &Line<'de>, has_id: bool, markers: bool) -> Result<()> {
+        let Some(shape) = self.st.shape().cloned() else {
+            return Ok(());
+        };
+        if shape.group.is_some() && (has_id || markers) {
+            return Err(line.error(
+                ErrorKind::InvalidGroupHeader,
+                "the rows of a grouped table carry no attachments",
+            ));
+        }
+        if markers {
+            for (c, cell) in self.st.cells.iter().enumerate() {
+                if shape.scalar_only[c]
+                    && matches!(cell.kind, CellKind::Marker | CellKind::InlineMarker)
+                {
+                    return Err(line.error_at(
+                        ErrorKind::InvalidAttachmentMarker,
+                        cell.token,
+                        format!(
+                            "column {:?} holds only scalars (a flattened leaf or a key column)",
+                            self.st.fields[c]
+                        ),
+                    ));
+                }
+            }
+        }
+        if shape.keyed {
+            // The member key: a string, and a new one (checked here, before the row's values
+            // are read, by both decoders).
+            let token = self.st.cells[0].token;
+            let Scalar::Str(key) = lex::scalar(line, token)? else {
+                return Err(line.error_at(
+                    ErrorKind::InvalidKeyedMap,
+                    token,
+                    "a keyed-map row starts with its member key, a string (quote one that reads \
+                     as another scalar)",
+                ));
+            };
+            if !self.seen_id(key.into_owned()) {
+                return Err(duplicate_member(line, token));
+            }
+        }
+        if let Some(c) = shape.identity {
+            let cell = self.st.cells[c];
+            if cell.kind == CellKind::Missing {
+                return Err(line.error_at(
+                    ErrorKind::InvalidKey,
+                    cell.token,
+                    "the identity column of a row is never `~`",
+                ));
+            }
+            let id = scalar_value(self.p.spec, line, cell.token)?;
+            if !self.seen_id(id.to_string()) {
+                return Err(line.error_at(
+                    ErrorKind::DuplicateKey,
+                    cell.token,
+                    format!(
+                        "the identity {} appears in two rows (spec §10a.1)",
+                        cell.token
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records an identity (or member key) of a shaped table: `false` if seen before.
+    fn seen_id(&mut self, id: String) -> bool {
+        self.st
+            .shaped
+            .as_mut()
+            .is_none_or(|shaped| shaped.ids.insert(id))
     }
 
     /// Splits a row line into cells and finds its attachments.
@@ -2120,6 +2708,10 @@ impl<'de> RowSeq<'_, 'de> {
                 ),
             ));
         }
+        if st.shaped.is_some() {
+            self.check_shaped_row(&line, has_id, markers)?;
+        }
+        let st = &mut self.st;
         // Inline-schema markers establish their column's schema.
         let inline_markers = if markers { st.cells.len() } else { 0 };
         for c in 0..inline_markers {
@@ -2151,6 +2743,9 @@ impl<'de> RowSeq<'_, 'de> {
             st.children.clear();
             st.children.resize(st.fields.len(), None);
         }
+        if !st.extras.is_empty() {
+            st.extras.clear();
+        }
         // The attachment region: `.field` lines and positional bodies at the row's level or
         // one below, until the next row, a section, or a dedent.
         let level = st.level;
@@ -2168,14 +2763,20 @@ impl<'de> RowSeq<'_, 'de> {
             }
             if let Some(name) = child.text.strip_prefix('.') {
                 let (key, rest) = lex::key(&child, name, b" \t")?;
-                let c = st.fields.iter().position(|f| *f == key);
-                let Some(c) = c.filter(|&c| has_id && st.cells[c].kind == CellKind::Marker) else {
-                    return Err(child.error(
-                        ErrorKind::OrphanAttachment,
-                        format!(
-                            "attachment .{key} has no matching `^` cell in an `@N` row above it"
-                        ),
-                    ));
+                // Under the current spec a `>` path names no column's attachment: a path
+                // column is a flattened leaf, and a `>`-named member is never a column
+                // (spec §7.4.6.1.4), so `."a>b"` beside an `"a>b"` column is the member's.
+                let column = st
+                    .fields
+                    .iter()
+                    .position(|f| *f == key)
+                    .filter(|_| !(self.p.spec.current() && shape::is_path(&key)));
+                let Some(c) = column.filter(|&c| has_id && st.cells[c].kind == CellKind::Marker)
+                else {
+                    // Not a marker's: a `>`-named member's, or an orphan.
+                    let extra = has_id && column.is_none();
+                    extra_attachment(self.p, st, child, key, rest, extra, level)?;
+                    continue;
                 };
                 if st.children[c].is_some() {
                     return Err(child.error(
@@ -2184,21 +2785,7 @@ impl<'de> RowSeq<'_, 'de> {
                     ));
                 }
                 self.p.lines.advance();
-                let cursor = self.p.lines.cursor();
-                // Skip the body: every line at least two levels below the row.
-                let end = loop {
-                    match self.p.lines.peek()? {
-                        Some(body) if body.level()? >= level + 2 => self.p.lines.advance(),
-                        Some(next) => break Some(next.number),
-                        None => break None,
-                    }
-                };
-                st.children[c] = Some(Child::Traditional {
-                    line: child,
-                    rest: rest.strip_prefix(' ').unwrap_or(rest),
-                    cursor,
-                    end,
-                });
+                st.children[c] = Some(traditional(self.p, child, rest, level)?);
                 continue;
             }
             let positional = child_level > level
@@ -2244,6 +2831,10 @@ impl<'de> RowSeq<'_, 'de> {
             }
         }
         self.st.after_row = self.p.lines.cursor();
+        self.st.row_has_id = has_id;
+        if self.st.shaped.is_some() {
+            self.st.count_grouped_row();
+        }
         Ok(())
     }
 
@@ -2267,9 +2858,53 @@ impl<'de> RowSeq<'_, 'de> {
     }
 
     /// A row that is not [`RowSeq::plain_row`]: as `RowDe` reads one into `Build`, each cell
-    /// through `RowAccess::read_at`.
+    /// through `RowAccess::read_at` (a table without a layout).
     #[inline(never)]
     fn general_row(&mut self, line: Line<'de>) -> Result<Value> {
+        self.read_row(line)?;
+        self.st.found += 1;
+        self.p.check_elements(&line, self.st.found)?;
+        let row = self.st.row;
+        self.p.enter(&row)?;
+        let n = self.st.cells.len();
+        // The values first (attachments may hold tables, whose rows use the parser's own
+        // buffer), then the object.
+        let mut values = self.p.spare_values.pop().unwrap_or_default();
+        values.clear();
+        let mut access = RowAccess {
+            p: &mut *self.p,
+            st: &mut self.st,
+            col: n,
+            value: None,
+        };
+        let spec = access.p.spec;
+        for c in 0..n {
+            let cell = access.st.cells[c];
+            // Scalars here, attachments (the uncommon cells) through `read_at`.
+            let value = match cell.kind {
+                CellKind::Missing => {
+                    values.push(None);
+                    continue;
+                }
+                CellKind::Scalar => scalar_value(spec, &row, cell.token),
+                _ => access.read_at(c, Direct),
+            }
+            .map_err(|e| e.or_position(|| line_position(&row)))?;
+            values.push(Some(value));
+        }
+        let mut members = self.p.templates.object(&self.st.fields, &mut values);
+        self.p.spare_values.push(values);
+        if !self.st.extras.is_empty() {
+            self.add_extras(&row, &mut members)?;
+        }
+        self.p.leave();
+        Ok(Value::Object(members))
+    }
+
+    /// A row of a table with a layout read by [`RowSeq::read_row`], as an object (and its
+    /// member key in a keyed map).
+    #[inline(never)]
+    fn general_object(&mut self, line: Line<'de>) -> Result<(Option<String>, Map<String, Value>)> {
         self.read_row(line)?;
         self.st.found += 1;
         self.p.check_elements(&line, self.st.found)?;
@@ -2296,10 +2931,268 @@ impl<'de> RowSeq<'_, 'de> {
                 .map_err(|e| e.or_position(|| line_position(&row)))?;
             values.push(Some(value));
         }
-        let members = self.p.templates.object(&self.st.fields, &mut values);
+        let (key, mut members) = match self.st.shape().cloned() {
+            None => (None, self.p.templates.object(&self.st.fields, &mut values)),
+            Some(shape) => self.shaped_object(&shape, &row, &mut values)?,
+        };
         self.p.spare_values.push(values);
+        if !self.st.extras.is_empty() {
+            self.add_extras(&row, &mut members)?;
+        }
         self.p.leave();
-        Ok(Value::Object(members))
+        Ok((key, members))
+    }
+
+    /// A shaped row's object from its cells' values (taken), and its member key in a keyed
+    /// map.
+    fn shaped_object(
+        &mut self,
+        shape: &Shape<'de>,
+        row: &Line<'de>,
+        values: &mut [Option<Value>],
+    ) -> Result<(Option<String>, Map<String, Value>)> {
+        let key = if shape.keyed {
+            match values[0].take() {
+                Some(Value::String(key)) => Some(key),
+                _ => {
+                    return Err(row.error_at(
+                        ErrorKind::InvalidKeyedMap,
+                        self.st.cells.first().map_or(row.text, |c| c.token),
+                        "a keyed-map row starts with its member key, a string (quote one that \
+                         reads as another scalar)",
+                    ))
+                }
+            }
+        } else {
+            None
+        };
+        let group = self.st.group().map(|g| &g.value);
+        let members = members_object(
+            &mut self.p.templates,
+            &mut self.p.spare_values,
+            &shape.members,
+            values,
+            group,
+            true,
+        );
+        Ok((key, members))
+    }
+
+    /// Adds the current row's `>`-named attachments to its object.
+    #[cold]
+    #[inline(never)]
+    fn add_extras(&mut self, row: &Line<'de>, members: &mut Map<String, Value>) -> Result<()> {
+        let extras = std::mem::take(&mut self.st.extras);
+        let mut access = RowAccess {
+            p: &mut *self.p,
+            st: &mut self.st,
+            col: 0,
+            value: None,
+        };
+        for (name, child) in &extras {
+            let value = access
+                .read_child(*child, None, Some(name), Direct)
+                .map_err(|e| e.or_position(|| line_position(row)))?;
+            vacant_slot(members, name.as_ref(), row)?.insert(value);
+        }
+        self.st.extras = extras;
+        Ok(())
+    }
+
+    /// The rows of a table with a layout ([`Shape`]), as an array (`items`) or, for a keyed
+    /// map, an object (`map`).
+    fn build_shaped(
+        &mut self,
+        mut items: Option<&mut Vec<Value>>,
+        mut map: Option<&mut Map<String, Value>>,
+    ) -> Result<()> {
+        loop {
+            if matches!(self.st.count, Count::Known(n) if self.st.found >= n) {
+                return Ok(());
+            }
+            let Some(line) = self.next_row_line()? else {
+                return Ok(());
+            };
+            let (key, members) = if self.plain_shaped_row(&line)? {
+                let shape = self.st.shape().cloned().unwrap_or_else(unreachable_shape);
+                let mut values = std::mem::take(&mut self.p.row_values);
+                let made = self.shaped_object(&shape, &line, &mut values);
+                self.p.row_values = values;
+                made?
+            } else {
+                self.general_object(line)?
+            };
+            match (key, map.as_deref_mut(), items.as_deref_mut()) {
+                // Keys are unique (checked with the row).
+                (Some(key), Some(map), _) => {
+                    map.insert(key, Value::Object(members));
+                }
+                (_, _, Some(items)) => items.push(Value::Object(members)),
+                _ => {}
+            }
+        }
+    }
+
+    /// [`RowSeq::plain_row`] for a table with a layout: the cells' values into the parser's
+    /// `row_values` and the cells into the table's, the row consumed and checked.
+    fn plain_shaped_row(&mut self, line: &Line<'de>) -> Result<bool> {
+        let text = line.text;
+        if text.starts_with('@')
+            || lex::has_quote_or_marker(text.as_bytes())
+            || self.p.depth >= self.p.limits.max_depth
+            || self.st.found >= self.p.limits.max_elements as u64
+        {
+            return Ok(false);
+        }
+        let n = self.st.fields.len();
+        let values = &mut self.p.row_values;
+        values.clear();
+        self.st.cells.clear();
+        let mut cells = lex::plain_cells(text, b'|');
+        for _ in 0..n {
+            let Some(token) = cells.next() else {
+                return Ok(false);
+            };
+            if token == "~" {
+                values.push(None);
+                self.st.cells.push(Cell {
+                    token,
+                    kind: CellKind::Missing,
+                });
+                continue;
+            }
+            let Some(value) = plain_scalar(token) else {
+                return Ok(false);
+            };
+            values.push(Some(value));
+            self.st.cells.push(Cell {
+                token,
+                kind: CellKind::Scalar,
+            });
+        }
+        if cells.next().is_some() {
+            return Ok(false);
+        }
+        let cursor = self.p.lines.cursor();
+        self.p.lines.advance();
+        if self.p.lines.has_next()? {
+            let next = self.p.lines.peeked();
+            let level = next.level()?;
+            if level > self.st.level || (level == self.st.level && next.text.starts_with('.')) {
+                self.p.lines.seek(cursor);
+                self.p.lines.has_next()?;
+                return Ok(false);
+            }
+        }
+        self.st.row = *line;
+        self.st.row_has_id = false;
+        self.check_shaped_row(line, false, false)?;
+        self.st.found += 1;
+        self.st.count_grouped_row();
+        Ok(true)
+    }
+}
+
+#[cold]
+fn unreachable_shape<'de>() -> Rc<Shape<'de>> {
+    Rc::new(Shape {
+        keyed: false,
+        members: Members::default(),
+        group: None,
+        scalar_only: Vec::new(),
+        identity: None,
+    })
+}
+
+/// A keyed map's member key twice (spec §7.2a.4); `token` is the key's cell.
+#[cold]
+fn duplicate_member(line: &Line<'_>, token: &str) -> Error {
+    line.error_at(
+        ErrorKind::DuplicateKey,
+        token,
+        format!("duplicate member key {token} in a keyed map"),
+    )
+}
+
+/// A value-grouping sub-header `column=value [n]` (spec v3.6): its column, value token and
+/// count; `None` for a line of another form.
+fn sub_header<'de>(line: &Line<'de>) -> Result<Option<(Cow<'de, str>, &'de str, u64)>> {
+    let text = line.text;
+    if !text.ends_with(']') {
+        return Ok(None);
+    }
+    let Ok((name, rest)) = lex::key(line, text, b"=") else {
+        return Ok(None);
+    };
+    let Some(rest) = rest.strip_prefix('=') else {
+        return Ok(None);
+    };
+    let Some(open) = rest.rfind(" [") else {
+        return Ok(None);
+    };
+    let token = lex::trim(&rest[..open]);
+    let bracket = &rest[open + 1..];
+    let (count, tail) = lex::count(line, bracket)?;
+    if !tail.is_empty() {
+        return Ok(None);
+    }
+    let n = match count {
+        Count::Known(0) | Count::Deferred => {
+            return Err(line.error_at(
+                ErrorKind::InvalidCount,
+                bracket,
+                "a group's sub-header counts its rows, at least one",
+            ))
+        }
+        Count::Known(n) => n,
+    };
+    shape::check_constant(line, token)?;
+    Ok(Some((name, token, n)))
+}
+
+/// The object of `members` from a row's cell values (taken), the group's value, and for the
+/// flattened objects among them the rules of spec §7.4.6.2 (`top`: the members are a row's).
+fn members_object(
+    templates: &mut build::Templates,
+    spare: &mut Vec<Vec<Option<Value>>>,
+    members: &Members<'_>,
+    values: &mut [Option<Value>],
+    group: Option<&Value>,
+    top: bool,
+) -> Map<String, Value> {
+    let mut out = spare.pop().unwrap_or_default();
+    out.clear();
+    for source in &members.sources {
+        let value = match source {
+            Member::Cell(c) => values[*c].take(),
+            Member::Const { value, .. } => Some(value.clone()),
+            Member::Group => group.cloned(),
+            Member::Nested(nested) => match nested.state(top, |c| leaf(values[c].as_ref())) {
+                Leaf::Absent => None,
+                Leaf::Null => Some(Value::Null),
+                Leaf::Value => Some(Value::Object(members_object(
+                    templates,
+                    spare,
+                    &nested.members,
+                    values,
+                    group,
+                    false,
+                ))),
+            },
+        };
+        out.push(value);
+    }
+    let object = templates.object(&members.names, &mut out);
+    spare.push(out);
+    object
+}
+
+/// What a flattened leaf's value is, for [`shape::Nested::state`].
+fn leaf(value: Option<&Value>) -> Leaf {
+    match value {
+        None => Leaf::Absent,
+        Some(Value::Null) => Leaf::Null,
+        Some(_) => Leaf::Value,
     }
 }
 
@@ -2353,6 +3246,7 @@ impl<'de> RowSeq<'_, 'de> {
         }
         self.st.found += 1;
         self.st.row = *line;
+        self.st.row_has_id = false;
         let row = self
             .p
             .templates
@@ -2397,6 +3291,32 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, 'de> {
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let line = self.st.row;
+        if let Some(shape) = self.st.shape().cloned() {
+            self.p.enter(&line)?;
+            let mut access = ShapeAccess {
+                row: RowAccess {
+                    p: &mut *self.p,
+                    st: &mut *self.st,
+                    col: 0,
+                    value: None,
+                },
+                shape,
+                member: 0,
+                value: None,
+            };
+            let value = visitor
+                .visit_map(&mut access)
+                .map_err(|e| e.or_position(|| line_position(&line)))?;
+            if access.value.is_some() || de::MapAccess::next_key_seed(&mut access, SKIP)?.is_some()
+            {
+                return Err(line.error(
+                    ErrorKind::TypeMismatch,
+                    "the row has more fields than the target type reads",
+                ));
+            }
+            self.p.leave();
+            return Ok(value);
+        }
         self.p.enter(&line)?;
         let mut access = RowAccess {
             p: &mut *self.p,
@@ -2409,7 +3329,7 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, 'de> {
             .map_err(|e| e.or_position(|| line_position(&line)))?;
         if access.value.is_some() || de::MapAccess::next_key_seed(&mut access, SKIP)?.is_some() {
             return Err(line.error(
-                ErrorKind::Custom,
+                ErrorKind::TypeMismatch,
                 "the row has more fields than the target type reads",
             ));
         }
@@ -2442,19 +3362,24 @@ struct RowAccess<'a, 'de> {
     value: Option<usize>,
 }
 
+/// The members of a row without a layout: its present cells in order, then its `>`-named
+/// attachments (`col` past the cells counts those).
 impl<'de> de::MapAccess<'de> for RowAccess<'_, 'de> {
     type Error = Error;
 
     fn size_hint(&self) -> Option<usize> {
         let rest = self.st.cells.get(self.col..).unwrap_or_default();
-        Some(rest.iter().filter(|c| c.kind != CellKind::Missing).count())
+        let extras = self.st.extras.len() + self.st.cells.len() - self.col.min(self.st.cells.len());
+        let extras = extras.saturating_sub(rest.len());
+        Some(rest.iter().filter(|c| c.kind != CellKind::Missing).count() + extras)
     }
 
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
         if let Some(c) = self.value.take() {
             self.value_at(c, SKIP)?;
         }
-        while self.col < self.st.cells.len() {
+        let n = self.st.cells.len();
+        while self.col < n {
             let c = self.col;
             self.col += 1;
             if self.st.cells[c].kind == CellKind::Missing {
@@ -2463,15 +3388,317 @@ impl<'de> de::MapAccess<'de> for RowAccess<'_, 'de> {
             self.value = Some(c);
             return seed.deserialize(KeyDe::of(&self.st.fields[c])).map(Some);
         }
+        if let Some((name, _)) = self.st.extras.get(self.col - n) {
+            let key = KeyDe::of(name);
+            self.value = Some(self.col);
+            self.col += 1;
+            return seed.deserialize(key).map(Some);
+        }
         Ok(None)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        let c = self
-            .value
-            .take()
-            .ok_or_else(|| Error::new(ErrorKind::Custom, "a value was requested before its key"))?;
+        let c = self.value.take().ok_or_else(|| {
+            Error::new(
+                ErrorKind::TypeMismatch,
+                "a value was requested before its key",
+            )
+        })?;
         self.value_at(c, seed)
+    }
+}
+
+/// The members of a row with a layout ([`Shape`]) in order, then its `>`-named attachments.
+struct ShapeAccess<'a, 'de> {
+    row: RowAccess<'a, 'de>,
+    shape: Rc<Shape<'de>>,
+    /// The next member; past the members, the next attachment.
+    member: usize,
+    /// The member (or attachment) whose value is next.
+    value: Option<usize>,
+}
+
+/// What a cell holds, for the rules on flattened objects.
+fn cell_leaf(cell: &Cell<'_>) -> Leaf {
+    match (cell.kind, cell.token) {
+        (CellKind::Missing, _) => Leaf::Absent,
+        (_, "-") => Leaf::Null,
+        _ => Leaf::Value,
+    }
+}
+
+impl<'de> ShapeAccess<'_, 'de> {
+    fn value_of<V: DeserializeSeed<'de>>(&mut self, i: usize, seed: V) -> Result<V::Value> {
+        let shape = Rc::clone(&self.shape);
+        let n = shape.members.sources.len();
+        if i >= n {
+            let (name, child) = self.row.st.extras[i - n].clone();
+            return self.row.read_child(child, None, Some(&name), Seed(seed));
+        }
+        let spec = self.row.p.spec;
+        match &shape.members.sources[i] {
+            Member::Cell(c) => self.row.read_at(*c, Seed(seed)),
+            Member::Const { line, token, .. } => seed.deserialize(ScalarDe { spec, line, token }),
+            Member::Group => match self.row.st.group() {
+                Some(group) => seed.deserialize(ScalarDe {
+                    spec,
+                    line: &group.line,
+                    token: group.token,
+                }),
+                None => Err(self.row.st.row.error(
+                    ErrorKind::InvalidGroupHeader,
+                    "a grouped row before its group",
+                )),
+            },
+            Member::Nested(nested) => seed.deserialize(NestedDe {
+                nested,
+                st: &*self.row.st,
+                spec,
+                top: true,
+            }),
+        }
+    }
+}
+
+impl<'de> de::MapAccess<'de> for ShapeAccess<'_, 'de> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        if let Some(i) = self.value.take() {
+            self.value_of(i, SKIP)?;
+        }
+        let shape = Rc::clone(&self.shape);
+        let n = shape.members.sources.len();
+        while self.member < n {
+            let i = self.member;
+            self.member += 1;
+            let cells = &self.row.st.cells;
+            let present = match &shape.members.sources[i] {
+                Member::Cell(c) => cells[*c].kind != CellKind::Missing,
+                Member::Const { .. } | Member::Group => true,
+                Member::Nested(nested) => {
+                    nested.state(true, |c| cell_leaf(&cells[c])) != Leaf::Absent
+                }
+            };
+            if present {
+                self.value = Some(i);
+                return seed
+                    .deserialize(KeyDe::of(&shape.members.names[i]))
+                    .map(Some);
+            }
+        }
+        if let Some((name, _)) = self.row.st.extras.get(self.member - n) {
+            let key = KeyDe::of(name);
+            self.value = Some(self.member);
+            self.member += 1;
+            return seed.deserialize(key).map(Some);
+        }
+        Ok(None)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let i = self.value.take().ok_or_else(|| {
+            Error::new(
+                ErrorKind::TypeMismatch,
+                "a value was requested before its key",
+            )
+        })?;
+        self.value_of(i, seed)
+    }
+}
+
+/// A flattened object (spec §7.4.6) of a row: `null` when every leaf is `-` at the top level,
+/// else the map of its present leaves.
+struct NestedDe<'a, 'de> {
+    nested: &'a shape::Nested<'de>,
+    st: &'a Table<'de>,
+    spec: Spec,
+    top: bool,
+}
+
+impl<'a, 'de> NestedDe<'a, 'de> {
+    fn is_null(&self) -> bool {
+        let cells = &self.st.cells;
+        self.nested.state(self.top, |c| cell_leaf(&cells[c])) == Leaf::Null
+    }
+}
+
+impl<'de> de::Deserializer<'de> for NestedDe<'_, 'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if self.is_null() {
+            return visitor.visit_unit();
+        }
+        visitor.visit_map(NestedAccess {
+            members: &self.nested.members,
+            st: self.st,
+            spec: self.spec,
+            next: 0,
+            value: None,
+        })
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if self.is_null() {
+            return visitor.visit_none();
+        }
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// The present members of a flattened object: leaf cells and the objects beneath it.
+struct NestedAccess<'a, 'de> {
+    members: &'a Members<'de>,
+    st: &'a Table<'de>,
+    spec: Spec,
+    next: usize,
+    value: Option<usize>,
+}
+
+impl<'de> de::MapAccess<'de> for NestedAccess<'_, 'de> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        let cells = &self.st.cells;
+        while self.next < self.members.sources.len() {
+            let i = self.next;
+            self.next += 1;
+            let present = match &self.members.sources[i] {
+                Member::Cell(c) => cells[*c].kind != CellKind::Missing,
+                Member::Nested(nested) => {
+                    nested.state(false, |c| cell_leaf(&cells[c])) != Leaf::Absent
+                }
+                Member::Const { .. } | Member::Group => true,
+            };
+            if present {
+                self.value = Some(i);
+                return seed
+                    .deserialize(KeyDe::of(&self.members.names[i]))
+                    .map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let i = self.value.take().ok_or_else(|| {
+            Error::new(
+                ErrorKind::TypeMismatch,
+                "a value was requested before its key",
+            )
+        })?;
+        match &self.members.sources[i] {
+            Member::Cell(c) => seed.deserialize(ScalarDe {
+                spec: self.spec,
+                line: &self.st.row,
+                token: self.st.cells[*c].token,
+            }),
+            Member::Nested(nested) => seed.deserialize(NestedDe {
+                nested,
+                st: self.st,
+                spec: self.spec,
+                top: false,
+            }),
+            Member::Const { line, token, .. } => seed.deserialize(ScalarDe {
+                spec: self.spec,
+                line,
+                token,
+            }),
+            Member::Group => Err(self.st.row.error(
+                ErrorKind::InvalidGroupHeader,
+                "a group column inside a flattened object",
+            )),
+        }
+    }
+}
+
+/// The rows of a keyed map (spec §7.2a) as an object: each row's member key and its object.
+struct KeyedAccess<'s, 'a, 'de> {
+    seq: &'s mut RowSeq<'a, 'de>,
+    /// A row whose key was read and whose object was not.
+    row: bool,
+}
+
+impl<'de> KeyedAccess<'_, '_, 'de> {
+    /// After the visitor: it must have read every member.
+    fn end(&mut self) -> Result<()> {
+        if self.row || de::MapAccess::next_key_seed(self, SKIP)?.is_some() {
+            return Err(self.seq.st.row.error(
+                ErrorKind::TypeMismatch,
+                "the object has more members than the target type reads",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<'de> de::MapAccess<'de> for KeyedAccess<'_, '_, 'de> {
+    type Error = Error;
+
+    fn size_hint(&self) -> Option<usize> {
+        remaining(
+            self.seq.st.count,
+            self.seq.st.found,
+            self.seq.p.lines.remaining_bytes(),
+        )
+    }
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        if self.row {
+            self.row = false;
+            de::Deserializer::deserialize_ignored_any(
+                RowDe {
+                    p: &mut *self.seq.p,
+                    st: &mut self.seq.st,
+                },
+                IgnoredAny,
+            )?;
+        }
+        if matches!(self.seq.st.count, Count::Known(n) if self.seq.st.found >= n) {
+            return Ok(None);
+        }
+        let Some(line) = self.seq.next_row_line()? else {
+            return Ok(None);
+        };
+        self.seq.read_row(line)?;
+        self.seq.st.found += 1;
+        self.seq.p.check_elements(&line, self.seq.st.found)?;
+        // A string (checked with the row).
+        let Scalar::Str(key) = lex::scalar(&line, self.seq.st.cells[0].token)? else {
+            return Err(line.error(ErrorKind::InvalidKeyedMap, "a member key is a string"));
+        };
+        self.row = true;
+        seed.deserialize(KeyDe::of(&key))
+            .map(Some)
+            .map_err(|e| e.or_position(|| line_position(&line)))
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        if !self.row {
+            return Err(Error::new(
+                ErrorKind::TypeMismatch,
+                "a value was requested before its key",
+            ));
+        }
+        self.row = false;
+        seed.deserialize(RowDe {
+            p: &mut *self.seq.p,
+            st: &mut self.seq.st,
+        })
     }
 }
 
@@ -2501,7 +3728,7 @@ struct Direct;
 impl<'de> Read<'de> for Direct {
     type Out = Value;
     fn scalar(self, scalar: ScalarDe<'_, 'de>) -> Result<Value> {
-        scalar_value(scalar.line, scalar.token)
+        scalar_value(scalar.spec, scalar.line, scalar.token)
     }
     fn pending(self, p: &mut Parser<'de>, pending: Pending<'de>) -> Result<Value> {
         p.build(pending)
@@ -2509,7 +3736,13 @@ impl<'de> Read<'de> for Direct {
 }
 
 impl<'de> RowAccess<'_, 'de> {
+    /// The value of cell `c`, or past the cells of the row's `>`-named attachment.
     fn value_at<V: DeserializeSeed<'de>>(&mut self, c: usize, seed: V) -> Result<V::Value> {
+        let n = self.st.cells.len();
+        if c >= n {
+            let (name, child) = self.st.extras[c - n].clone();
+            return self.read_child(child, None, Some(&name), Seed(seed));
+        }
         self.read_at(c, Seed(seed))
     }
 
@@ -2519,24 +3752,48 @@ impl<'de> RowAccess<'_, 'de> {
         let cell = st.cells[c];
         if cell.kind == CellKind::Scalar {
             return read.scalar(ScalarDe {
+                spec: self.p.spec,
                 line: &st.row,
                 token: cell.token,
             });
         }
         let row = st.row;
         match st.children.get(c).copied().flatten() {
-            Some(Child::Positional(line)) => {
-                let fields = st.inline_schema(c).cloned().ok_or_else(|| {
-                    line.error(ErrorKind::OrphanInlineAttachment, "no inline schema")
-                })?;
+            Some(child) => self.read_child(child, Some(c), None, read),
+            None => Err(row.error_at(
+                ErrorKind::MissingAttachment,
+                cell.token,
+                "attachment marker without a body",
+            )),
+        }
+    }
+
+    /// The value of an attachment body: of column `c`'s marker, or (`None`) the `>`-named
+    /// member `extra`'s, which may also be a scalar `.name =value`.
+    #[inline(always)]
+    fn read_child<R: Read<'de>>(
+        &mut self,
+        child: Child<'de>,
+        c: Option<usize>,
+        extra: Option<&Cow<'de, str>>,
+        read: R,
+    ) -> Result<R::Out> {
+        let st = &mut *self.st;
+        match child {
+            Child::Positional(line) => {
+                let fields = c
+                    .and_then(|c| st.inline_schema(c).cloned())
+                    .ok_or_else(|| {
+                        line.error(ErrorKind::OrphanInlineAttachment, "no inline schema")
+                    })?;
                 read.pending(&mut *self.p, Pending::InlineObject { line, fields })
             }
-            Some(Child::Traditional {
+            Child::Traditional {
                 line,
                 rest,
                 cursor,
                 end,
-            }) => {
+            } => {
                 let level = st.level + 2;
                 let trimmed = rest.trim_end_matches([' ', '\t']);
                 let resume = self.p.lines.cursor();
@@ -2546,23 +3803,53 @@ impl<'de> RowAccess<'_, 'de> {
                 // (the rule the reference decoders apply; shared-schema rows never carry `@N`).
                 let shared = match self.p.lines.peek()? {
                     Some(first) if first.text.starts_with('@') => None,
-                    _ => st.shared_schema(c),
+                    _ => match (c, extra) {
+                        (Some(c), _) => st.shared_schema(c),
+                        (None, Some(name)) => st
+                            .extra_shared
+                            .iter()
+                            .find(|(n, _)| n == name)
+                            .map(|(_, schema)| schema),
+                        (None, None) => None,
+                    },
                 };
                 let pending = if trimmed == "{}" {
                     Pending::Object { line, level }
                 } else if trimmed.starts_with('[') {
                     let pending = self.p.array_header(line, trimmed, level, shared)?;
-                    if let Pending::Array {
-                        body: Body::Rows { fields, .. },
-                        ..
-                    } = &pending
-                    {
-                        if st.shared_schema(c).is_none() {
-                            let n = st.fields.len();
-                            Table::set(&mut st.shared, n, c, Rc::clone(fields));
+                    // A tabular array's declaration establishes the field's shared schema
+                    // (spec §7.4.5.3); a keyed map is an object and establishes none.
+                    let tabular = match &pending {
+                        Pending::Array {
+                            body: Body::Rows { fields, shape, .. },
+                            ..
+                        } if !shape.as_ref().is_some_and(|s| s.keyed) => Some((fields, shape)),
+                        _ => None,
+                    };
+                    if let Some((fields, shape)) = tabular {
+                        let schema = (Rc::clone(fields), shape.clone());
+                        match (c, extra) {
+                            (Some(c), _) => {
+                                if st.shared_schema(c).is_none() {
+                                    let n = st.fields.len();
+                                    Table::set(&mut st.shared, n, c, schema);
+                                }
+                            }
+                            (None, Some(name)) => {
+                                if !st.extra_shared.iter().any(|(n, _)| n == name) {
+                                    st.extra_shared.push((name.clone(), schema));
+                                }
+                            }
+                            (None, None) => {}
                         }
                     }
                     pending
+                } else if let Some(token) = trimmed.strip_prefix('=').filter(|_| c.is_none()) {
+                    // A scalar member whose name contains `>` (spec §7.4.6.1.4).
+                    Pending::Scalar {
+                        line,
+                        token: lex::trim(token),
+                    }
                 } else {
                     return Err(line.error_at(
                         ErrorKind::InvalidLine,
@@ -2592,11 +3879,6 @@ impl<'de> RowAccess<'_, 'de> {
                 self.p.lines.seek(resume);
                 Ok(value)
             }
-            None => Err(row.error_at(
-                ErrorKind::MissingAttachment,
-                cell.token,
-                "attachment marker without a body",
-            )),
         }
     }
 }
@@ -2605,6 +3887,7 @@ impl<'de> RowAccess<'_, 'de> {
 // Positional inline objects
 
 struct InlineObjectAccess<'de> {
+    spec: Spec,
     line: Line<'de>,
     fields: Fields<'de>,
     values: lex::Cells<'de>,
@@ -2613,7 +3896,7 @@ struct InlineObjectAccess<'de> {
 }
 
 impl<'de> InlineObjectAccess<'de> {
-    fn new(line: Line<'de>, fields: Fields<'de>) -> Result<Self> {
+    fn new(spec: Spec, line: Line<'de>, fields: Fields<'de>) -> Result<Self> {
         let found = lex::count_cells(line.text, b'|');
         if found != fields.len() {
             return Err(line.error(
@@ -2625,6 +3908,7 @@ impl<'de> InlineObjectAccess<'de> {
             ));
         }
         Ok(InlineObjectAccess {
+            spec,
             line,
             fields,
             values: lex::cells(line.text, b'|'),
@@ -2636,7 +3920,7 @@ impl<'de> InlineObjectAccess<'de> {
     fn end(&mut self, line: &Line<'de>) -> Result<()> {
         if self.value.is_some() || self.index < self.fields.len() {
             return Err(line.error(
-                ErrorKind::Custom,
+                ErrorKind::TypeMismatch,
                 "the object has more members than the target type reads",
             ));
         }
@@ -2666,11 +3950,14 @@ impl<'de> de::MapAccess<'de> for InlineObjectAccess<'de> {
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        let token = self
-            .value
-            .take()
-            .ok_or_else(|| Error::new(ErrorKind::Custom, "a value was requested before its key"))?;
+        let token = self.value.take().ok_or_else(|| {
+            Error::new(
+                ErrorKind::TypeMismatch,
+                "a value was requested before its key",
+            )
+        })?;
         seed.deserialize(ScalarDe {
+            spec: self.spec,
             line: &self.line,
             token,
         })

@@ -1,13 +1,20 @@
 //! The generic profile (spec §7): any serde value to and from GCF.
+//!
+//! Encoding (see `encode.rs` for the data flow): a `serde_json::Value` is read in place, any
+//! other `Serialize` value through a tape; both are one view (`view.rs`) for the planner
+//! (`plan.rs`, `fewest.rs`, `group.rs`), and the writer (`encode.rs`) writes what it decided.
 
 mod build;
 mod de;
-mod direct;
 mod encode;
+mod fewest;
+mod group;
 mod key;
+mod plan;
+mod shape;
 mod stream;
 pub(crate) mod tape;
-mod value;
+mod view;
 
 use std::io;
 
@@ -19,10 +26,17 @@ use crate::options::{DecoderOptions, EncoderOptions};
 
 pub use stream::{GenericStreamEncoder, ListWriter, TableWriter};
 
+#[cfg(feature = "generic-delta")]
+pub(crate) use de::scalar_value;
+
 /// Whether serde_json is built with `arbitrary_precision` (Cargo may unify the feature in from
 /// anywhere in the build): then a `Number` serializes as its private struct.
+#[inline]
 pub(crate) fn arbitrary_precision() -> bool {
     static AP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if let Some(&ap) = AP.get() {
+        return ap;
+    }
     *AP.get_or_init(|| {
         let mut tape = tape::Tape::default();
         tape.build(&serde_json::Number::from(1u8), 4).is_ok()
@@ -138,46 +152,49 @@ pub fn from_reader<R: io::Read, T: DeserializeOwned>(reader: R) -> Result<T> {
 impl EncoderOptions {
     /// Encodes `value` with these options (see [`to_string`]).
     pub fn to_string<T: ?Sized + Serialize>(&self, value: &T) -> Result<String> {
-        // One pass when the first elements of the arrays tell their layout (nearly always);
-        // else through the tape, which decides every case and reports every error.
-        let mut out = String::with_capacity(1024);
-        out.push_str(HEADER);
         if let Some(value) = as_value(value) {
-            // A `serde_json::Value` is read in place, with look-ahead.
-            if value::write(value, self, &mut out).is_ok() {
-                return Ok(out);
-            }
-            return self.to_string_value(value);
+            // A `serde_json::Value` is read in place.
+            return self.encode_root(value, 1024);
         }
-        if direct::write(value, self, &mut out).is_ok() {
-            return Ok(out);
-        }
-        self.to_string_through_tape(value)
-    }
-
-    /// [`EncoderOptions::to_string`] through the tape only.
-    pub(crate) fn to_string_through_tape<T: ?Sized + Serialize>(
-        &self,
-        value: &T,
-    ) -> Result<String> {
         tape::with_tape(|tape| {
             tape.build(value, self.max_depth)?;
-            let mut out = String::with_capacity(HEADER.len() + tape.size_hint());
-            out.push_str(HEADER);
-            encode::Encoder::new(tape, self, &mut out).root()?;
-            Ok(out)
+            self.encode_tape(tape)
         })
     }
 
-    /// Encodes a `serde_json::Value` with these options (see [`to_string_value`]).
+    /// Encodes a `serde_json::Value` with these options through the tape (see
+    /// [`to_string_value`]).
     pub fn to_string_value(&self, value: &serde_json::Value) -> Result<String> {
         tape::with_tape(|tape| {
             tape.build_value(value, self.max_depth)?;
-            let mut out = String::with_capacity(HEADER.len() + tape.size_hint());
-            out.push_str(HEADER);
-            encode::Encoder::new(tape, self, &mut out).root()?;
-            Ok(out)
+            self.encode_tape(tape)
         })
+    }
+
+    fn encode_tape(&self, tape: &tape::Tape<'_>) -> Result<String> {
+        if tape.toks.is_empty() {
+            return Ok(HEADER.to_owned());
+        }
+        self.encode_root(tape.root(), HEADER.len() + tape.size_hint())
+    }
+
+    /// The payload of the value at `root`; with a token counter, the fewer-token one of the
+    /// searched and the canonical encoding.
+    fn encode_root<'v, N: view::Node<'v>>(&self, root: N, capacity: usize) -> Result<String> {
+        let mut out = String::with_capacity(capacity);
+        out.push_str(HEADER);
+        encode::encode(root, self, &mut out)?;
+        if let (Some(counter), true) = (&self.fewest, self.current()) {
+            let mut canonical = self.clone();
+            canonical.fewest = None;
+            let mut plain = String::with_capacity(out.len());
+            plain.push_str(HEADER);
+            encode::encode(root, &canonical, &mut plain)?;
+            if counter.0.count(&plain) < counter.0.count(&out) {
+                return Ok(plain);
+            }
+        }
+        Ok(out)
     }
 
     /// Encodes `value` into `writer` with these options (see [`to_writer`]).

@@ -8,8 +8,10 @@ use std::io;
 
 use serde::Serialize;
 
-use super::encode::{Columns, Encoder};
-use super::tape::{Tape, Tok};
+use super::encode::{Encoder, Head};
+use super::plan::ArrayForm;
+use super::tape::Tape;
+use super::view::{Kind, Node};
 use super::HEADER;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lex;
@@ -148,14 +150,14 @@ impl<W: io::Write> GenericStreamEncoder<W> {
     pub fn member<T: ?Sized + Serialize>(&mut self, key: &str, value: &T) -> Result<()> {
         self.usable()?;
         self.tape.build(value, self.opts.max_depth)?;
-        let line_form = match self.tape.tok(0) {
-            Tok::Object { .. } => false,
-            Tok::Array { .. } => {
-                // Only a non-empty array of scalars takes the `key[N]: ...` line form.
-                let tape = &self.tape;
-                tape.len(0) > 0 && tape.elements(0).all(|e| tape.is_scalar(e))
+        let root = self.tape.root();
+        let line_form = match root.kind() {
+            Kind::Object => false,
+            // Only a non-empty array of scalars takes the `key[N]: ...` line form.
+            Kind::Array => {
+                Encoder::new(&self.opts, String::new()).array_form(root) == ArrayForm::Inline
             }
-            _ => true,
+            Kind::Scalar => true,
         };
         if line_form && self.scopes.last().is_some_and(|s| s.after_table) {
             return Err(misuse(
@@ -170,7 +172,10 @@ impl<W: io::Write> GenericStreamEncoder<W> {
             ));
         }
         let depth = self.depth();
-        if let Err(e) = Encoder::new(&self.tape, &self.opts, &mut self.buf).member(key, 0, depth) {
+        let mut encoder = Encoder::new(&self.opts, std::mem::take(&mut self.buf));
+        let written = encoder.value(Head::Member(key), self.tape.root(), depth, depth);
+        self.buf = encoder.out;
+        if let Err(e) = written {
             self.buf.clear();
             return Err(e);
         }
@@ -243,7 +248,7 @@ impl<W: io::Write> GenericStreamEncoder<W> {
     /// `fields` (absent ones are written `~`); nested values become traditional attachments.
     pub fn table<'e>(&'e mut self, key: &str, fields: &[&str]) -> Result<TableWriter<'e, W>> {
         self.usable()?;
-        check_fields(fields)?;
+        self.check_fields(fields)?;
         self.claim_key(key)?;
         let section = self.deferred_header(Some(key), Some(fields))?;
         if let Some(scope) = self.scopes.last_mut() {
@@ -284,7 +289,7 @@ impl<W: io::Write> GenericStreamEncoder<W> {
     /// Makes the root a deferred table `## [?]{fields}`; nothing else can be written but its
     /// rows.
     pub fn root_table<'e>(&'e mut self, fields: &[&str]) -> Result<TableWriter<'e, W>> {
-        check_fields(fields)?;
+        self.check_fields(fields)?;
         self.claim_root()?;
         let section = self.deferred_header(None, Some(fields))?;
         Ok(TableWriter::new(self, fields, section, 0))
@@ -339,6 +344,23 @@ impl<W: io::Write> GenericStreamEncoder<W> {
     }
 }
 
+impl<W: io::Write> GenericStreamEncoder<W> {
+    /// A table needs at least one field, all distinct; under the current spec, none holding
+    /// `>` (it would read as a flattened path, v3.2 §7.4.6.1.4).
+    fn check_fields(&self, fields: &[&str]) -> Result<()> {
+        if self.opts.current() {
+            if let Some(field) = fields.iter().find(|f| f.contains('>')) {
+                return Err(misuse(&format!(
+                    "field {field:?} holds `>`, which the current spec reads as a flattened \
+                     path: it cannot be a column of a streamed table (encode with Spec::V3_1, \
+                     or rename it)"
+                )));
+            }
+        }
+        check_fields(fields)
+    }
+}
+
 /// A table needs at least one field, all distinct.
 fn check_fields(fields: &[&str]) -> Result<()> {
     if fields.is_empty() {
@@ -375,7 +397,6 @@ pub struct TableWriter<'e, W: io::Write> {
     fields: Vec<String>,
     section: usize,
     depth: usize,
-    slots: Vec<usize>,
 }
 
 impl<'e, W: io::Write> TableWriter<'e, W> {
@@ -390,7 +411,6 @@ impl<'e, W: io::Write> TableWriter<'e, W> {
             fields: fields.iter().map(|f| (*f).to_owned()).collect(),
             section,
             depth,
-            slots: Vec::new(),
         }
     }
 
@@ -405,18 +425,10 @@ impl<'e, W: io::Write> TableWriter<'e, W> {
         }
         enc.tape.build(row, enc.opts.max_depth)?;
         let names: Vec<&str> = self.fields.iter().map(String::as_str).collect();
-        let columns = Columns::from_names(&names);
         let r = enc.counts[self.section] as usize;
-        let written = Encoder::new(&enc.tape, &enc.opts, &mut enc.buf).row(
-            r,
-            0,
-            &columns,
-            self.depth,
-            &[],
-            &[],
-            &mut self.slots,
-            None,
-        );
+        let mut encoder = Encoder::new(&enc.opts, std::mem::take(&mut enc.buf));
+        let written = encoder.stream_row(&names, r, enc.tape.root(), self.depth);
+        enc.buf = encoder.out;
         if let Err(e) = written {
             enc.buf.clear();
             return Err(e);
@@ -461,8 +473,10 @@ impl<W: io::Write> ListWriter<'_, W> {
         }
         enc.tape.build(value, enc.opts.max_depth)?;
         let index = enc.counts[self.section] as usize;
-        if let Err(e) = Encoder::new(&enc.tape, &enc.opts, &mut enc.buf).item(index, 0, self.depth)
-        {
+        let mut encoder = Encoder::new(&enc.opts, std::mem::take(&mut enc.buf));
+        let written = encoder.item(index, enc.tape.root(), self.depth);
+        enc.buf = encoder.out;
+        if let Err(e) = written {
             enc.buf.clear();
             return Err(e);
         }

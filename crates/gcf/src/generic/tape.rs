@@ -14,6 +14,7 @@
 use serde::ser::{self, Serialize};
 
 use super::key::{text_of, KeyText};
+use super::view::{Kind, Node, Scalar};
 
 use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::number;
@@ -244,12 +245,6 @@ impl<'s> Tape<'s> {
         })
     }
 
-    /// The token at `i`.
-    #[inline]
-    pub(crate) fn tok(&self, i: usize) -> Tok {
-        self.toks[i]
-    }
-
     /// The index just past the subtree at `i`.
     #[inline]
     pub(crate) fn next(&self, i: usize) -> usize {
@@ -281,14 +276,8 @@ impl<'s> Tape<'s> {
         self.refs[index as usize]
     }
 
-    /// Whether the token at `i` is a scalar (not an array or object).
-    #[inline]
-    pub(crate) fn is_scalar(&self, i: usize) -> bool {
-        !matches!(self.toks[i], Tok::Array { .. } | Tok::Object { .. })
-    }
-
     /// The elements of the array at `i`.
-    pub(crate) fn elements(&self, i: usize) -> Elements<'_> {
+    pub(crate) fn elements(&'s self, i: usize) -> Elements<'s> {
         let end = match self.toks[i] {
             Tok::Array { end, .. } => end as usize,
             _ => i + 1,
@@ -300,8 +289,8 @@ impl<'s> Tape<'s> {
         }
     }
 
-    /// The members (key index, value index) of the object at `i`.
-    pub(crate) fn members(&self, i: usize) -> Members<'_> {
+    /// The members (key, value node) of the object at `i`.
+    pub(crate) fn members(&'s self, i: usize) -> Members<'s> {
         let end = match self.toks[i] {
             Tok::Object { end, .. } => end as usize,
             _ => i + 1,
@@ -346,6 +335,80 @@ impl Tape<'static> {
     }
 }
 
+/// A node of a tape: the view the planner and the writer read (see [`super::view`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TapeNode<'t> {
+    tape: &'t Tape<'t>,
+    at: usize,
+}
+
+impl<'t> Tape<'t> {
+    /// The root node (the tape must hold a value).
+    pub(crate) fn root(&'t self) -> TapeNode<'t> {
+        TapeNode { tape: self, at: 0 }
+    }
+}
+
+impl<'t> Node<'t> for TapeNode<'t> {
+    type Elements = Elements<'t>;
+    type Members = Members<'t>;
+
+    #[inline]
+    fn kind(self) -> Kind {
+        match self.tape.toks[self.at] {
+            Tok::Array { .. } => Kind::Array,
+            Tok::Object { .. } => Kind::Object,
+            _ => Kind::Scalar,
+        }
+    }
+
+    #[inline]
+    fn scalar(self) -> Option<Scalar<'t>> {
+        let tape = self.tape;
+        Some(match tape.toks[self.at] {
+            Tok::Null => Scalar::Null,
+            Tok::Bool(b) => Scalar::Bool(b),
+            Tok::U64(v) => Scalar::U64(v),
+            Tok::I64(v) => Scalar::I64(v),
+            Tok::F64(v) => Scalar::F64(v),
+            Tok::F32(v) => Scalar::F32(v),
+            Tok::Num(span) => Scalar::Lexeme(tape.span(span)),
+            Tok::Str(span) => Scalar::Str(tape.span(span)),
+            Tok::Ref(index) => Scalar::Str(tape.reference(index)),
+            Tok::Array { .. } | Tok::Object { .. } => return None,
+        })
+    }
+
+    #[inline]
+    fn is_null(self) -> bool {
+        matches!(self.tape.toks[self.at], Tok::Null)
+    }
+
+    #[inline]
+    fn len(self) -> usize {
+        self.tape.len(self.at)
+    }
+
+    #[inline]
+    fn elements(self) -> Elements<'t> {
+        self.tape.elements(self.at)
+    }
+
+    #[inline]
+    fn members(self) -> Members<'t> {
+        self.tape.members(self.at)
+    }
+
+    fn get(self, key: &str) -> Option<Self> {
+        self.members().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    #[inline]
+    fn id(self) -> usize {
+        self.at
+    }
+}
+
 #[cold]
 fn too_big() -> Error {
     Error::new(
@@ -362,7 +425,7 @@ fn too_deep(max_depth: usize) -> Error {
     )
 }
 
-/// The iterator of [`Tape::elements`]: token indices.
+/// The iterator of [`Tape::elements`]: their nodes.
 #[derive(Debug, Clone)]
 pub(crate) struct Elements<'t> {
     tape: &'t Tape<'t>,
@@ -370,21 +433,24 @@ pub(crate) struct Elements<'t> {
     end: usize,
 }
 
-impl Iterator for Elements<'_> {
-    type Item = usize;
+impl<'t> Iterator for Elements<'t> {
+    type Item = TapeNode<'t>;
 
     #[inline]
-    fn next(&mut self) -> Option<usize> {
+    fn next(&mut self) -> Option<TapeNode<'t>> {
         if self.at >= self.end {
             return None;
         }
         let i = self.at;
         self.at = self.tape.next(i);
-        Some(i)
+        Some(TapeNode {
+            tape: self.tape,
+            at: i,
+        })
     }
 }
 
-/// The iterator of [`Tape::members`]: (key index, value index).
+/// The iterator of [`Tape::members`]: (key, value node).
 #[derive(Debug, Clone)]
 pub(crate) struct Members<'t> {
     tape: &'t Tape<'t>,
@@ -392,18 +458,24 @@ pub(crate) struct Members<'t> {
     end: usize,
 }
 
-impl Iterator for Members<'_> {
-    type Item = (usize, usize);
+impl<'t> Iterator for Members<'t> {
+    type Item = (&'t str, TapeNode<'t>);
 
     #[inline]
-    fn next(&mut self) -> Option<(usize, usize)> {
+    fn next(&mut self) -> Option<Self::Item> {
         if self.at >= self.end {
             return None;
         }
         let key = self.at;
         let value = key + 1;
         self.at = self.tape.next(value);
-        Some((key, value))
+        Some((
+            self.tape.key(key),
+            TapeNode {
+                tape: self.tape,
+                at: value,
+            },
+        ))
     }
 }
 
@@ -437,6 +509,9 @@ impl Builder<'_> {
             Tok::Object { .. } => Tok::Object { len, end },
             _ => Tok::Array { len, end },
         };
+        if children > 1 && matches!(self.tape.toks[at], Tok::Object { .. }) {
+            check_unique(self.tape, at)?;
+        }
         Ok(())
     }
 }
@@ -696,6 +771,40 @@ impl<'b, 't> ser::Serializer for &'b mut Builder<'t> {
     }
 }
 
+/// Rejects an object with a repeated key (spec §2a.2: encoders must not emit one). A
+/// `serde_json::Map` cannot repeat a key, so only values built through serde are checked.
+fn check_unique(tape: &Tape<'_>, obj: usize) -> Result<()> {
+    let n = tape.len(obj);
+    let duplicate = if n <= 16 {
+        // Small objects: pairwise, without allocating.
+        let mut keys: [&str; 16] = [""; 16];
+        let mut found = None;
+        for (i, (key, _)) in tape.members(obj).enumerate() {
+            if keys[..i]
+                .iter()
+                .any(|seen| super::encode::key_eq(seen, key))
+            {
+                found = Some(key);
+                break;
+            }
+            keys[i] = key;
+        }
+        found
+    } else {
+        let mut seen = std::collections::HashSet::with_capacity(n);
+        tape.members(obj)
+            .map(|(key, _)| key)
+            .find(|key| !seen.insert(*key))
+    };
+    match duplicate {
+        Some(key) => Err(Error::new(
+            ErrorKind::DuplicateKey,
+            format!("key {key:?} appears twice in one object"),
+        )),
+        None => Ok(()),
+    }
+}
+
 #[cold]
 fn non_finite(value: f64) -> Error {
     Error::new(
@@ -872,17 +981,17 @@ mod tests {
         tape.build(&json!({"a": [1, "x", null], "b": {"c": true}}), 128)
             .unwrap();
         assert_eq!(tape.len(0), 2);
-        let members: Vec<_> = tape
-            .members(0)
-            .map(|(k, v)| (tape.key(k).to_owned(), v))
-            .collect();
+        let members: Vec<_> = tape.members(0).map(|(k, v)| (k.to_owned(), v)).collect();
         assert_eq!(members[0].0, "a");
         assert_eq!(members[1].0, "b");
-        let elements: Vec<_> = tape.elements(members[0].1).collect();
+        let elements: Vec<_> = members[0].1.elements().collect();
         assert_eq!(elements.len(), 3);
         // With serde_json's arbitrary_precision, a Number arrives as its lexeme.
-        assert!(matches!(tape.tok(elements[0]), Tok::U64(1) | Tok::Num(_)));
-        assert_eq!(tape.tok(elements[2]), Tok::Null);
+        assert!(matches!(
+            elements[0].scalar(),
+            Some(Scalar::U64(1) | Scalar::Lexeme(_))
+        ));
+        assert!(elements[2].is_null());
         assert_eq!(tape.next(0), tape.toks.len());
     }
 

@@ -13,11 +13,12 @@
 
 use std::collections::HashMap;
 
-use super::model::{abbreviate, is_token, Edge, EdgeStatus, Graph, Kind, Symbol};
+use super::model::{abbreviate, is_ascii_token, is_token, Edge, EdgeStatus, Graph, Kind, Symbol};
 use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::header::{self, Profile};
 use crate::lex::{self, Count, Line, Lines};
-use crate::options::DecoderOptions;
+use crate::options::{DecoderOptions, Spec};
+use crate::root::parse_savings;
 
 // ---------------------------------------------------------------------------------------------
 // Header
@@ -63,17 +64,6 @@ fn parse_bool(value: &str) -> Option<bool> {
         "false" => Some(false),
         _ => None,
     }
-}
-
-/// `N%` or `-N%`.
-fn parse_savings(value: &str) -> Option<i64> {
-    let digits = value.strip_suffix('%')?;
-    let (negative, digits) = match digits.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, digits),
-    };
-    let n = i64::try_from(parse_count(digits)?).ok()?;
-    Some(if negative { -n } else { n })
 }
 
 /// Reads the header line and checks that it declares the graph profile.
@@ -190,7 +180,8 @@ pub(crate) struct EdgeLine<'a> {
     pub(crate) source: u64,
     pub(crate) source_text: &'a str,
     pub(crate) edge_type: &'a str,
-    pub(crate) status: Option<EdgeStatus>,
+    /// The status word, if any.
+    pub(crate) status: Option<&'a str>,
 }
 
 /// What a payload body contains, reported line by line. Errors returned by a sink carry their
@@ -342,15 +333,36 @@ fn score<'a>(line: &Line<'a>, token: &'a str) -> Result<f64> {
     }
 }
 
-/// Checks a positional token (qname, provenance, edge type) against `%x21-7E`.
-fn check_token<'a>(line: &Line<'a>, token: &'a str, what: &str, kind: ErrorKind) -> Result<()> {
-    if is_token(token) {
+/// Whether `token` is a positional token (qname, provenance, edge type) of `spec`: printable
+/// ASCII in v3.1 (`%x21-7E`); in the current spec any characters but whitespace and controls,
+/// as the current fleet reads them (suite v3.5.3, `graph-decode/004`).
+fn name_token(spec: Spec, token: &str) -> bool {
+    if spec.current() {
+        is_token(token)
+    } else {
+        is_ascii_token(token)
+    }
+}
+
+/// Checks a positional token (qname, provenance, edge type), see [`name_token`].
+fn check_token<'a>(
+    spec: Spec,
+    line: &Line<'a>,
+    token: &'a str,
+    what: &str,
+    kind: ErrorKind,
+) -> Result<()> {
+    if name_token(spec, token) {
         Ok(())
     } else {
         Err(line.error_at(
             kind,
             token,
-            format!("{what} {token:?} is not printable ASCII (graph fields are %x21-7E)"),
+            if spec.current() {
+                format!("{what} {token:?} holds a control character")
+            } else {
+                format!("{what} {token:?} is not printable ASCII (graph fields are %x21-7E)")
+            },
         ))
     }
 }
@@ -358,6 +370,7 @@ fn check_token<'a>(line: &Line<'a>, token: &'a str, what: &str, kind: ErrorKind)
 /// Parses the five (or, with `allow_distance`, six) fields of a node line. `shape` is the code
 /// for a wrong number of fields or a bad kind.
 fn node_line<'a>(
+    spec: Spec,
     line: &Line<'a>,
     shape: ErrorKind,
     allow_distance: bool,
@@ -405,9 +418,9 @@ fn node_line<'a>(
             format!("kind {kind:?} is not a bare key ([A-Za-z_][A-Za-z0-9_]*)"),
         ));
     }
-    check_token(line, qname, "qualified name", shape)?;
+    check_token(spec, line, qname, "qualified name", shape)?;
     let score = score(line, score_text)?;
-    check_token(line, provenance, "provenance", shape)?;
+    check_token(spec, line, provenance, "provenance", shape)?;
     let distance = if n == 6 {
         Some(
             parse_count(distance)
@@ -436,8 +449,9 @@ fn node_line<'a>(
     ))
 }
 
-/// Parses `@target<@source type [status]`.
-fn edge_line<'a>(line: &Line<'a>) -> Result<EdgeLine<'a>> {
+/// Parses `@target<@source type [status]`: in v3.1 the status is `added` or `removed`, in the
+/// current spec any word (the current fleet writes others, such as `active`).
+fn edge_line<'a>(spec: Spec, line: &Line<'a>) -> Result<EdgeLine<'a>> {
     let mut t = tokens(line.text);
     let ends = t.next().unwrap_or("");
     let Some(lt) = ends.find('<') else {
@@ -462,10 +476,20 @@ fn edge_line<'a>(line: &Line<'a>) -> Result<EdgeLine<'a>> {
             "an edge line needs an edge type after `@target<@source`",
         ));
     };
-    check_token(line, edge_type, "edge type", ErrorKind::InvalidEdgeSyntax)?;
+    check_token(
+        spec,
+        line,
+        edge_type,
+        "edge type",
+        ErrorKind::InvalidEdgeSyntax,
+    )?;
     let status = match t.next() {
         None => None,
-        Some(s) => Some(EdgeStatus::parse(s).ok_or_else(|| {
+        Some(s) if spec.current() => {
+            check_token(spec, line, s, "edge status", ErrorKind::InvalidEdgeSyntax)?;
+            Some(s)
+        }
+        Some(s) => Some(EdgeStatus::parse(s).map(|_| s).ok_or_else(|| {
             line.error_at(
                 ErrorKind::InvalidEdgeSyntax,
                 s,
@@ -591,6 +615,7 @@ pub(crate) fn parse_body<'a>(
     sink: &mut dyn Sink<'a>,
 ) -> Result<BodyStats> {
     let max = opts.limits.max_elements;
+    let spec = opts.spec;
     let mut sections: Vec<Section<'a>> = Vec::new();
     let mut stats = BodyStats::default();
     let mut summary = None;
@@ -602,7 +627,7 @@ pub(crate) fn parse_body<'a>(
             ));
         }
         if line.indent != 0 {
-            return Err(Error::at(
+            return Err(Error::at_line(
                 ErrorKind::InvalidIndent,
                 line.number,
                 1,
@@ -664,7 +689,7 @@ pub(crate) fn parse_body<'a>(
                     let id = symbol_id(&line, id_text)?;
                     sink.reference(&line, id, id_text, distance)?;
                 } else {
-                    let (node, _) = node_line(&line, ErrorKind::InvalidNodeLine, false)?;
+                    let (node, _) = node_line(spec, &line, ErrorKind::InvalidNodeLine, false)?;
                     sink.node(&line, node, distance)?;
                 }
             }
@@ -679,14 +704,14 @@ pub(crate) fn parse_body<'a>(
                         "an edge line is `@target<@source type`",
                     ));
                 }
-                sink.edge(&line, edge_line(&line)?)?;
+                sink.edge(&line, edge_line(spec, &line)?)?;
             }
             SectionKind::Removed => {
                 count_delta(&mut stats, &line, max)?;
                 let mut t = tokens(line.text);
                 match (t.next(), t.next(), t.next()) {
                     (Some(kind), Some(qname), None)
-                        if lex::is_bare_key(kind) && is_token(qname) =>
+                        if lex::is_bare_key(kind) && name_token(spec, qname) =>
                     {
                         sink.removed(&line, kind, qname)?;
                     }
@@ -707,7 +732,7 @@ pub(crate) fn parse_body<'a>(
                          provenance` (never a session reference)",
                     ));
                 }
-                let (node, distance) = node_line(&line, ErrorKind::MalformedDelta, true)?;
+                let (node, distance) = node_line(spec, &line, ErrorKind::MalformedDelta, true)?;
                 sink.added(&line, node, distance)?;
             }
             SectionKind::EdgesRemoved | SectionKind::EdgesAdded => {
@@ -716,7 +741,9 @@ pub(crate) fn parse_body<'a>(
                 let mut t = tokens(line.text);
                 match (t.next(), t.next(), t.next(), t.next(), t.next()) {
                     (Some(source), Some("->"), Some(target), Some(edge_type), None)
-                        if is_token(source) && is_token(target) && is_token(edge_type) =>
+                        if name_token(spec, source)
+                            && name_token(spec, target)
+                            && name_token(spec, edge_type) =>
                     {
                         sink.delta_edge(&line, removed, source, target, edge_type)?;
                     }
@@ -753,14 +780,14 @@ pub(crate) fn parse_body<'a>(
     match summary {
         Some(summary) => {
             stats.trailer = true;
-            check_summary(&summary, &sections, &stats)?;
+            check_summary(spec, &summary, &sections, &stats)?;
         }
         None => {
             let deferred = sections.iter().find(|s| s.count == Some(Count::Deferred));
             let streamed = !head.delta && !head.unchanged && head.symbols.is_none();
             if let Some(s) = deferred {
                 if opts.require_trailer {
-                    return Err(Error::at(
+                    return Err(Error::at_line(
                         ErrorKind::TruncatedInput,
                         end_line,
                         1,
@@ -773,7 +800,7 @@ pub(crate) fn parse_body<'a>(
                     ));
                 }
             } else if streamed && opts.require_trailer {
-                return Err(Error::at(
+                return Err(Error::at_line(
                     ErrorKind::TruncatedInput,
                     end_line,
                     1,
@@ -830,10 +857,14 @@ fn close(section: Option<&Section<'_>>) -> Result<()> {
 }
 
 /// Validates a `##! summary` trailer (spec §8.4, §8.6, §13.2): `symbols=` and `edges=` against
-/// the totals; `counts=` with one entry per deferred `[?]` section in document order (the v3.1
-/// form), or one per symbol group then the edge total (the form of later encoders), or as
-/// `label:count` entries; the paper's `sections=label:count` likewise.
+/// the totals. In v3.1 also `counts=`, with one entry per deferred `[?]` section in document
+/// order (the v3.1 form), or one per symbol group then the edge total (the form of later
+/// encoders), or as `label:count` entries; the paper's `sections=label:count` likewise. The
+/// current spec makes a graph trailer's `counts` informational (§8.4.1: a decoder must not
+/// reject it, however it is written: gcf-python and gcf-proxy sum a group that recurs), so it
+/// is not checked.
 fn check_summary(
+    spec: Spec,
     summary: &header::Summary<'_>,
     sections: &[Section<'_>],
     stats: &BodyStats,
@@ -861,7 +892,7 @@ fn check_summary(
         }
     }
     for key in ["counts", "sections"] {
-        let Some(value) = summary.get(key) else {
+        let Some(value) = summary.get(key).filter(|_| !spec.current()) else {
             continue;
         };
         let mismatch =
@@ -1271,7 +1302,7 @@ impl<'a> Sink<'a> for GraphSink<'a, '_> {
             source: symbols[source].qualified_name.clone(),
             target: symbols[target].qualified_name.clone(),
             edge_type: edge.edge_type.to_owned(),
-            status: edge.status,
+            status: edge.status.map(EdgeStatus::from_word),
             source_kind: None,
             target_kind: None,
         });
@@ -1285,22 +1316,22 @@ mod tests {
     use crate::{decode_graph, decode_payload, DecoderOptions, ErrorKind, Limit, Payload};
 
     /// The code, line and column of decoding `text`'s error.
-    fn error(text: &str) -> (&'static str, usize, usize) {
+    fn error(text: &str) -> (&'static str, u64, u64) {
         let e = decode_graph(text).unwrap_err();
-        (e.code(), e.line(), e.column())
+        (e.code(), e.line().unwrap_or(0), e.column().unwrap_or(0))
     }
 
     const H: &str = "GCF profile=graph tool=t symbols=1\n## targets\n";
 
     #[test]
     fn errors_point_at_the_offending_token() {
-        let cases: &[(&str, (&str, usize, usize))] = &[
+        let cases: &[(&str, (&str, u64, u64))] = &[
             ("@0 fn pkg.Foo 0.90\n", ("invalid_node_line", 3, 1)),
             ("@x fn pkg.Foo 0.90 lsp\n", ("invalid_symbol_id", 3, 1)),
             ("@0 fn pkg.Foo nope lsp\n", ("invalid_score", 3, 15)),
             ("@0 fn pkg.Foo 1e400 lsp\n", ("invalid_score", 3, 15)),
             ("@0 f-n pkg.Foo 0.90 lsp\n", ("invalid_node_line", 3, 4)),
-            ("@0 fn pkg.é 0.90 lsp\n", ("invalid_node_line", 3, 7)),
+            ("@0 fn pkg.\u{7}x 0.90 lsp\n", ("invalid_node_line", 3, 7)),
             (
                 "@0 fn a 0.90 lsp\n## edges [1]\n@0 @0 calls\n",
                 ("invalid_edge_syntax", 5, 1),
@@ -1310,8 +1341,8 @@ mod tests {
                 ("unknown_edge_reference", 5, 4),
             ),
             (
-                "@0 fn a 0.90 lsp\n## edges [1]\n@0<@0 calls x\n",
-                ("invalid_edge_syntax", 5, 13),
+                "@0 fn a 0.90 lsp\n## edges [1]\n@0<@0 calls x y\n",
+                ("invalid_edge_syntax", 5, 15),
             ),
             (
                 "@0 fn a 0.90 lsp\n## edges [2]\n@0<@0 calls\n",
@@ -1326,6 +1357,35 @@ mod tests {
         for (body, expected) in cases {
             assert_eq!(error(&format!("{H}{body}")), *expected, "{body:?}");
         }
+        // Non-ASCII names: v3.1 reads printable ASCII only; the current spec reads them (as
+        // the fleet writes them: suite v3.5.3, graph-decode/004).
+        let text = format!("{H}@0 fn pkg.é 0.90 lsp\n");
+        let e = DecoderOptions::new()
+            .spec(crate::Spec::V3_1)
+            .decode_graph(&text)
+            .unwrap_err();
+        assert_eq!(
+            (e.code(), e.line(), e.column()),
+            ("invalid_node_line", Some(3), Some(7))
+        );
+        assert_eq!(
+            decode_graph(&text).unwrap().symbols[0].qualified_name,
+            "pkg.é"
+        );
+        // An edge status other than `added` and `removed`: v3.1 rejects it.
+        let text = format!("{H}@0 fn a 0.90 lsp\n## edges [1]\n@0<@0 calls x\n");
+        let e = DecoderOptions::new()
+            .spec(crate::Spec::V3_1)
+            .decode_graph(&text)
+            .unwrap_err();
+        assert_eq!(
+            (e.code(), e.line(), e.column()),
+            ("invalid_edge_syntax", Some(5), Some(13))
+        );
+        assert_eq!(
+            decode_graph(&text).unwrap().edges[0].status,
+            Some(crate::EdgeStatus::Other("x".into()))
+        );
         // Header counts point at the value.
         assert_eq!(
             error("GCF profile=graph tool=t symbols=2\n## targets\n@0 fn a 0.90 lsp\n"),
@@ -1359,7 +1419,26 @@ mod tests {
     #[test]
     fn trailer_rules() {
         let body = "## targets\n@0 fn a 0.50 p\n## edges [?]\n@0<@0 x\n@0<@0 y\n";
-        let ok = |trailer: &str| decode_graph(&format!("GCF profile=graph\n{body}{trailer}\n"));
+        // The current spec makes `counts` informational (§8.4.1); totals are still checked.
+        let current =
+            |trailer: &str| decode_graph(&format!("GCF profile=graph\n{body}{trailer}\n"));
+        for lenient in [
+            "##! summary counts=3",
+            "##! summary counts=1,1",
+            "##! summary counts=x",
+            "##! summary counts=a:1,2",
+            "##! summary counts=targets:9,edges:9",
+            "##! summary symbols=1 edges=2 counts=2,1,2",
+        ] {
+            assert!(current(lenient).is_ok(), "{lenient}");
+        }
+        assert_eq!(
+            current("##! summary edges=1").unwrap_err().code(),
+            "count_mismatch"
+        );
+        // v3.1 checks them, in any of the forms encoders have written.
+        let v31 = DecoderOptions::new().spec(crate::Spec::V3_1);
+        let ok = |trailer: &str| v31.decode_graph(&format!("GCF profile=graph\n{body}{trailer}\n"));
         assert!(ok("##! summary symbols=1 edges=2 counts=2").is_ok());
         assert!(ok("##! summary counts=1,2").is_ok());
         assert!(ok("##! summary counts=targets:1,edges:2").is_ok());
@@ -1406,7 +1485,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             (e.kind(), e.line()),
-            (ErrorKind::LimitExceeded(Limit::Elements), 5)
+            (ErrorKind::LimitExceeded(Limit::Elements), Some(5))
         );
         let e = opts
             .decode_graph("GCF profile=graph symbols=0\n## edges [3]\n")

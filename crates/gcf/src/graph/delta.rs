@@ -15,17 +15,19 @@ use super::pack_root::root_of_index;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header;
 use crate::lex::{self, Line, Lines};
-use crate::options::DecoderOptions;
+use crate::options::{DecoderOptions, Spec};
+use crate::root::savings;
 
 /// A symbol of a delta's `## added` section: a full node line, with the distance when the
 /// line carries one.
 ///
 /// The v3.1 `## added` line has five fields and no distance (fixture `graph-delta/001`); the
-/// six-field form `@id kind qname score provenance distance` (spec v3.4.1) carries it. When
-/// `distance` is `None`, [`Delta::apply`] infers it: one more than the smallest distance of
-/// the symbol's neighbours (by the resulting snapshot's edges, either direction) that the base
-/// already had, or 0 without such a neighbour. [`Delta::between`] leaves the distance out
-/// exactly when that inference gives it back.
+/// six-field form `@id kind qname score provenance distance` of the current spec (v3.4.1)
+/// carries it. When `distance` is `None`, [`Delta::apply`] infers it: one more than the
+/// smallest distance of the symbol's neighbours (by the resulting snapshot's edges, either
+/// direction) that the base already had, or 0 without such a neighbour.
+/// [`Delta::between_with`] `Spec::V3_1` leaves the distance out exactly when that inference
+/// gives it back; [`Delta::between`] always gives it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeltaSymbol {
@@ -75,7 +77,7 @@ impl DeltaSymbol {
 /// ## removed
 /// fn pkg.OldFunc
 /// ## added
-/// @0 fn pkg.NewFunc 0.85 rwr
+/// @0 fn pkg.NewFunc 0.85 rwr 0
 /// ## edges_removed
 /// pkg.Router -> pkg.OldFunc calls
 /// ## edges_added
@@ -116,7 +118,7 @@ impl DeltaSymbol {
 ///         "base_root=sha256:8e6d32973b4005c604399a14faa32799d54f427800008312a3357c349d41e572 ",
 ///         "new_root=sha256:209fa026484529cc94ab00667a30bfa2951cb66e4bfeb237bbd528a9c640513d\n",
 ///         "## removed\nfn pkg.Server\n",
-///         "## added\n@0 fn pkg.Handler 0.85 lsp_resolved\n",
+///         "## added\n@0 fn pkg.Handler 0.85 lsp_resolved 1\n",
 ///         "## edges_removed\npkg.Server -> pkg.Auth calls\n",
 ///         "## edges_added\npkg.Handler -> pkg.Auth calls\n",
 ///     )
@@ -225,8 +227,18 @@ impl Delta {
     /// endpoint name is shared by several symbols, or is `#` or starts with `##` (the line
     /// would read as a comment or a section header).
     ///
+    /// Every added symbol carries its distance, as the current spec's six-field `## added`
+    /// lines do (v3.4.1); [`Delta::between_with`] `Spec::V3_1` leaves out the distances a
+    /// consumer can infer, for v3.1's five-field lines.
+    ///
     /// [`pack_root`]: crate::pack_root
     pub fn between(base: &Graph, new: &Graph) -> Result<Delta> {
+        Delta::between_with(base, new, Spec::LATEST)
+    }
+
+    /// [`Delta::between`] for the lines of `spec`: in v3.1 an added symbol's distance is left
+    /// out (`None`) where [`Delta::apply`] infers it.
+    pub fn between_with(base: &Graph, new: &Graph, spec: Spec) -> Result<Delta> {
         let ib = Index::build(base)?;
         let inew = Index::build(new)?;
         let mut retained: Vec<Option<u32>> = vec![None; new.symbols.len()];
@@ -271,7 +283,7 @@ impl Delta {
                     s.score
                 )));
             }
-            let distance = (inferred[i] != s.distance).then_some(s.distance);
+            let distance = (spec.current() || inferred[i] != s.distance).then_some(s.distance);
             added.push(DeltaSymbol::of(s, distance));
         }
         // Edges as multisets of (source, target, type).
@@ -348,12 +360,7 @@ impl Delta {
     /// ```
     pub fn set_token_counts(&mut self, delta_tokens: u64, full_tokens: u64) {
         self.tokens = Some(delta_tokens);
-        self.savings = Some(if full_tokens == 0 {
-            0
-        } else {
-            let p = 100.0 * (1.0 - delta_tokens as f64 / full_tokens as f64);
-            format!("{p:.0}").parse::<i64>().unwrap_or(0)
-        });
+        self.savings = Some(savings(delta_tokens, full_tokens));
     }
 
     /// Encodes the delta payload (see the type's docs for the form).
@@ -362,7 +369,16 @@ impl Delta {
     /// with spaces or non-ASCII, names and types that are not printable ASCII without spaces,
     /// kinds that are not bare keys, edges with a status or kinds, an edge source `#` or
     /// `##...`; `invalid_number` for a non-finite score.
+    ///
+    /// The `## added` lines are those of the current spec (v3.4.1): six fields, the distance
+    /// last (0 for a symbol without one); [`Delta::encode_with`] `Spec::V3_1` writes v3.1's
+    /// five fields, and the distance only where it is given.
     pub fn encode(&self) -> Result<String> {
+        self.encode_with(Spec::LATEST)
+    }
+
+    /// [`Delta::encode`] in the line forms of `spec`.
+    pub fn encode_with(&self, spec: Spec) -> Result<String> {
         check_header_value("tool", self.tool.as_deref())?;
         let mut out = String::with_capacity(
             160 + 48 * (self.removed.len() + self.added.len())
@@ -407,7 +423,12 @@ impl Delta {
                 let symbol = a.to_symbol(a.distance.unwrap_or(0));
                 check_symbol(i, &symbol)?;
                 encode::write_node(&mut out, i as u64, &symbol);
-                if let Some(d) = a.distance {
+                let distance = if spec.current() {
+                    Some(a.distance.unwrap_or(0))
+                } else {
+                    a.distance
+                };
+                if let Some(d) = distance {
                     out.pop();
                     out.push(' ');
                     out.push_str(itoa::Buffer::new().format(d));

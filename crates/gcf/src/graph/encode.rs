@@ -63,14 +63,20 @@ impl<'a> HeaderLine<'a> {
 /// Writes the group header of `distance`: `## targets`, `## related`, `## extended` or
 /// `## distance_N` (spec §6a).
 pub(crate) fn write_group(out: &mut String, distance: u32) {
+    out.push_str("## ");
+    write_group_name(out, distance);
+    out.push('\n');
+}
+
+/// Writes a distance group's name: `targets`, `related`, `extended`, `distance_N`.
+pub(crate) fn write_group_name(out: &mut String, distance: u32) {
     match distance {
-        0 => out.push_str("## targets\n"),
-        1 => out.push_str("## related\n"),
-        2 => out.push_str("## extended\n"),
+        0 => out.push_str("targets"),
+        1 => out.push_str("related"),
+        2 => out.push_str("extended"),
         n => {
-            out.push_str("## distance_");
+            out.push_str("distance_");
             out.push_str(itoa::Buffer::new().format(n));
-            out.push('\n');
         }
     }
 }
@@ -103,7 +109,7 @@ pub(crate) fn write_edge(
     target: u64,
     source: u64,
     edge_type: &str,
-    status: Option<EdgeStatus>,
+    status: Option<&EdgeStatus>,
 ) {
     let mut num = itoa::Buffer::new();
     out.push('@');
@@ -205,7 +211,7 @@ pub(crate) fn write_body(
     out.push_str("]\n");
     for (source, target, e) in edges {
         let edge = &graph.edges[e];
-        write_edge(out, target, source, &edge.edge_type, edge.status);
+        write_edge(out, target, source, &edge.edge_type, edge.status.as_ref());
     }
 }
 

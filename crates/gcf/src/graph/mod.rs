@@ -111,7 +111,7 @@ pub fn encode_graph_to_writer<W: io::Write>(mut writer: W, graph: &Graph) -> Res
 ///
 /// let error = decode_graph("GCF profile=graph symbols=1\n## targets\n@0 fn pkg.Foo nope lsp\n")
 ///     .unwrap_err();
-/// assert_eq!((error.code(), error.line(), error.column()), ("invalid_score", 3, 15));
+/// assert_eq!((error.code(), error.line(), error.column()), ("invalid_score", Some(3), Some(15)));
 /// # Ok::<(), agentwire_gcf::Error>(())
 /// ```
 pub fn decode_graph(text: &str) -> Result<Graph> {
@@ -226,7 +226,7 @@ fn not_a_graph(text: &str, what: &str) -> Error {
         .find(" delta=")
         .or_else(|| text.find(" unchanged="))
         .unwrap_or(0);
-    Error::at(
+    Error::at_line(
         ErrorKind::ProfileMismatch,
         1,
         column,

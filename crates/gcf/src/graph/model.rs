@@ -333,31 +333,62 @@ impl fmt::Display for SymbolKey {
     }
 }
 
-/// The optional status of an edge in a diff payload (spec §6): `added` or `removed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// The optional status of an edge (spec §6): `added` or `removed` in diff payloads. The
+/// current fleet writes other words too (`active`, in the v3.5.3 suite's
+/// `graph-decode/004`), which the current spec reads as [`EdgeStatus::Other`]; v3.1 reads only
+/// the two.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum EdgeStatus {
     /// `added`.
     Added,
     /// `removed`.
     Removed,
+    /// Any other status word (a token of the graph grammar).
+    Other(String),
 }
 
 impl EdgeStatus {
-    /// The wire and JSON form, `added` or `removed`.
-    pub fn as_str(self) -> &'static str {
+    /// The wire and JSON form: `added`, `removed`, or the word.
+    pub fn as_str(&self) -> &str {
         match self {
             EdgeStatus::Added => "added",
             EdgeStatus::Removed => "removed",
+            EdgeStatus::Other(word) => word,
         }
     }
 
+    /// `added` or `removed`.
     pub(crate) fn parse(s: &str) -> Option<EdgeStatus> {
         match s {
             "added" => Some(EdgeStatus::Added),
             "removed" => Some(EdgeStatus::Removed),
             _ => None,
         }
+    }
+
+    /// Any status word: `added`, `removed`, or [`EdgeStatus::Other`].
+    pub(crate) fn from_word(s: &str) -> EdgeStatus {
+        EdgeStatus::parse(s).unwrap_or_else(|| EdgeStatus::Other(s.to_owned()))
+    }
+}
+
+impl Serialize for EdgeStatus {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for EdgeStatus {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if !is_token(&s) {
+            return Err(serde::de::Error::invalid_value(
+                serde::de::Unexpected::Str(&s),
+                &"a status word (\"added\", \"removed\", ...)",
+            ));
+        }
+        Ok(EdgeStatus::from_word(&s))
     }
 }
 
@@ -590,12 +621,11 @@ fn status_or_empty<'de, D: Deserializer<'de>>(
     match Option::<String>::deserialize(d)? {
         None => Ok(None),
         Some(s) if s.is_empty() => Ok(None),
-        Some(s) => EdgeStatus::parse(&s).map(Some).ok_or_else(|| {
-            serde::de::Error::invalid_value(
-                serde::de::Unexpected::Str(&s),
-                &"\"added\", \"removed\" or \"\"",
-            )
-        }),
+        Some(s) if is_token(&s) => Ok(Some(EdgeStatus::from_word(&s))),
+        Some(s) => Err(serde::de::Error::invalid_value(
+            serde::de::Unexpected::Str(&s),
+            &"a status word (\"added\", \"removed\", ...) or \"\"",
+        )),
     }
 }
 
@@ -668,8 +698,27 @@ pub(crate) fn wire_score(score: f64) -> f64 {
 pub(crate) fn is_token(s: &str) -> bool {
     // Branch-free over the bytes, so it vectorizes.
     !s.is_empty()
-        && s.bytes()
+        && (s
+            .bytes()
             .fold(true, |ok, b| ok & (b.wrapping_sub(0x21) < 0x5e))
+            || is_unicode_token(s))
+}
+
+/// [`is_token`] beyond ASCII: the current fleet writes and reads names with any character
+/// but whitespace and controls (the v3.5.3 suite's `graph-decode/004` has a name starting with
+/// U+0BD7), though spec §20 still says printable ASCII. Fields are split on ASCII spaces and
+/// tabs, which such names never contain.
+#[cold]
+#[inline(never)]
+fn is_unicode_token(s: &str) -> bool {
+    s.chars()
+        .all(|c| !c.is_whitespace() && !c.is_control() && (c > ' ') && c != '\u{7f}')
+}
+
+/// Whether `s` is a token of v3.1's graph grammar: printable ASCII without spaces
+/// (`%x21-7E`).
+pub(crate) fn is_ascii_token(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
 
 #[cold]
@@ -948,8 +997,13 @@ mod tests {
                 "edges":[{"source":"a","target":"a","edgeType":"calls"},
                          {"source":"a","target":"a","edgeType":"x","status":"added"}]})
         );
-        let bad = serde_json::from_str::<Edge>(
+        let other = serde_json::from_str::<Edge>(
             r#"{"source":"a","target":"a","edgeType":"x","status":"changed"}"#,
+        )
+        .unwrap();
+        assert_eq!(other.status, Some(EdgeStatus::Other("changed".into())));
+        let bad = serde_json::from_str::<Edge>(
+            r#"{"source":"a","target":"a","edgeType":"x","status":"two words"}"#,
         );
         assert!(bad.is_err());
     }
@@ -986,7 +1040,8 @@ mod tests {
         for bad in [
             Symbol::new("a b", "fn", 0.1, "p", 0),
             Symbol::new("", "fn", 0.1, "p", 0),
-            Symbol::new("é", "fn", 0.1, "p", 0),
+            Symbol::new("\u{85}", "fn", 0.1, "p", 0),
+            Symbol::new("a\u{2028}b", "fn", 0.1, "p", 0),
             Symbol::new("x", "fn", 0.1, "p q", 0),
             Symbol::new("x", "a-b", 0.1, "p", 0),
             Symbol::new("x", "fn", f64::NAN, "p", 0),

@@ -1,10 +1,9 @@
 //! The canonical pack root, algorithm `gcf-pack-root-v1` (spec §10.2).
 
-use sha2::{Digest, Sha256};
-
 use super::model::{Graph, Index};
 use crate::error::Result;
 use crate::number;
+use crate::root::root_of;
 
 /// The canonical bytes of `gcf-pack-root-v1` for `graph` (spec §10.2): one record per symbol,
 /// `S⇥kind⇥qualified_name⇥score⇥provenance⇥distance␊`, and one per edge,
@@ -52,19 +51,6 @@ pub fn pack_root_bytes(graph: &Graph) -> Result<Vec<u8>> {
 pub fn pack_root(graph: &Graph) -> Result<String> {
     let index = Index::build(graph)?;
     Ok(root_of(&canonical(&index)))
-}
-
-/// The root of validated canonical bytes.
-pub(crate) fn root_of(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(bytes);
-    let mut root = String::with_capacity(7 + 64);
-    root.push_str("sha256:");
-    for b in digest.iter() {
-        root.push(char::from(HEX[usize::from(b >> 4)]));
-        root.push(char::from(HEX[usize::from(b & 0xf)]));
-    }
-    root
 }
 
 /// The root of an already validated graph.

@@ -490,7 +490,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             (e.code(), e.line(), e.column()),
-            ("unresolved_reference", 4, 1)
+            ("unresolved_reference", Some(4), Some(1))
         );
         // The failed payload declared @5; it must not have been kept.
         assert!(d.symbol(5).is_none());

@@ -7,6 +7,7 @@ use std::io;
 use super::encode::{self, HeaderLine};
 use super::model::{check_header_value, check_symbol, is_token, Edge, EdgeStatus, Kind, Symbol};
 use crate::error::{Error, ErrorKind, Result};
+use crate::options::Spec;
 
 /// The header of a streamed graph payload: everything but the counts, which a stream does
 /// not know up front (spec §8.1).
@@ -78,9 +79,12 @@ struct Names {
 /// - [`edge`](Self::edge) writes an edge line between two ids already returned, under
 ///   `## edges [?]`; symbols and edges may alternate (each run of edges is its own `[?]`
 ///   section).
-/// - [`finish`](Self::finish) writes `##! summary symbols=N edges=M counts=...` (one count per
-///   `[?]` section, spec §8.4) and returns the writer. A stream dropped without `finish` has
-///   no trailer, and decoders report it as truncated.
+/// - [`finish`](Self::finish) writes `##! summary symbols=N edges=M counts=...` and returns
+///   the writer: by the current spec (§8.4, v3.4), one count per distance group in the order
+///   the groups first appear (a group that recurs is summed), then the edge count, always
+///   last; [`labeled_counts`](Self::labeled_counts) writes them `targets:2,...,edges:3`
+///   (§8.4.1); [`spec`](Self::spec) `Spec::V3_1` writes v3.1's one count per `[?]` section. A
+///   stream dropped without `finish` has no trailer, and decoders report it as truncated.
 ///
 /// By default only ids are remembered (a counter), so memory stays flat however many symbols
 /// pass; duplicate identities are then caught by the consumer's decoder
@@ -112,7 +116,7 @@ struct Names {
 ///         "## targets\n@0 fn pkg.Auth 0.95 lsp_resolved\n@1 fn pkg.Handler 0.88 lsp_resolved\n",
 ///         "## related\n@2 type pkg.Config 0.72 ast_inferred\n",
 ///         "## edges [?]\n@0<@1 calls\n@2<@0 references\n@0<@2 imports\n",
-///         "##! summary symbols=3 edges=3 counts=3\n",
+///         "##! summary symbols=3 edges=3 counts=2,1,3\n",
 ///     )
 /// );
 /// assert_eq!(decode_graph(&text)?.edges.len(), 3);
@@ -127,8 +131,12 @@ pub struct GraphStreamEncoder<W: io::Write> {
     current: Current,
     /// The line count of each `[?]` edge section so far.
     sections: Vec<u64>,
+    /// Each distance group's symbols, in the order the groups first appear.
+    groups: Vec<(u32, u64)>,
     names: Option<Names>,
     failed: bool,
+    spec: Spec,
+    labeled: bool,
 }
 
 impl<W: io::Write> GraphStreamEncoder<W> {
@@ -153,8 +161,11 @@ impl<W: io::Write> GraphStreamEncoder<W> {
             edges: 0,
             current: Current::Nothing,
             sections: Vec::new(),
+            groups: Vec::new(),
             names,
             failed: false,
+            spec: Spec::LATEST,
+            labeled: false,
         };
         HeaderLine {
             tool: header.tool.as_deref(),
@@ -166,6 +177,21 @@ impl<W: io::Write> GraphStreamEncoder<W> {
         .write(&mut encoder.buf)?;
         encoder.flush_buf()?;
         Ok(encoder)
+    }
+
+    /// Writes the trailer by `spec` (default the current one): see the type's docs.
+    #[must_use]
+    pub fn spec(mut self, spec: Spec) -> Self {
+        self.spec = spec;
+        self
+    }
+
+    /// Writes the trailer's `counts` in the labeled form `targets:2,related:1,edges:3`
+    /// (spec §8.4.1, current spec only; off by default).
+    #[must_use]
+    pub fn labeled_counts(mut self, on: bool) -> Self {
+        self.labeled = on;
+        self
     }
 
     fn usable(&self) -> Result<()> {
@@ -220,6 +246,10 @@ impl<W: io::Write> GraphStreamEncoder<W> {
             self.current = Current::Group(symbol.distance);
         }
         encode::write_node(&mut self.buf, id, symbol);
+        match self.groups.iter_mut().find(|(d, _)| *d == symbol.distance) {
+            Some((_, n)) => *n += 1,
+            None => self.groups.push((symbol.distance, 1)),
+        }
         self.symbols += 1;
         self.flush_buf()?;
         Ok(id)
@@ -235,7 +265,7 @@ impl<W: io::Write> GraphStreamEncoder<W> {
         source: u64,
         target: u64,
         edge_type: &str,
-        status: Option<EdgeStatus>,
+        status: Option<&EdgeStatus>,
     ) -> Result<()> {
         self.usable()?;
         for id in [source, target] {
@@ -259,6 +289,17 @@ impl<W: io::Write> GraphStreamEncoder<W> {
             self.buf.push_str("## edges [?]\n");
             self.current = Current::Edges;
             self.sections.push(0);
+        }
+        if let Some(status) = status {
+            if !is_token(status.as_str()) {
+                return Err(Error::new(
+                    ErrorKind::UnsupportedValue,
+                    format!(
+                        "edge status {:?} is not a word without spaces",
+                        status.as_str()
+                    ),
+                ));
+            }
         }
         encode::write_edge(&mut self.buf, target, source, edge_type, status);
         if let Some(count) = self.sections.last_mut() {
@@ -301,7 +342,7 @@ impl<W: io::Write> GraphStreamEncoder<W> {
         };
         let source = resolve(&edge.source, edge.source_kind.as_ref())?;
         let target = resolve(&edge.target, edge.target_kind.as_ref())?;
-        self.edge(source, target, &edge.edge_type, edge.status)
+        self.edge(source, target, &edge.edge_type, edge.status.as_ref())
     }
 
     /// The number of symbols written.
@@ -327,7 +368,21 @@ impl<W: io::Write> GraphStreamEncoder<W> {
         self.buf.push_str(num.format(self.symbols));
         self.buf.push_str(" edges=");
         self.buf.push_str(num.format(self.edges));
-        if !self.sections.is_empty() {
+        if self.spec.current() {
+            self.buf.push_str(" counts=");
+            for &(distance, n) in &self.groups {
+                if self.labeled {
+                    encode::write_group_name(&mut self.buf, distance);
+                    self.buf.push(':');
+                }
+                self.buf.push_str(num.format(n));
+                self.buf.push(',');
+            }
+            if self.labeled {
+                self.buf.push_str("edges:");
+            }
+            self.buf.push_str(num.format(self.edges));
+        } else if !self.sections.is_empty() {
             self.buf.push_str(" counts=");
             for (i, n) in self.sections.iter().enumerate() {
                 if i > 0 {
@@ -369,7 +424,7 @@ mod tests {
         );
         s.edge_named(&Edge::new("a", "b", "x").with_kinds("fn", "type"))
             .unwrap();
-        s.edge(1, 0, "y", Some(EdgeStatus::Added)).unwrap();
+        s.edge(1, 0, "y", Some(&EdgeStatus::Added)).unwrap();
         assert_eq!(
             s.edge(0, 9, "y", None).unwrap_err().code(),
             "unknown_edge_reference"
@@ -384,8 +439,28 @@ mod tests {
             text,
             "GCF profile=graph\n## targets\n@0 fn a 0.50 p\n## edges [?]\n@0<@0 self\n\
              ## targets\n@1 fn b 0.50 p\n@2 type b 0.50 p\n## edges [?]\n@2<@0 x\n@0<@1 y added\n\
-             ##! summary symbols=3 edges=3 counts=1,2\n"
+             ##! summary symbols=3 edges=3 counts=3,3\n"
         );
+        // v3.1's trailer: one count per `[?]` section; the labeled form of the current one.
+        for (spec, labeled, trailer) in [
+            (Spec::V3_1, false, "counts=1,2"),
+            (Spec::V3_6, true, "counts=targets:3,edges:3"),
+        ] {
+            let mut out = Vec::new();
+            let mut s = GraphStreamEncoder::new(&mut out, &StreamHeader::default())
+                .unwrap()
+                .spec(spec)
+                .labeled_counts(labeled);
+            s.symbol(&Symbol::new("a", "fn", 0.5, "p", 0)).unwrap();
+            s.edge(0, 0, "self", None).unwrap();
+            s.symbol(&Symbol::new("b", "fn", 0.5, "p", 0)).unwrap();
+            s.symbol(&Symbol::new("c", "fn", 0.5, "p", 0)).unwrap();
+            s.edge(0, 1, "x", None).unwrap();
+            s.edge(1, 2, "y", None).unwrap();
+            s.finish().unwrap();
+            let text = String::from_utf8(out).unwrap();
+            assert!(text.ends_with(&format!("{trailer}\n")), "{text}");
+        }
         let g: Graph = crate::decode_graph(&text).unwrap();
         assert_eq!(g.symbols.len(), 3);
         assert_eq!(
