@@ -91,6 +91,8 @@
 //!
 //! # Cargo features
 //!
+//! - `cl100k` (default): cl100k_base as a tokenizer to count with; o200k_base, the default
+//!   one, is always there.
 //! - `http`: upstreams by URL and `Proxy::serve_http` (streamable HTTP; reqwest with
 //!   rustls and ring, hyper).
 //! - `toon`: TOON as a format, through the reference `toon-format` crate. That crate turns on
