@@ -1,0 +1,707 @@
+//! [`RowReader`]: a GCF table read one row at a time from an `io::BufRead`.
+//!
+//! The reader keeps the payload's header line, the table's header line and the lines of the
+//! current row, nothing else. It finds where a row ends by the spec's rule (§7.4.4: a row owns
+//! the indented lines under it, its `.field` attachments and as many same-level positional
+//! bodies as it has inline-schema markers), then decodes that row with the in-memory decoder
+//! as a one-row table (the inline schemas earlier rows declared carried into it), so a row
+//! reads exactly as the whole payload would. Positions are the input's.
+
+use std::io::BufRead;
+use std::marker::PhantomData;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::lines::{is_significant, LineReader};
+use crate::error::{Error, ErrorKind, Limit, Position, Result};
+use crate::header::{self, Profile};
+use crate::lex::{self, Count, Line};
+use crate::options::DecoderOptions;
+
+/// The prefix a row's one-row table starts with.
+const ONE_ROW: &str = "## [1]";
+
+/// Reads the rows of a GCF table one at a time, like `csv::Reader`: memory holds the current
+/// row (its lines and the value built from it), never the table.
+///
+/// The payload is a table: a root array of objects (`## [N]{fields}` or `## [?]{fields}`, as
+/// [`GenericStreamEncoder::root_table`](crate::GenericStreamEncoder::root_table) writes it) or
+/// an object whose one member is a table (`## key [N]{fields}`, as
+/// [`GenericStreamEncoder::table`](crate::GenericStreamEncoder::table) writes it). Rows may
+/// carry every form a table row has (attachments, inline schemas, flattened and constant
+/// columns); anything else (another member, a keyed map, an expanded list, a value-grouped
+/// table, a scalar root) is `not_a_table`, and [`from_reader`](crate::from_reader) reads it.
+///
+/// The declared count is checked when the rows end, a deferred `[?]` count against the
+/// `##! summary` trailer (which must follow unless
+/// [`DecoderOptions::require_trailer`] is off); every error carries the input's line and
+/// column. The [`Limits`](crate::Limits) apply as in the in-memory decoder, the row count
+/// included (`max_elements`: raise it for longer streams).
+///
+/// ```
+/// use serde::Deserialize;
+///
+/// #[derive(Debug, PartialEq, Deserialize)]
+/// struct Order { id: u64, status: String }
+///
+/// let text = "GCF profile=generic\n## [?]{id,status}\n1|shipped\n2|pending\n##! summary counts=2\n";
+/// let mut reader = agentwire_gcf::RowReader::new(text.as_bytes())?;
+/// assert_eq!(reader.fields(), ["id", "status"]);
+/// let mut ids = Vec::new();
+/// for order in reader.deserialize::<Order>() {
+///     ids.push(order?.id);
+/// }
+/// assert_eq!(ids, [1, 2]);
+/// # Ok::<(), agentwire_gcf::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct RowReader<R> {
+    lines: LineReader<R>,
+    /// Options for the one-row tables (depth one less for a member table).
+    opts: DecoderOptions,
+    max_rows: usize,
+    /// The payload's header line.
+    header: String,
+    /// The table's header line with its count replaced by `[1]`, at the root.
+    table: String,
+    /// The table header's line number, its count bracket's column, and the columns the
+    /// one-row header moved the rest of the line by.
+    table_line: usize,
+    count_column: usize,
+    table_shift: i64,
+    key: Option<String>,
+    fields: Vec<String>,
+    /// The name of each row cell's field (constant columns have no cell).
+    cells: Vec<String>,
+    count: Count,
+    /// Inline schemas (`{a,b,c}`) earlier rows declared, by cell.
+    schemas: Vec<Option<String>>,
+    found: u64,
+    /// Whether the current line of `lines` is a significant line not yet taken.
+    held: bool,
+    /// Whether the last row had an `@N` prefix.
+    last_had_id: bool,
+    done: bool,
+    /// The one-row payload of the current row, and the input line of each of its lines
+    /// from the third on.
+    mini: String,
+    mini_lines: Vec<usize>,
+    /// `(first column, columns added)` on the row line of `mini`, ascending.
+    shifts: Vec<(u64, i64)>,
+}
+
+impl<R: BufRead> RowReader<R> {
+    /// Opens the table of the payload `reader` holds, with the default [`DecoderOptions`]:
+    /// reads the header line and the table's header line.
+    pub fn new(reader: R) -> Result<Self> {
+        RowReader::with_options(reader, &DecoderOptions::new())
+    }
+
+    /// [`RowReader::new`] with `opts` (see also [`DecoderOptions::row_reader`]).
+    pub fn with_options(reader: R, opts: &DecoderOptions) -> Result<Self> {
+        let mut r = RowReader {
+            lines: LineReader::new(reader, &opts.limits),
+            opts: opts.clone(),
+            max_rows: opts.limits.max_elements,
+            header: String::new(),
+            table: String::new(),
+            table_line: 0,
+            count_column: 1,
+            table_shift: 0,
+            key: None,
+            fields: Vec::new(),
+            cells: Vec::new(),
+            count: Count::Deferred,
+            schemas: Vec::new(),
+            found: 0,
+            held: false,
+            last_had_id: false,
+            done: false,
+            mini: String::new(),
+            mini_lines: Vec::new(),
+            shifts: Vec::new(),
+        };
+        r.open()?;
+        Ok(r)
+    }
+
+    /// The table's field names in declaration order (constant columns included).
+    pub fn fields(&self) -> &[String] {
+        &self.fields
+    }
+
+    /// The table's member name when the payload is an object holding it; `None` for a root
+    /// table.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// The declared row count; `None` for a deferred `[?]` count.
+    pub fn declared_count(&self) -> Option<u64> {
+        match self.count {
+            Count::Known(n) => Some(n),
+            Count::Deferred => None,
+        }
+    }
+
+    /// The number of rows read so far.
+    pub fn rows_read(&self) -> u64 {
+        self.found
+    }
+
+    /// The number of the last line read.
+    pub fn line(&self) -> u64 {
+        self.lines.number() as u64
+    }
+
+    /// An iterator over the rows, each deserialized as a `T` (see [`RowReader::read_row`]).
+    pub fn deserialize<T: DeserializeOwned>(&mut self) -> DeserializeRows<'_, R, T> {
+        DeserializeRows {
+            reader: self,
+            marker: PhantomData,
+        }
+    }
+
+    /// The rows as `serde_json::Value`s (objects).
+    pub fn values(&mut self) -> DeserializeRows<'_, R, Value> {
+        self.deserialize()
+    }
+
+    /// The next row as a `T`; `None` after the last row, once the count (or the trailer) has
+    /// been checked. After an error the reader is finished.
+    pub fn read_row<T: DeserializeOwned>(&mut self) -> Result<Option<T>> {
+        if self.done {
+            return Ok(None);
+        }
+        match self.next_row() {
+            Ok(true) => {}
+            Ok(false) => {
+                self.done = true;
+                return Ok(None);
+            }
+            Err(e) => {
+                self.done = true;
+                return Err(e);
+            }
+        }
+        let decoded: Result<Vec<T>> = self.opts.from_str(&self.mini);
+        match decoded {
+            Ok(mut rows) if rows.len() == 1 => Ok(rows.pop()),
+            Ok(_) => {
+                self.done = true;
+                Err(self.row_error(Error::new(
+                    ErrorKind::TypeMismatch,
+                    "a row did not read as one value",
+                )))
+            }
+            Err(e) => {
+                self.done = true;
+                Err(self.row_error(e))
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+
+    /// Makes the next significant line the held one; `false` at the end of input.
+    fn peek(&mut self) -> Result<bool> {
+        if self.held {
+            return Ok(true);
+        }
+        while self.lines.advance()? {
+            if is_significant(&self.lines.line()?) {
+                self.held = true;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn open(&mut self) -> Result<()> {
+        if !self.lines.advance()? {
+            return Err(Error::at_line(
+                ErrorKind::MissingHeader,
+                1,
+                1,
+                "empty input (expected a `GCF profile=...` header line)",
+            ));
+        }
+        {
+            let line = self.lines.line()?;
+            let head = header::parse_header(line)?;
+            if head.profile != Profile::Generic {
+                return Err(line.error(
+                    ErrorKind::ProfileMismatch,
+                    format!(
+                        "this is a {} payload; the generic decoder reads profile=generic",
+                        head.profile
+                    ),
+                ));
+            }
+            self.header = format!("{}{}", " ".repeat(line.indent), line.text);
+        }
+        if !self.peek()? {
+            return Err(not_a_table(None, "the payload is an empty object"));
+        }
+        self.held = false;
+        let line = self.lines.line()?;
+        let (key, after_key) = match line.text.strip_prefix("## ") {
+            Some(rest) if line.indent == 0 && rest.starts_with('[') => (None, rest),
+            Some(rest) if line.indent == 0 && !rest.starts_with('!') => {
+                let (key, rest) = lex::key(&line, rest, b" [")?;
+                match rest.trim_start_matches(' ') {
+                    r if r.starts_with('[') => (Some(key.into_owned()), r),
+                    _ => {
+                        return Err(not_a_table(
+                            Some(&line),
+                            "the payload's first member is an object, not a table",
+                        ))
+                    }
+                }
+            }
+            _ => {
+                return Err(not_a_table(
+                    Some(&line),
+                    "the payload's root is not a table (a table starts `## [N]{fields}` or \
+                     `## key [N]{fields}`)",
+                ))
+            }
+        };
+        let (count, keyed, rest) = lex::table_count(&line, after_key, self.opts.spec.current())?;
+        if keyed {
+            return Err(not_a_table(
+                Some(&line),
+                "a keyed map `[N:]` is an object, not a table",
+            ));
+        }
+        if !rest.starts_with('{') {
+            return Err(not_a_table(
+                Some(&line),
+                "an array without a field declaration is a list, not a table",
+            ));
+        }
+        let mut names = Vec::new();
+        let mut extras = Vec::new();
+        let current = self.opts.spec.current();
+        let after = lex::field_decl_ext(
+            &line,
+            rest,
+            self.opts.limits.max_fields,
+            ErrorKind::InvalidKey,
+            ErrorKind::InvalidLine,
+            &mut names,
+            current.then_some(&mut extras),
+        )?;
+        if after.split(' ').any(|t| t.starts_with("group=")) {
+            return Err(not_a_table(
+                Some(&line),
+                "a value-grouped table is read whole (from_reader), not row by row",
+            ));
+        }
+        if let Count::Known(n) = count {
+            if n > self.max_rows as u64 {
+                return Err(line.error_at(
+                    ErrorKind::LimitExceeded(Limit::Elements),
+                    after_key,
+                    format!(
+                        "declared count {n} exceeds the limit of {} elements",
+                        self.max_rows
+                    ),
+                ));
+            }
+        }
+        self.fields = names.iter().map(|n| n.clone().into_owned()).collect();
+        self.cells = names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !extras.iter().any(|x| x.index == *i && x.value.is_some()))
+            .map(|(_, n)| n.clone().into_owned())
+            .collect();
+        self.schemas = vec![None; self.cells.len()];
+        self.count = count;
+        self.key = key;
+        self.table_line = line.number;
+        self.count_column = line.column_of(after_key);
+        let bracket_end = after_key.len() - rest.len();
+        let real_prefix = line.column_of(&after_key[bracket_end..]) - 1;
+        self.table_shift = real_prefix as i64 - ONE_ROW.len() as i64;
+        self.table = format!("{ONE_ROW}{rest}");
+        if self.key.is_some() {
+            self.opts.limits.max_depth = self.opts.limits.max_depth.saturating_sub(1).max(1);
+        }
+        // The header as a table of no rows: what the in-memory decoder says of it.
+        let empty = format!("{}\n## [0]{rest}\n", self.header);
+        if let Err(e) = self.opts.from_str::<Value>(&empty) {
+            return Err(self.header_error(e));
+        }
+        Ok(())
+    }
+
+    /// Reads the next row's lines into `mini`; `false` when the table has ended (after the
+    /// end checks).
+    fn next_row(&mut self) -> Result<bool> {
+        if let Count::Known(n) = self.count {
+            if self.found >= n {
+                self.finish()?;
+                return Ok(false);
+            }
+        }
+        if !self.peek()? {
+            self.finish()?;
+            return Ok(false);
+        }
+        let (is_member, is_trailer) = {
+            let line = self.lines.line()?;
+            (
+                line.indent == 0 && line.text.starts_with("## "),
+                line.indent == 0 && header::is_metadata(&line),
+            )
+        };
+        if is_trailer || is_member {
+            self.finish()?;
+            return Ok(false);
+        }
+        if self.found >= self.max_rows as u64 {
+            let line = self.lines.line()?;
+            return Err(line.error(
+                ErrorKind::LimitExceeded(Limit::Elements),
+                format!("the table has more than {} rows", self.max_rows),
+            ));
+        }
+        self.take_row()?;
+        self.found += 1;
+        Ok(true)
+    }
+
+    /// Takes the held line and the lines that belong to its row into `mini`.
+    fn take_row(&mut self) -> Result<()> {
+        self.held = false;
+        self.mini.clear();
+        self.mini_lines.clear();
+        self.shifts.clear();
+        self.mini.push_str(&self.header);
+        self.mini.push('\n');
+        self.mini.push_str(&self.table);
+        self.mini.push('\n');
+        // The row line: `@N` renumbered, the cells with an inline schema noted.
+        let mut eligible: Vec<(usize, bool)> = Vec::new();
+        let (row_text_start, row_line_end);
+        {
+            let line = self.lines.line()?;
+            self.mini_lines.push(line.number);
+            let mut text = line.text;
+            self.mini.push_str(&" ".repeat(line.indent));
+            self.last_had_id = false;
+            if let Some(rest) = text.strip_prefix('@') {
+                let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+                if digits > 0 && rest.as_bytes().get(digits) == Some(&b' ') {
+                    let id = rest[..digits].parse::<u64>().unwrap_or(u64::MAX);
+                    if id != self.found {
+                        return Err(line.error(
+                            ErrorKind::InvalidItemId,
+                            format!("row @{} is at index {}", &rest[..digits], self.found),
+                        ));
+                    }
+                    self.last_had_id = true;
+                    self.mini.push_str("@0 ");
+                    self.shifts
+                        .push((line.indent as u64 + 4, 1 - digits as i64));
+                    text = &rest[digits + 1..];
+                }
+            }
+            for (k, cell) in lex::split(text, b'|').enumerate() {
+                if cell.starts_with("^{") {
+                    if let (Some(slot), Some(end)) = (self.schemas.get_mut(k), cell.rfind('}')) {
+                        *slot = Some(cell[1..=end].to_owned());
+                    }
+                    eligible.push((k, false));
+                } else if cell == "^" && self.schemas.get(k).is_some_and(Option::is_some) {
+                    eligible.push((k, true));
+                }
+            }
+            row_text_start = self.mini.len();
+            self.mini.push_str(text);
+            row_line_end = self.mini.len();
+        }
+        self.mini.push('\n');
+        // The lines the row owns.
+        let mut positional: Vec<usize> = Vec::new();
+        let mut unmatched = eligible;
+        while self.peek()? {
+            let line = self.lines.line()?;
+            let owned = if line.indent > 0 {
+                if line.indent == 2 && !line.text.starts_with('.') && !unmatched.is_empty() {
+                    let (k, bare) = unmatched.remove(0);
+                    if bare {
+                        positional.push(k);
+                    }
+                }
+                true
+            } else if let Some(rest) = line.text.strip_prefix('.') {
+                if let Ok((name, _)) = lex::key(&line, rest, b" [{=") {
+                    if let Some(i) = unmatched
+                        .iter()
+                        .position(|&(k, _)| self.cells.get(k).is_some_and(|c| *c == name))
+                    {
+                        unmatched.remove(i);
+                    }
+                }
+                true
+            } else if line.text.starts_with("##") {
+                false
+            } else if !unmatched.is_empty() {
+                let (k, bare) = unmatched.remove(0);
+                if bare {
+                    positional.push(k);
+                }
+                true
+            } else {
+                false
+            };
+            if !owned {
+                break;
+            }
+            self.held = false;
+            self.mini_lines.push(line.number);
+            self.mini.push_str(&" ".repeat(line.indent));
+            self.mini.push_str(line.text);
+            self.mini.push('\n');
+        }
+        if !positional.is_empty() {
+            self.rewrite_markers(row_text_start, row_line_end, &positional);
+        }
+        Ok(())
+    }
+
+    /// Rewrites the bare `^` cells `positional` of the row line (`mini[start..end]`) as the
+    /// `^{fields}` their schema is, recording the column shifts.
+    fn rewrite_markers(&mut self, start: usize, end: usize, positional: &[usize]) {
+        let text = self.mini[start..end].to_owned();
+        let base_col = self.mini[..start]
+            .rsplit('\n')
+            .next()
+            .map_or(0, |s| s.chars().count()) as u64;
+        let mut out = String::with_capacity(text.len() + 64);
+        let mut last = 0;
+        let mut added = self.shifts.last().map_or(0, |s| s.1);
+        for (k, cell) in lex::split(&text, b'|').enumerate() {
+            if !positional.contains(&k) {
+                continue;
+            }
+            let Some(schema) = self.schemas.get(k).and_then(Option::as_ref) else {
+                continue;
+            };
+            let at = lex::offset_in(&text, cell) + 1;
+            out.push_str(&text[last..at]);
+            out.push_str(schema);
+            last = at;
+            let col = base_col + text[..at].chars().count() as u64 + 1;
+            added += schema.chars().count() as i64;
+            self.shifts.push((col, added));
+        }
+        out.push_str(&text[last..]);
+        self.mini.replace_range(start..end, &out);
+    }
+
+    /// The checks when the rows end: the declared count, the trailer and what may follow.
+    fn finish(&mut self) -> Result<()> {
+        let mut summary_counts: Option<(usize, Vec<(u64, u64)>)> = None;
+        while self.peek()? {
+            self.held = false;
+            let line = self.lines.line()?;
+            if summary_counts.is_none() && line.indent == 0 && header::is_metadata(&line) {
+                let summary = header::parse_summary(line)?;
+                let counts = summary
+                    .counts()?
+                    .map(|c| {
+                        c.iter()
+                            .map(|(n, text)| (*n, summary.line.column_of(text) as u64))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                summary_counts = Some((line.number, counts));
+                continue;
+            }
+            if summary_counts.is_some() {
+                return Err(line.error(
+                    ErrorKind::InvalidLine,
+                    "content after the `##! summary` trailer",
+                ));
+            }
+            if self.key.is_some() && line.indent == 0 && looks_like_member(&line) {
+                return Err(not_a_table(
+                    Some(&line),
+                    "the payload holds more than the table (read it with from_reader)",
+                ));
+            }
+            let (kind, message) = match self.count {
+                Count::Known(n) if self.last_had_id && !line.text.starts_with('@') => {
+                    let _ = n;
+                    (
+                        ErrorKind::OrphanInlineAttachment,
+                        "a positional attachment body without an inline-schema marker to fill"
+                            .to_owned(),
+                    )
+                }
+                Count::Known(n) => (
+                    ErrorKind::CountMismatch,
+                    format!("more rows than the declared [{n}]"),
+                ),
+                Count::Deferred => (
+                    ErrorKind::InvalidLine,
+                    "a root array cannot be followed by other content".to_owned(),
+                ),
+            };
+            return Err(line.error(kind, message));
+        }
+        match self.count {
+            Count::Known(n) if n != self.found => Err(Error::at(
+                ErrorKind::CountMismatch,
+                self.table_line as u64,
+                self.count_column as u64,
+                format!("declared [{n}] but found {} items", self.found),
+            )),
+            Count::Known(_) => Ok(()),
+            Count::Deferred => match summary_counts {
+                None if self.opts.require_trailer => Err(Error::at_line(
+                    ErrorKind::TruncatedInput,
+                    self.lines.number().max(1),
+                    1,
+                    format!(
+                        "the input ends without the `##! summary` trailer that the deferred [?] \
+                         section at line {} requires: it may be truncated",
+                        self.table_line
+                    ),
+                )),
+                None => Ok(()),
+                Some((line, counts)) => match counts.first() {
+                    Some(&(declared, column)) if counts.len() == 1 => {
+                        if declared == self.found {
+                            Ok(())
+                        } else {
+                            Err(Error::at(
+                                ErrorKind::CountMismatch,
+                                line as u64,
+                                column,
+                                format!(
+                                    "the trailer declares {declared} items for the [?] section \
+                                     at line {}, which has {}",
+                                    self.table_line, self.found
+                                ),
+                            ))
+                        }
+                    }
+                    _ => Err(Error::at_line(
+                        ErrorKind::CountMismatch,
+                        line,
+                        1,
+                        format!(
+                            "the trailer lists {} counts but the payload has 1 deferred section",
+                            counts.len()
+                        ),
+                    )),
+                },
+            },
+        }
+    }
+
+    /// An error of the one-row table moved to the input's lines and columns.
+    fn row_error(&self, e: Error) -> Error {
+        let Some(line) = e.line() else {
+            let at = self.mini_lines.first().copied().unwrap_or(self.table_line);
+            return e.with_line(at as u64);
+        };
+        match line {
+            1 => e,
+            2 => self.header_error(e),
+            n => {
+                let real = self
+                    .mini_lines
+                    .get((n - 3) as usize)
+                    .copied()
+                    .unwrap_or(self.lines.number()) as u64;
+                match e.column() {
+                    Some(col) if n == 3 => {
+                        let shift = self
+                            .shifts
+                            .iter()
+                            .rev()
+                            .find(|&&(from, _)| col >= from)
+                            .map_or(0, |s| s.1);
+                        let col = (col as i64 - shift).max(1) as u64;
+                        e.with_position(Position {
+                            line: real,
+                            column: col,
+                        })
+                    }
+                    Some(col) => e.with_position(Position {
+                        line: real,
+                        column: col,
+                    }),
+                    None => e.with_line(real),
+                }
+            }
+        }
+    }
+
+    /// An error on the one-row table's header line moved to the table's header line.
+    fn header_error(&self, e: Error) -> Error {
+        match (e.line(), e.column()) {
+            (Some(2), Some(col)) => {
+                let col = if col as usize > ONE_ROW.len() {
+                    (col as i64 + self.table_shift).max(1) as u64
+                } else {
+                    self.count_column as u64
+                };
+                e.with_position(Position {
+                    line: self.table_line as u64,
+                    column: col,
+                })
+            }
+            (Some(2), None) => e.with_line(self.table_line as u64),
+            _ => e,
+        }
+    }
+}
+
+/// Whether a root-level line starts an object member.
+fn looks_like_member(line: &Line<'_>) -> bool {
+    if line.text.starts_with("##") {
+        return true;
+    }
+    match lex::key(line, line.text, b"=[") {
+        Ok((_, rest)) => rest.starts_with('=') || rest.starts_with('['),
+        Err(_) => false,
+    }
+}
+
+#[cold]
+fn not_a_table(line: Option<&Line<'_>>, message: &str) -> Error {
+    match line {
+        Some(line) => line.error(ErrorKind::NotATable, message),
+        None => Error::new(ErrorKind::NotATable, message),
+    }
+}
+
+/// The rows of a [`RowReader`] as `T`s: from [`RowReader::deserialize`].
+#[derive(Debug)]
+pub struct DeserializeRows<'r, R, T> {
+    reader: &'r mut RowReader<R>,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<R: BufRead, T: DeserializeOwned> Iterator for DeserializeRows<'_, R, T> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Result<T>> {
+        self.reader.read_row().transpose()
+    }
+}
+
+impl DecoderOptions {
+    /// A [`RowReader`] over `reader` with these options.
+    pub fn row_reader<R: BufRead>(&self, reader: R) -> Result<RowReader<R>> {
+        RowReader::with_options(reader, self)
+    }
+}

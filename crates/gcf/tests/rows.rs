@@ -1,0 +1,149 @@
+//! The row reader and the streaming readers against the in-memory decoder.
+
+use agentwire_gcf::{DecoderOptions, RowReader};
+use serde_json::{json, Value};
+
+fn rows(text: &str) -> agentwire_gcf::Result<Vec<Value>> {
+    let mut r = RowReader::new(text.as_bytes())?;
+    r.values().collect()
+}
+
+/// The rows must be what the whole payload decodes to (a root table, or the one member).
+fn same(text: &str) {
+    let whole: Value = agentwire_gcf::from_str(text).unwrap();
+    let table = match whole {
+        Value::Array(a) => a,
+        Value::Object(m) => m.into_iter().next().unwrap().1.as_array().unwrap().clone(),
+        other => panic!("{other}"),
+    };
+    assert_eq!(rows(text).unwrap(), table, "{text}");
+    let again: Value = agentwire_gcf::from_reader(text.as_bytes()).unwrap();
+    assert_eq!(again, agentwire_gcf::from_str::<Value>(text).unwrap());
+}
+
+#[test]
+fn rows_of_every_form_read_as_the_whole_payload() {
+    same("GCF profile=generic\n## [2]{id,name}\n1|a\n2|b\n");
+    same("GCF profile=generic\n## [?]{id,name}\n1|a\n2|b\n##! summary counts=2\n");
+    same("GCF profile=generic\n## orders [?]{id,name}\n1|a\n# comment\n\n2|b\n##! summary counts=2\n");
+    same(concat!(
+        "GCF profile=generic\n",
+        "## orders [2]{id,total,status,customer,tags}\n",
+        "@0 1001|249.99|shipped|^|^\n",
+        ".customer {}\n",
+        "    name=Alice Smith\n",
+        "    tier=premium\n",
+        ".tags [2]: express,gift\n",
+        "@1 1002|89.50|pending|^|~\n",
+        ".customer {}\n",
+        "    name=Bob Jones\n",
+        "    tier=standard\n",
+    ));
+    same(concat!(
+        "GCF profile=generic\n",
+        "## orders [3]{id,customer,total,status}\n",
+        "@0 ORD-001|^{id,name,email,phone}|109.97|shipped\n",
+        "1|Alice|alice@test.com|\"555-0101\"\n",
+        "@1 ORD-002|^|49.99|pending\n",
+        "2|Bob|bob@test.com|\"555-0202\"\n",
+        "@2 ORD-003|~|1|x\n",
+    ));
+    same("GCF profile=generic\n## [2]{id,\"customer>name\",env=prod}\n1|Ann\n2|Bo\n");
+    let orders = json!([{"id": 1, "tags": ["a"], "n": null}, {"id": 2, "tags": [], "n": {"x": 1}}]);
+    same(&agentwire_gcf::to_string(&orders).unwrap());
+}
+
+#[test]
+fn counts_and_trailers_are_checked_at_the_end() {
+    let e = rows("GCF profile=generic\n## [3]{id}\n1\n2\n").unwrap_err();
+    assert_eq!(e.code(), "count_mismatch");
+    assert_eq!((e.line(), e.column()), (Some(2), Some(4)));
+    let e = rows("GCF profile=generic\n## [1]{id}\n1\n2\n").unwrap_err();
+    assert_eq!((e.code(), e.line()), ("count_mismatch", Some(4)));
+    let e = rows("GCF profile=generic\n## [?]{id}\n1\n2\n").unwrap_err();
+    assert_eq!(e.code(), "truncated_input");
+    let e = rows("GCF profile=generic\n## [?]{id}\n1\n2\n##! summary counts=3\n").unwrap_err();
+    assert_eq!(
+        (e.code(), e.line(), e.column()),
+        ("count_mismatch", Some(5), Some(20))
+    );
+    let lenient = DecoderOptions::new().require_trailer(false);
+    let mut r = lenient
+        .row_reader("GCF profile=generic\n## [?]{id}\n1\n".as_bytes())
+        .unwrap();
+    assert_eq!(r.values().count(), 1);
+}
+
+#[test]
+fn row_errors_carry_the_input_position() {
+    let text = "GCF profile=generic\n## [?]{id,name}\n1|a\n# c\n@1 2|\"b\n##! summary counts=2\n";
+    let mut r = RowReader::new(text.as_bytes()).unwrap();
+    assert!(r.read_row::<Value>().unwrap().is_some());
+    let e = r.read_row::<Value>().unwrap_err();
+    let whole = agentwire_gcf::from_str::<Value>(text).unwrap_err();
+    assert_eq!(
+        (e.code(), e.line(), e.column()),
+        (whole.code(), whole.line(), whole.column())
+    );
+    // Width mismatch in a later row.
+    let text = "GCF profile=generic\n## [2]{id,name}\n1|a\n@1 2|b|c\n";
+    let e = rows(text).unwrap_err();
+    let whole = agentwire_gcf::from_str::<Value>(text).unwrap_err();
+    assert_eq!(
+        (e.code(), e.line(), e.column()),
+        (whole.code(), whole.line(), whole.column())
+    );
+}
+
+#[test]
+fn what_is_not_a_table_says_so() {
+    for text in [
+        "GCF profile=generic\na=1\n",
+        "GCF profile=generic\n",
+        "GCF profile=generic\n## hosts [1:]{key,cpu}\nweb|1\n",
+        "GCF profile=generic\n## [1]\n@0 x\n",
+        "GCF profile=generic\n## t [1]{id}\n1\n## u [1]{id}\n2\n",
+    ] {
+        let e = rows(text).unwrap_err();
+        assert_eq!(e.code(), "not_a_table", "{text}");
+    }
+}
+
+#[test]
+fn typed_rows() {
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Row {
+        id: u32,
+        name: String,
+    }
+    let text = "GCF profile=generic\n## [2]{id,name}\n1|a\nx|b\n";
+    let mut r = RowReader::new(text.as_bytes()).unwrap();
+    let mut it = r.deserialize::<Row>();
+    assert_eq!(
+        it.next().unwrap().unwrap(),
+        Row {
+            id: 1,
+            name: "a".into()
+        }
+    );
+    let e = it.next().unwrap().unwrap_err();
+    assert_eq!((e.code(), e.line()), ("type_mismatch", Some(4)));
+    assert!(it.next().is_none());
+}
+
+#[test]
+fn from_reader_fails_a_long_line_before_keeping_it() {
+    let opts = DecoderOptions::new().max_line_length(64);
+    let mut text = String::from("GCF profile=generic\n# a\n# b\nx=");
+    text.push_str(&"y".repeat(1000));
+    let e = opts.from_reader::<_, Value>(text.as_bytes()).unwrap_err();
+    assert_eq!((e.code(), e.line()), ("limit_exceeded", Some(4)));
+    // Positions after left-out comment lines are the input's.
+    let text = "GCF profile=generic\n# a\n\n# b\nx=1\ny=\"\n";
+    let e = agentwire_gcf::from_reader::<_, Value>(text.as_bytes()).unwrap_err();
+    let whole = agentwire_gcf::from_str::<Value>(text).unwrap_err();
+    assert_eq!(
+        (e.code(), e.line(), e.column()),
+        (whole.code(), whole.line(), whole.column())
+    );
+}
