@@ -130,10 +130,10 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
-/// Whether a line is read at all (not blank, not a `# ` comment), as the in-memory reader
-/// decides it.
+/// Whether a line may matter to a decoder: not blank, not a `# ` comment. (A line whose
+/// content starts with a tab is kept: some readers report it as `tab_indentation`.)
 pub(crate) fn is_significant(line: &Line<'_>) -> bool {
-    !(line.text.is_empty() || line.text.starts_with('\t') || line.text.starts_with("# "))
+    !(line.text.is_empty() || line.text.starts_with("# "))
 }
 
 /// Where the lines of a text built from a stream came from: the text leaves out runs of blank
