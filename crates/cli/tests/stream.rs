@@ -9,6 +9,7 @@ const MIB: u64 = 1 << 20;
 
 /// Runs the CLI with `args`, feeding it `lines` lines made by `line`, and returns (lines of
 /// output, bytes fed, peak resident set in bytes, exit status).
+#[allow(clippy::zombie_processes)] // waited for with wait4 below, for its rusage
 fn run_streaming(
     args: &[&str],
     head: &str,
