@@ -89,6 +89,11 @@ pub struct RowReader<R> {
     mini_lines: Vec<usize>,
     /// `(first column, columns added)` on the row line of `mini`, ascending.
     shifts: Vec<(u64, i64)>,
+    /// `(line of mini, first column, columns added)` on the row's other lines.
+    line_shifts: Vec<(u64, u64, i64)>,
+    /// Shared array schemas (`{a,b}`) earlier rows' attachments declared, by field name
+    /// (spec §7.4.5.3: the first declaration holds).
+    array_schemas: Vec<(String, String)>,
 }
 
 impl<R: BufRead> RowReader<R> {
@@ -121,6 +126,8 @@ impl<R: BufRead> RowReader<R> {
             mini: String::new(),
             mini_lines: Vec::new(),
             shifts: Vec::new(),
+            line_shifts: Vec::new(),
+            array_schemas: Vec::new(),
         };
         r.open()?;
         Ok(r)
@@ -380,6 +387,7 @@ impl<R: BufRead> RowReader<R> {
         self.mini.clear();
         self.mini_lines.clear();
         self.shifts.clear();
+        self.line_shifts.clear();
         self.mini.push_str(&self.header);
         self.mini.push('\n');
         self.mini.push_str(&self.table);
@@ -428,6 +436,7 @@ impl<R: BufRead> RowReader<R> {
         // The lines the row owns.
         let mut positional: Vec<usize> = Vec::new();
         let mut unmatched = eligible;
+        let mut pending_schema: Option<(usize, String, u64, u64)> = None;
         while self.peek()? {
             let line = self.lines.line()?;
             let owned = if line.indent > 0 {
@@ -463,8 +472,22 @@ impl<R: BufRead> RowReader<R> {
                 break;
             }
             self.held = false;
+            // `.field [N]` takes the shared schema unless its body is `@N` items (an expanded
+            // array has no other spelling), as the in-memory decoder decides.
+            if let Some((at, schema, mini_line, col)) = pending_schema.take() {
+                if !line.text.starts_with('@') {
+                    self.mini.insert_str(at, &schema);
+                    self.line_shifts
+                        .push((mini_line, col, schema.chars().count() as i64));
+                }
+            }
             self.mini_lines.push(line.number);
             self.mini.push_str(&" ".repeat(line.indent));
+            let mini_line = self.mini_lines.len() as u64 + 2;
+            if let Some((at, schema)) = shared_array(&mut self.array_schemas, &self.opts, &line) {
+                let col = line.column_at(at) as u64;
+                pending_schema = Some((self.mini.len() + at, schema, mini_line, col));
+            }
             self.mini.push_str(line.text);
             self.mini.push('\n');
         }
@@ -637,7 +660,11 @@ impl<R: BufRead> RowReader<R> {
                     }
                     Some(col) => e.with_position(Position {
                         line: real,
-                        column: col,
+                        column: self
+                            .line_shifts
+                            .iter()
+                            .find(|&&(l, from, _)| l == n && col >= from)
+                            .map_or(col, |&(_, _, added)| (col as i64 - added).max(1) as u64),
                     }),
                     None => e.with_line(real),
                 }
@@ -663,6 +690,55 @@ impl<R: BufRead> RowReader<R> {
             _ => e,
         }
     }
+}
+
+/// For a row's `.field [N]{fields}` attachment, records the shared array schema (the
+/// first declaration of the field holds); for a `.field [N]` without fields when one is
+/// established, gives where to insert it and the schema.
+fn shared_array(
+    schemas: &mut Vec<(String, String)>,
+    opts: &DecoderOptions,
+    line: &Line<'_>,
+) -> Option<(usize, String)> {
+    if line.indent > 2 {
+        return None;
+    }
+    let rest = line.text.strip_prefix('.')?;
+    let (name, after) = lex::key(line, rest, b" [{=").ok()?;
+    let bracket = after.trim_start_matches(' ');
+    if !bracket.starts_with('[') {
+        return None;
+    }
+    let current = opts.spec.current();
+    let (_, keyed, tail) = lex::table_count(line, bracket, current).ok()?;
+    if keyed {
+        return None;
+    }
+    let known = schemas.iter().find(|(n, _)| *n == name);
+    if tail.starts_with('{') {
+        if known.is_none() {
+            let mut fields = Vec::new();
+            let mut extras = Vec::new();
+            let end = lex::field_decl_ext(
+                line,
+                tail,
+                opts.limits.max_fields,
+                ErrorKind::InvalidKey,
+                ErrorKind::InvalidLine,
+                &mut fields,
+                current.then_some(&mut extras),
+            )
+            .ok()?;
+            let decl = tail[..tail.len() - end.len()].to_owned();
+            schemas.push((name.into_owned(), decl));
+        }
+        return None;
+    }
+    if !tail.trim_matches(' ').is_empty() {
+        return None;
+    }
+    let (_, schema) = known?;
+    Some((line.text.len() - tail.len(), schema.clone()))
 }
 
 /// Whether a root-level line starts an object member.
