@@ -54,6 +54,29 @@ fn rows_of_every_form_read_as_the_whole_payload() {
 }
 
 #[test]
+fn deferred_sections_inside_rows_have_their_trailer_entries() {
+    let text = concat!(
+        "GCF profile=generic\n",
+        "## [?]{id,tags}\n",
+        "@0 1|^\n",
+        ".tags [?]: a,b\n",
+        "@1 2|^\n",
+        ".tags [?]{x}\n",
+        "    1\n",
+        "##! summary counts=2,2,1\n",
+    );
+    same(text);
+    let short = text.replace("counts=2,2,1", "counts=2,2");
+    assert_eq!(rows(&short).unwrap_err().code(), "count_mismatch");
+    assert_eq!(
+        agentwire_gcf::from_str::<Value>(&short).unwrap_err().code(),
+        "count_mismatch"
+    );
+    let cut = text.replace("##! summary counts=2,2,1\n", "");
+    assert_eq!(rows(&cut).unwrap_err().code(), "truncated_input");
+}
+
+#[test]
 fn counts_and_trailers_are_checked_at_the_end() {
     let e = rows("GCF profile=generic\n## [3]{id}\n1\n2\n").unwrap_err();
     assert_eq!(e.code(), "count_mismatch");
@@ -155,6 +178,15 @@ fn the_streaming_oracle_holds_on_the_corpus_of_forms() {
     let mut failures = Vec::new();
     let mut paths = Vec::new();
     let mut dirs = vec![std::path::PathBuf::from(dir)];
+    // The upstream suites too, where they are provided beside the project (never copied in).
+    for suite in ["gcf-v3.5.3", "gcf-v3.1.0"] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/conformance")
+            .join(suite);
+        if path.is_dir() {
+            dirs.push(path);
+        }
+    }
     while let Some(d) = dirs.pop() {
         for entry in std::fs::read_dir(d).unwrap() {
             let path = entry.unwrap().path();
@@ -184,6 +216,7 @@ fn the_streaming_oracle_holds_on_the_corpus_of_forms() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    eprintln!("{checked} inputs checked");
     assert!(checked > 50, "only {checked} inputs");
 }
 

@@ -60,6 +60,7 @@ pub struct RowReader<R> {
     lines: LineReader<R>,
     /// Options for the one-row tables (depth one less for a member table).
     opts: DecoderOptions,
+    require_trailer: bool,
     max_rows: usize,
     /// The payload's header line.
     header: String,
@@ -91,6 +92,9 @@ pub struct RowReader<R> {
     shifts: Vec<(u64, i64)>,
     /// `(line of mini, first column, columns added)` on the row's other lines.
     line_shifts: Vec<(u64, u64, i64)>,
+    /// Deferred `[?]` sections inside the rows read so far (each has a trailer entry; their
+    /// counts are checked by nobody here: see the type's docs).
+    nested_deferred: u64,
     /// Shared array schemas (`{a,b}`) earlier rows' attachments declared, by field name
     /// (spec §7.4.5.3: the first declaration holds).
     array_schemas: Vec<(String, String)>,
@@ -107,7 +111,9 @@ impl<R: BufRead> RowReader<R> {
     pub fn with_options(reader: R, opts: &DecoderOptions) -> Result<Self> {
         let mut r = RowReader {
             lines: LineReader::new(reader, &opts.limits),
-            opts: opts.clone(),
+            // A row's own deferred sections are counted here, against the payload's trailer.
+            opts: opts.clone().require_trailer(false),
+            require_trailer: opts.require_trailer,
             max_rows: opts.limits.max_elements,
             header: String::new(),
             table: String::new(),
@@ -127,6 +133,7 @@ impl<R: BufRead> RowReader<R> {
             mini_lines: Vec::new(),
             shifts: Vec::new(),
             line_shifts: Vec::new(),
+            nested_deferred: 0,
             array_schemas: Vec::new(),
         };
         r.open()?;
@@ -481,6 +488,9 @@ impl<R: BufRead> RowReader<R> {
                         .push((mini_line, col, schema.chars().count() as i64));
                 }
             }
+            if opens_deferred(&line) {
+                self.nested_deferred += 1;
+            }
             self.mini_lines.push(line.number);
             self.mini.push_str(&" ".repeat(line.indent));
             let mini_line = self.mini_lines.len() as u64 + 2;
@@ -586,46 +596,52 @@ impl<R: BufRead> RowReader<R> {
                 format!("declared [{n}] but found {} items", self.found),
             )),
             Count::Known(_) => Ok(()),
-            Count::Deferred => match summary_counts {
-                None if self.opts.require_trailer => Err(Error::at_line(
-                    ErrorKind::TruncatedInput,
-                    self.lines.number().max(1),
-                    1,
-                    format!(
-                        "the input ends without the `##! summary` trailer that the deferred [?] \
-                         section at line {} requires: it may be truncated",
-                        self.table_line
-                    ),
-                )),
-                None => Ok(()),
-                Some((line, counts)) => match counts.first() {
-                    Some(&(declared, column)) if counts.len() == 1 => {
-                        if declared == self.found {
-                            Ok(())
-                        } else {
-                            Err(Error::at(
-                                ErrorKind::CountMismatch,
-                                line as u64,
-                                column,
-                                format!(
-                                    "the trailer declares {declared} items for the [?] section \
-                                     at line {}, which has {}",
-                                    self.table_line, self.found
-                                ),
-                            ))
-                        }
-                    }
-                    _ => Err(Error::at_line(
-                        ErrorKind::CountMismatch,
-                        line,
-                        1,
-                        format!(
-                            "the trailer lists {} counts but the payload has 1 deferred section",
-                            counts.len()
-                        ),
-                    )),
-                },
-            },
+            Count::Deferred => Ok(()),
+        }?;
+        // Deferred sections: the table's own (its bracket comes first) and those inside rows.
+        let own = u64::from(matches!(self.count, Count::Deferred));
+        let deferred = own + self.nested_deferred;
+        if deferred == 0 {
+            return Ok(());
+        }
+        let Some((line, counts)) = summary_counts else {
+            if !self.require_trailer {
+                return Ok(());
+            }
+            return Err(Error::at_line(
+                ErrorKind::TruncatedInput,
+                self.lines.number().max(1),
+                1,
+                format!(
+                    "the input ends without the `##! summary` trailer that the deferred [?] \
+                     section at line {} requires: it may be truncated",
+                    self.table_line
+                ),
+            ));
+        };
+        if counts.len() as u64 != deferred {
+            return Err(Error::at_line(
+                ErrorKind::CountMismatch,
+                line,
+                1,
+                format!(
+                    "the trailer lists {} counts but the payload has {deferred} deferred sections",
+                    counts.len()
+                ),
+            ));
+        }
+        match counts.first() {
+            Some(&(declared, column)) if own == 1 && declared != self.found => Err(Error::at(
+                ErrorKind::CountMismatch,
+                line as u64,
+                column,
+                format!(
+                    "the trailer declares {declared} items for the [?] section at line {}, \
+                     which has {}",
+                    self.table_line, self.found
+                ),
+            )),
+            _ => Ok(()),
         }
     }
 
@@ -739,6 +755,22 @@ fn shared_array(
     }
     let (_, schema) = known?;
     Some((line.text.len() - tail.len(), schema.clone()))
+}
+
+/// Whether a line inside a row opens a deferred `[?]` section (`.field [?]...`,
+/// `key [?]...`, `@N [?]...`).
+fn opens_deferred(line: &Line<'_>) -> bool {
+    let mut rest = line.text.strip_prefix('.').unwrap_or(line.text);
+    if let Some(item) = rest.strip_prefix('@') {
+        let digits = item.bytes().take_while(u8::is_ascii_digit).count();
+        rest = item[digits..].trim_start_matches(' ');
+    }
+    let after = match lex::key(line, rest, b" [") {
+        Ok((_, after)) => after,
+        Err(_) => rest,
+    };
+    let bracket = after.trim_start_matches(' ');
+    bracket.starts_with("[?]") || bracket.starts_with("[?:]")
 }
 
 /// Whether a root-level line starts an object member.
