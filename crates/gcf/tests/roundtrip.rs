@@ -418,3 +418,29 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
+
+    /// Tables as every encoder writes them (root and member tables, the current spec and
+    /// v3.1, inline and shared schemas on and off), read by the streaming readers: the same
+    /// rows and values as the in-memory decoder (`agentwire_testkit::gcf::check_streaming`).
+    #[test]
+    fn tables_stream_as_they_decode(
+        rows in table(leaf()),
+        named in any::<bool>(),
+        v31 in any::<bool>(),
+        schemas in any::<bool>(),
+    ) {
+        let value = if named { json!({"t": rows}) } else { rows };
+        let options = EncoderOptions::new()
+            .spec(if v31 { Spec::V3_1 } else { Spec::V3_6 })
+            .inline_schemas(schemas)
+            .shared_schemas(schemas);
+        if let Ok(text) = options.to_string(&value) {
+            if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+                prop_assert!(false, "{}\n{}", bug, text);
+            }
+        }
+    }
+}

@@ -425,8 +425,13 @@ impl<R: BufRead> RowReader<R> {
                     text = &rest[digits + 1..];
                 }
             }
-            for (k, cell) in lex::split(text, b'|').enumerate() {
-                if cell.starts_with("^{") {
+            // Only an `@N` row carries markers (spec §7.4.4); a cell is one when it is `^`
+            // or a whole `^{fields}` declaration.
+            let cells = lex::split(text, b'|')
+                .enumerate()
+                .filter(|_| self.last_had_id);
+            for (k, cell) in cells {
+                if cell.starts_with("^{") && is_schema(&line, &cell[1..], &self.opts) {
                     if let (Some(slot), Some(end)) = (self.schemas.get_mut(k), cell.rfind('}')) {
                         *slot = Some(cell[1..=end].to_owned());
                     }
@@ -755,6 +760,23 @@ fn shared_array(
     }
     let (_, schema) = known?;
     Some((line.text.len() - tail.len(), schema.clone()))
+}
+
+/// Whether `decl` is exactly one field declaration `{a,b,...}`.
+fn is_schema(line: &Line<'_>, decl: &str, opts: &DecoderOptions) -> bool {
+    let mut fields = Vec::new();
+    matches!(
+        lex::field_decl_ext(
+            line,
+            decl,
+            opts.limits.max_fields,
+            ErrorKind::InvalidKey,
+            ErrorKind::InvalidLine,
+            &mut fields,
+            None,
+        ),
+        Ok(rest) if rest.trim_matches([' ', '\t']).is_empty()
+    )
 }
 
 /// Whether a line inside a row opens a deferred `[?]` section (`.field [?]...`,
