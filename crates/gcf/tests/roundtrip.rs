@@ -444,3 +444,34 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
+
+    /// Tables damaged by one edit (a line dropped, repeated or cut, a byte changed): the
+    /// streaming readers reject what the in-memory decoder rejects, with the same code, and
+    /// accept the same values.
+    #[test]
+    fn damaged_tables_stream_as_they_decode(
+        rows in table(leaf()),
+        named in any::<bool>(),
+        edit in 0usize..4,
+        at in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+    ) {
+        let value = if named { json!({"t": rows}) } else { rows };
+        let Ok(text) = EncoderOptions::new().to_string(&value) else { return Ok(()) };
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let i = at.index(lines.len());
+        match edit {
+            0 => { lines.remove(i); }
+            1 => { let l = lines[i].clone(); lines.insert(i, l); }
+            2 => { let l = &mut lines[i]; let n = at.index(l.len() + 1); let mut b = l.as_bytes()[..n].to_vec(); b.retain(|&c| c < 0x80); *l = String::from_utf8(b).unwrap_or_default(); }
+            _ => { let l = &mut lines[i]; if !l.is_empty() { let n = at.index(l.len()); let mut b = l.clone().into_bytes(); b[n] = byte; *l = String::from_utf8_lossy(&b).into_owned(); } }
+        }
+        let damaged = lines.join("\n") + "\n";
+        if let Err(bug) = agentwire_testkit::gcf::check_streaming(damaged.as_bytes()) {
+            prop_assert!(false, "{}\n{}", bug, damaged);
+        }
+    }
+}

@@ -124,12 +124,21 @@ fn what_is_not_a_table_says_so() {
         "GCF profile=generic\na=1\n",
         "GCF profile=generic\n",
         "GCF profile=generic\n## hosts [1:]{key,cpu}\nweb|1\n",
-        "GCF profile=generic\n## [1]\n@0 x\n",
+        "GCF profile=generic\n## a\n  b=1\n",
         "GCF profile=generic\n## t [1]{id}\n1\n## u [1]{id}\n2\n",
     ] {
         let e = rows(text).unwrap_err();
         assert_eq!(e.code(), "not_a_table", "{text}");
     }
+}
+
+#[test]
+fn lists_and_inline_arrays_read_an_item_at_a_time() {
+    same("GCF profile=generic\n## [3]\n@0 =hello\n@1 =42\n@2 {}\n  key=val\n");
+    same("GCF profile=generic\n## [?]\n@0 [2]: 1,2\n@1 {}\n##! summary counts=2\n");
+    same("GCF profile=generic\n## [3]: a,b,c\n");
+    same("GCF profile=generic\ntags[3]: alpha,\"a,b\",c\n");
+    same("GCF profile=generic\n## [0]\n");
 }
 
 #[test]

@@ -19,6 +19,10 @@ use crate::header::{self, Profile};
 use crate::lex::{self, Count, Line};
 use crate::options::DecoderOptions;
 
+/// What a payload that is no array is told.
+const NOT_AN_ARRAY: &str = "the payload's root is not a table or a list (an array starts \
+                            `## [N]{fields}`, `## key [N]{fields}`, `## [N]` or `key[N]: ...`)";
+
 /// The prefix a row's one-row table starts with.
 const ONE_ROW: &str = "## [1]";
 
@@ -95,6 +99,11 @@ pub struct RowReader<R> {
     /// Deferred `[?]` sections inside the rows read so far (each has a trailer entry; their
     /// counts are checked by nobody here: see the type's docs).
     nested_deferred: u64,
+    /// Whether the array is a list of expanded `@N` items rather than a table.
+    list: bool,
+    /// An inline array's items still to hand out, and the one handed out next.
+    inline: Option<std::collections::VecDeque<Value>>,
+    item: Option<Value>,
     /// Shared array schemas (`{a,b}`) earlier rows' attachments declared, by field name
     /// (spec §7.4.5.3: the first declaration holds).
     array_schemas: Vec<(String, String)>,
@@ -134,6 +143,9 @@ impl<R: BufRead> RowReader<R> {
             shifts: Vec::new(),
             line_shifts: Vec::new(),
             nested_deferred: 0,
+            list: false,
+            inline: None,
+            item: None,
             array_schemas: Vec::new(),
         };
         r.open()?;
@@ -199,6 +211,12 @@ impl<R: BufRead> RowReader<R> {
                 return Err(e);
             }
         }
+        if let Some(item) = self.item.take() {
+            return T::deserialize(item).map(Some).map_err(|e| {
+                self.done = true;
+                Error::new(ErrorKind::TypeMismatch, e.to_string()).with_line(self.table_line as u64)
+            });
+        }
         let decoded: Result<Vec<T>> = self.opts.from_str(&self.mini);
         match decoded {
             Ok(mut rows) if rows.len() == 1 => Ok(rows.pop()),
@@ -259,11 +277,20 @@ impl<R: BufRead> RowReader<R> {
             return Err(not_a_table(None, "the payload is an empty object"));
         }
         self.held = false;
-        let line = self.lines.line()?;
+        // The table's header line, owned: the reader reads on.
+        let (number, indent, text) = {
+            let line = self.lines.line()?;
+            (line.number, line.indent, line.text.to_owned())
+        };
+        let line = Line {
+            text: &text,
+            indent,
+            number,
+        };
         let (key, after_key) = match line.text.strip_prefix("## ") {
             Some(rest) if line.indent == 0 && rest.starts_with('[') => (None, rest),
             Some(rest) if line.indent == 0 && !rest.starts_with('!') => {
-                let (key, rest) = lex::key(&line, rest, b" [")?;
+                let (key, rest) = lex::key(&line, rest, b" ")?;
                 match rest.trim_start_matches(' ') {
                     r if r.starts_with('[') => (Some(key.into_owned()), r),
                     _ => {
@@ -274,13 +301,16 @@ impl<R: BufRead> RowReader<R> {
                     }
                 }
             }
-            _ => {
-                return Err(not_a_table(
-                    Some(&line),
-                    "the payload's root is not a table (a table starts `## [N]{fields}` or \
-                     `## key [N]{fields}`)",
-                ))
+            None if line.indent == 0 => {
+                // `key[N]: a,b`, an inline array member.
+                let (key, rest) = lex::key(&line, line.text, b"[=")
+                    .map_err(|_| not_a_table(Some(&line), NOT_AN_ARRAY))?;
+                if !rest.starts_with('[') {
+                    return Err(not_a_table(Some(&line), NOT_AN_ARRAY));
+                }
+                return self.open_inline_member(&line, key.into_owned(), rest);
             }
+            _ => return Err(not_a_table(Some(&line), NOT_AN_ARRAY)),
         };
         let (count, keyed, rest) = lex::table_count(&line, after_key, self.opts.spec.current())?;
         if keyed {
@@ -290,10 +320,7 @@ impl<R: BufRead> RowReader<R> {
             ));
         }
         if !rest.starts_with('{') {
-            return Err(not_a_table(
-                Some(&line),
-                "an array without a field declaration is a list, not a table",
-            ));
+            return self.open_list(&line, key, count, after_key, rest);
         }
         let mut names = Vec::new();
         let mut extras = Vec::new();
@@ -352,9 +379,116 @@ impl<R: BufRead> RowReader<R> {
         Ok(())
     }
 
+    /// Opens an array that is not a table: expanded `@N` items (read one at a time like
+    /// rows) or an inline `[N]: a,b` line (its items handed out one at a time).
+    fn open_list(
+        &mut self,
+        line: &Line<'_>,
+        key: Option<String>,
+        count: Count,
+        after_key: &str,
+        rest: &str,
+    ) -> Result<()> {
+        self.count = count;
+        self.key = key;
+        self.table_line = line.number;
+        self.count_column = line.column_of(after_key);
+        if self.key.is_some() {
+            self.opts.limits.max_depth = self.opts.limits.max_depth.saturating_sub(1).max(1);
+        }
+        if let Count::Known(n) = count {
+            if n > self.max_rows as u64 {
+                return Err(line.error_at(
+                    ErrorKind::LimitExceeded(Limit::Elements),
+                    after_key,
+                    format!(
+                        "declared count {n} exceeds the limit of {} elements",
+                        self.max_rows
+                    ),
+                ));
+            }
+        }
+        // The one-item header moves the rest of the line as the one-row header does.
+        let bracket_end = after_key.len() - rest.len();
+        let real_prefix = line.column_of(&after_key[bracket_end..]) - 1;
+        self.table_shift = real_prefix as i64 - ONE_ROW.len() as i64;
+        if rest.trim_matches(' ').is_empty() {
+            self.list = true;
+            self.table = ONE_ROW.to_owned();
+            return Ok(());
+        }
+        if !rest.starts_with(':') {
+            return Err(not_a_table(
+                Some(line),
+                "the payload's root is not a table or a list",
+            ));
+        }
+        // Inline items: one line, already bounded by the line limit, read as the whole
+        // decoder reads it (`## key [N]: ...` is its error).
+        let mini = format!("{}\n{}\n", self.header, line.text);
+        let value: Value = self.opts.from_str(&mini).map_err(|e| match e.line() {
+            Some(2) => match e.column() {
+                Some(column) => e.with_position(Position {
+                    line: self.table_line as u64,
+                    column,
+                }),
+                None => e.with_line(self.table_line as u64),
+            },
+            _ => e,
+        })?;
+        let items = match (value, &self.key) {
+            (Value::Array(items), None) => items,
+            (Value::Object(mut m), Some(key)) => match m.remove(key) {
+                Some(Value::Array(items)) => items,
+                _ => return Err(not_a_table(Some(line), NOT_AN_ARRAY)),
+            },
+            _ => return Err(not_a_table(Some(line), NOT_AN_ARRAY)),
+        };
+        self.inline = Some(items.into());
+        Ok(())
+    }
+
+    /// Opens a `key[N]: a,b` member: its items handed out one at a time.
+    fn open_inline_member(&mut self, line: &Line<'_>, key: String, bracket: &str) -> Result<()> {
+        let (count, _, _) = lex::table_count(line, bracket, self.opts.spec.current())?;
+        self.count = count;
+        self.table_line = line.number;
+        self.count_column = line.column_of(bracket);
+        let mini = format!("{}\n{}\n", self.header, line.text);
+        let value: Value = self.opts.from_str(&mini).map_err(|e| match e.line() {
+            Some(2) => match e.column() {
+                Some(column) => e.with_position(Position {
+                    line: self.table_line as u64,
+                    column,
+                }),
+                None => e.with_line(self.table_line as u64),
+            },
+            _ => e,
+        })?;
+        let items = match value {
+            Value::Object(mut m) => match m.remove(&key) {
+                Some(Value::Array(items)) => items,
+                _ => return Err(not_a_table(Some(line), NOT_AN_ARRAY)),
+            },
+            _ => return Err(not_a_table(Some(line), NOT_AN_ARRAY)),
+        };
+        self.key = Some(key);
+        self.inline = Some(items.into());
+        Ok(())
+    }
+
     /// Reads the next row's lines into `mini`; `false` when the table has ended (after the
     /// end checks).
     fn next_row(&mut self) -> Result<bool> {
+        if let Some(items) = &mut self.inline {
+            if let Some(item) = items.pop_front() {
+                self.item = Some(item);
+                self.found += 1;
+                return Ok(true);
+            }
+            self.finish()?;
+            return Ok(false);
+        }
         if let Count::Known(n) = self.count {
             if self.found >= n {
                 self.finish()?;
@@ -418,7 +552,7 @@ impl<R: BufRead> RowReader<R> {
                             format!("row @{} is at index {}", &rest[..digits], self.found),
                         ));
                     }
-                    self.last_had_id = true;
+                    self.last_had_id = !self.list;
                     self.mini.push_str("@0 ");
                     self.shifts
                         .push((line.indent as u64 + 4, 1 - digits as i64));
@@ -451,7 +585,9 @@ impl<R: BufRead> RowReader<R> {
         let mut pending_schema: Option<(usize, String, u64, u64)> = None;
         while self.peek()? {
             let line = self.lines.line()?;
-            let owned = if line.indent > 0 {
+            let owned = if self.list {
+                line.indent > 0
+            } else if line.indent > 0 {
                 if line.indent == 2 && !line.text.starts_with('.') && !unmatched.is_empty() {
                     let (k, bare) = unmatched.remove(0);
                     if bare {
@@ -499,7 +635,12 @@ impl<R: BufRead> RowReader<R> {
             self.mini_lines.push(line.number);
             self.mini.push_str(&" ".repeat(line.indent));
             let mini_line = self.mini_lines.len() as u64 + 2;
-            if let Some((at, schema)) = shared_array(&mut self.array_schemas, &self.opts, &line) {
+            let shared = if self.list {
+                None
+            } else {
+                shared_array(&mut self.array_schemas, &self.opts, &line)
+            };
+            if let Some((at, schema)) = shared {
                 let col = line.column_at(at) as u64;
                 pending_schema = Some((self.mini.len() + at, schema, mini_line, col));
             }
@@ -567,6 +708,11 @@ impl<R: BufRead> RowReader<R> {
                     "content after the `##! summary` trailer",
                 ));
             }
+            if let Count::Known(n) = self.count {
+                if self.found < n {
+                    return Err(self.short(n));
+                }
+            }
             if self.key.is_some() && line.indent == 0 && looks_like_member(&line) {
                 return Err(not_a_table(
                     Some(&line),
@@ -594,12 +740,7 @@ impl<R: BufRead> RowReader<R> {
             return Err(line.error(kind, message));
         }
         match self.count {
-            Count::Known(n) if n != self.found => Err(Error::at(
-                ErrorKind::CountMismatch,
-                self.table_line as u64,
-                self.count_column as u64,
-                format!("declared [{n}] but found {} items", self.found),
-            )),
+            Count::Known(n) if n != self.found => Err(self.short(n)),
             Count::Known(_) => Ok(()),
             Count::Deferred => Ok(()),
         }?;
@@ -648,6 +789,17 @@ impl<R: BufRead> RowReader<R> {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// The table ended before its declared count.
+    #[cold]
+    fn short(&self, n: u64) -> Error {
+        Error::at(
+            ErrorKind::CountMismatch,
+            self.table_line as u64,
+            self.count_column as u64,
+            format!("declared [{n}] but found {} items", self.found),
+        )
     }
 
     /// An error of the one-row table moved to the input's lines and columns.
