@@ -544,19 +544,21 @@ impl<R: BufRead> RowReader<R> {
             self.last_had_id = false;
             if let Some(rest) = text.strip_prefix('@') {
                 let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-                if digits > 0 && rest.as_bytes().get(digits) == Some(&b' ') {
+                // A row's id is `@N ` (else the text is a cell); an item's is any `@N`.
+                let spaced = rest.as_bytes().get(digits) == Some(&b' ');
+                if digits > 0 && (spaced || self.list) {
                     let id = rest[..digits].parse::<u64>().unwrap_or(u64::MAX);
                     if id != self.found {
                         return Err(line.error(
                             ErrorKind::InvalidItemId,
-                            format!("row @{} is at index {}", &rest[..digits], self.found),
+                            format!("item @{} is at index {}", &rest[..digits], self.found),
                         ));
                     }
                     self.last_had_id = !self.list;
-                    self.mini.push_str("@0 ");
+                    self.mini.push_str("@0");
                     self.shifts
-                        .push((line.indent as u64 + 4, 1 - digits as i64));
-                    text = &rest[digits + 1..];
+                        .push((line.indent as u64 + 3, 1 - digits as i64));
+                    text = &rest[digits..];
                 }
             }
             // Only an `@N` row carries markers (spec §7.4.4); a cell is one when it is `^`
