@@ -27,12 +27,14 @@ GCF and GCX1 are read a line at a time: memory holds the longest line and the va
 built, never the whole input (comment lines are never kept).
 
 --stream writes one JSON object per line (JSON Lines) as the rows are read, holding one row:
-  GCF   the payload must be one table: a root table `## [N]{fields}` / `## [?]{fields}` or an
-        object whose only member is a table `## key [N]{fields}` (what `encode --stream`
-        writes). Anything else (other members, a keyed map, a list, a value-grouped table, a
-        graph payload) is an error (not_a_table): decode it without --stream. The declared
-        count, or a `[?]` count against the `##! summary` trailer, is checked at the end; the
-        rows before an error have been written by then, and the exit status is 1.
+  GCF   the payload must be one array: a table `## [N]{fields}` / `## [?]{fields}`, or an
+        object whose first member is one (`## key [N]{fields}`, what `encode --stream`
+        writes); a list of `@N` items (`## [N]`) gives one item per line, an inline array
+        (`## [N]: a,b`) one value per line. Anything else (another member after it, a keyed
+        map, a value-grouped table, an object, a graph payload) is an error (not_a_table):
+        decode it without --stream. The declared count, or a `[?]` count against the
+        `##! summary` trailer, is checked at the end; rows before an error have been written
+        by then, and the exit status is 1.
   GCX1  every data row of every section, in order, each as the object the row decoder gives.
 
 Limits: every decoder limit has a flag (--max-line-length, --max-depth, --max-elements,

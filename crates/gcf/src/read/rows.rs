@@ -29,19 +29,27 @@ const ONE_ROW: &str = "## [1]";
 /// Reads the rows of a GCF table one at a time, like `csv::Reader`: memory holds the current
 /// row (its lines and the value built from it), never the table.
 ///
-/// The payload is a table: a root array of objects (`## [N]{fields}` or `## [?]{fields}`, as
+/// The payload is an array: a root array (`## [N]{fields}`, `## [?]{fields}`, as
 /// [`GenericStreamEncoder::root_table`](crate::GenericStreamEncoder::root_table) writes it) or
-/// an object whose one member is a table (`## key [N]{fields}`, as
+/// an object whose first member is one (`## key [N]{fields}`, as
 /// [`GenericStreamEncoder::table`](crate::GenericStreamEncoder::table) writes it). Rows may
-/// carry every form a table row has (attachments, inline schemas, flattened and constant
-/// columns); anything else (another member, a keyed map, an expanded list, a value-grouped
-/// table, a scalar root) is `not_a_table`, and [`from_reader`](crate::from_reader) reads it.
+/// carry every form a table row has (attachments, inline and shared schemas, flattened and
+/// constant columns, deferred sections of their own). A list of expanded `@N` items
+/// (`## [N]`, [`ListWriter`](crate::ListWriter)'s) is read an item at a time the same way; an
+/// inline array (`## [N]: a,b`, `key[N]: a,b`) is one line, handed out an item at a time.
+/// Anything else (another member after the array, a keyed map, a value-grouped table, an
+/// object or scalar root) is `not_a_table`: [`from_reader`](crate::from_reader) reads it.
 ///
 /// The declared count is checked when the rows end, a deferred `[?]` count against the
-/// `##! summary` trailer (which must follow unless
-/// [`DecoderOptions::require_trailer`] is off); every error carries the input's line and
-/// column. The [`Limits`](crate::Limits) apply as in the in-memory decoder, the row count
-/// included (`max_elements`: raise it for longer streams).
+/// `##! summary` trailer (which must follow unless [`DecoderOptions::require_trailer`] is
+/// off), and the trailer must have one entry per deferred section; the entries of sections
+/// inside rows are counted, not compared with the rows' contents. Every error carries the
+/// input's line and column, and is the error the in-memory decoder reports for the same input
+/// (the testkit oracle checks it), except that the row reader reports the first error in
+/// reading order (invalid UTF-8 late in the input comes after an earlier row's error). The
+/// [`Limits`](crate::Limits) apply as in the in-memory decoder, the row count included
+/// (`max_elements`: raise it for longer streams). Identity columns (`@id`) are not checked for
+/// uniqueness across rows.
 ///
 /// ```
 /// use serde::Deserialize;
