@@ -23,10 +23,11 @@ pub(crate) enum From {
 /// Arguments of `agentwire decode`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-GCF and GCX1 are read a line at a time: memory holds the longest line and the value being
-built, never the whole input (comment lines are never kept).
+GCF and GCX1 are read a line at a time: a line past the limit fails before it is kept, and
+comment lines are never kept; GCX1 holds one line and the value, GCF the payload's other lines
+until the value is built.
 
---stream writes one JSON object per line (JSON Lines) as the rows are read, holding one row:
+--stream writes one JSON value per line (JSON Lines) as the rows are read, holding one row:
   GCF   the payload must be one array: a table `## [N]{fields}` / `## [?]{fields}`, or an
         object whose first member is one (`## key [N]{fields}`, what `encode --stream`
         writes); a list of `@N` items (`## [N]`) gives one item per line, an inline array
@@ -39,7 +40,8 @@ built, never the whole input (comment lines are never kept).
 
 Limits: every decoder limit has a flag (--max-line-length, --max-depth, --max-elements,
 --max-fields, --max-input-size); unset, each is the library's default, except that the CLI
-reads any number of elements (declared counts never size an allocation). `agentwire encode`
+reads any number of elements and fields (declared counts never size an allocation, and a
+field list is bounded by its line). `agentwire encode`
 refuses a payload with a line longer than the decoders' default line limit unless given the
 same --max-line-length, so with default settings decode reads everything encode writes.")]
 pub(crate) struct Args {

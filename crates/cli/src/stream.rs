@@ -22,7 +22,9 @@ pub(crate) struct LimitArgs {
     /// rows `--stream` reads (default: unlimited in the CLI; counts never size an allocation).
     #[arg(long, value_name = "N")]
     pub(crate) max_elements: Option<usize>,
-    /// GCF and GCX1: the most fields one table header declares (GCF default 10000, GCX1 4096).
+    /// GCF and GCX1: the most fields one table header declares (default: unlimited in the
+    /// CLI, whose header lines are bounded by the line limit; the libraries' are 10000 and
+    /// 4096).
     #[arg(long, value_name = "N")]
     pub(crate) max_fields: Option<usize>,
     /// GCF: the most bytes read (default unlimited).
@@ -42,9 +44,7 @@ impl LimitArgs {
         if let Some(n) = self.max_depth {
             o = o.max_depth(n);
         }
-        if let Some(n) = self.max_fields {
-            o = o.max_fields(n);
-        }
+        o = o.max_fields(self.max_fields.unwrap_or(usize::MAX));
         if self.max_input_size.is_some() {
             o = o.max_input_size(self.max_input_size);
         }
@@ -57,9 +57,7 @@ impl LimitArgs {
         if let Some(n) = self.max_line_length {
             l = l.with_max_line_length(n);
         }
-        if let Some(n) = self.max_fields {
-            l = l.with_max_fields(n);
-        }
+        l = l.with_max_fields(self.max_fields.unwrap_or(usize::MAX));
         l
     }
 }
