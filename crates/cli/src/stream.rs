@@ -228,10 +228,13 @@ impl<R: BufRead> JsonLines<'_, R> {
             self.number += 1;
             let number = self.number;
             if self.line.len() > self.max_line_length + 1 && !self.line.ends_with(b"\n") {
-                return Err(CliError::Usage(format!(
-                    "{what}: line {number} is longer than {} bytes (--max-line-length)",
-                    self.max_line_length
-                )));
+                return Err(CliError::Shape {
+                    target: "a stream of rows".into(),
+                    message: format!(
+                        "line {number} of {what} is longer than {} bytes (--max-line-length)",
+                        self.max_line_length
+                    ),
+                });
             }
             if self.line.iter().all(u8::is_ascii_whitespace) {
                 continue;
