@@ -348,18 +348,7 @@ impl<R: BufRead> RowReader<R> {
                 "a value-grouped table is read whole (from_reader), not row by row",
             ));
         }
-        if let Count::Known(n) = count {
-            if n > self.max_rows as u64 {
-                return Err(line.error_at(
-                    ErrorKind::LimitExceeded(Limit::Elements),
-                    after_key,
-                    format!(
-                        "declared count {n} exceeds the limit of {} elements",
-                        self.max_rows
-                    ),
-                ));
-            }
-        }
+        self.check_declared(&line, after_key, count)?;
         self.fields = names.iter().map(|n| n.clone().into_owned()).collect();
         self.cells = names
             .iter()
@@ -404,18 +393,7 @@ impl<R: BufRead> RowReader<R> {
         if self.key.is_some() {
             self.opts.limits.max_depth = self.opts.limits.max_depth.saturating_sub(1).max(1);
         }
-        if let Count::Known(n) = count {
-            if n > self.max_rows as u64 {
-                return Err(line.error_at(
-                    ErrorKind::LimitExceeded(Limit::Elements),
-                    after_key,
-                    format!(
-                        "declared count {n} exceeds the limit of {} elements",
-                        self.max_rows
-                    ),
-                ));
-            }
-        }
+        self.check_declared(line, after_key, count)?;
         // The one-item header moves the rest of the line as the one-row header does.
         let bracket_end = after_key.len() - rest.len();
         let real_prefix = line.column_of(&after_key[bracket_end..]) - 1;
@@ -433,6 +411,12 @@ impl<R: BufRead> RowReader<R> {
         }
         // Inline items: one line, already bounded by the line limit, read as the whole
         // decoder reads it (`## key [N]: ...` is its error).
+        self.open_inline(line)
+    }
+
+    /// Decodes the one line of an inline array (the table's header line) and keeps its items
+    /// to hand out.
+    fn open_inline(&mut self, line: &Line<'_>) -> Result<()> {
         let mini = format!("{}\n{}\n", self.header, line.text);
         let value: Value = self.opts.from_str(&mini).map_err(|e| match e.line() {
             Some(2) => match e.column() {
@@ -456,33 +440,30 @@ impl<R: BufRead> RowReader<R> {
         Ok(())
     }
 
+    /// A declared count past `max_elements` is refused at its bracket.
+    fn check_declared(&self, line: &Line<'_>, bracket: &str, count: Count) -> Result<()> {
+        match count {
+            Count::Known(n) if n > self.max_rows as u64 => Err(line.error_at(
+                ErrorKind::LimitExceeded(Limit::Elements),
+                bracket,
+                format!(
+                    "declared count {n} exceeds the limit of {} elements",
+                    self.max_rows
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Opens a `key[N]: a,b` member: its items handed out one at a time.
     fn open_inline_member(&mut self, line: &Line<'_>, key: String, bracket: &str) -> Result<()> {
         let (count, _, _) = lex::table_count(line, bracket, self.opts.spec.current())?;
+        self.check_declared(line, bracket, count)?;
         self.count = count;
         self.table_line = line.number;
         self.count_column = line.column_of(bracket);
-        let mini = format!("{}\n{}\n", self.header, line.text);
-        let value: Value = self.opts.from_str(&mini).map_err(|e| match e.line() {
-            Some(2) => match e.column() {
-                Some(column) => e.with_position(Position {
-                    line: self.table_line as u64,
-                    column,
-                }),
-                None => e.with_line(self.table_line as u64),
-            },
-            _ => e,
-        })?;
-        let items = match value {
-            Value::Object(mut m) => match m.remove(&key) {
-                Some(Value::Array(items)) => items,
-                _ => return Err(not_a_table(Some(line), NOT_AN_ARRAY)),
-            },
-            _ => return Err(not_a_table(Some(line), NOT_AN_ARRAY)),
-        };
         self.key = Some(key);
-        self.inline = Some(items.into());
-        Ok(())
+        self.open_inline(line)
     }
 
     /// Reads the next row's lines into `mini`; `false` when the table has ended (after the
