@@ -32,7 +32,7 @@ until the value is built.
         object whose first member is one (`## key [N]{fields}`, what `encode --stream`
         writes); a list of `@N` items (`## [N]`) gives one item per line, an inline array
         (`## [N]: a,b`) one value per line. Anything else (another member after it, a keyed
-        map, a value-grouped table, an object, a graph payload) is an error (not_a_table):
+        map, an object, a graph payload) is an error (not_a_table):
         decode it without --stream. The declared count, or a `[?]` count against the
         `##! summary` trailer, is checked at the end; rows before an error have been written
         by then, and the exit status is 1.

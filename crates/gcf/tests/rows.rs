@@ -126,6 +126,7 @@ fn what_is_not_a_table_says_so() {
         "GCF profile=generic\n## hosts [1:]{key,cpu}\nweb|1\n",
         "GCF profile=generic\n## a\n  b=1\n",
         "GCF profile=generic\n## t [1]{id}\n1\n## u [1]{id}\n2\n",
+        "GCF profile=generic\n## hosts [1:]{key,cpu}\nweb|1\n",
     ] {
         let e = rows(text).unwrap_err();
         assert_eq!(e.code(), "not_a_table", "{text}");
@@ -139,6 +140,40 @@ fn lists_and_inline_arrays_read_an_item_at_a_time() {
     same("GCF profile=generic\n## [3]: a,b,c\n");
     same("GCF profile=generic\ntags[3]: alpha,\"a,b\",c\n");
     same("GCF profile=generic\n## [0]\n");
+}
+
+#[test]
+fn value_grouped_tables_and_identity_columns() {
+    let grouped = concat!(
+        "GCF profile=generic\n",
+        "## symbols [4]{@id,kind,line,file=a.go} group=kind\n",
+        "kind=function [2]\nf1|10\nf2|20\nkind=\"method\" [1]\nm1|30\nkind=- [1]\nx|~\n",
+    );
+    same(grouped);
+    same("GCF profile=generic\n## r [?]{@id,k} group=k\nk=1 [1]\na\n##! summary counts=1\n");
+    let agree = |body: &str| {
+        let text = format!("GCF profile=generic\n## [2]{{@id,k}} group=k\n{body}");
+        let e = rows(&text).unwrap_err();
+        let w = agentwire_gcf::from_str::<Value>(&text).unwrap_err();
+        assert_eq!(
+            (e.code(), e.line(), e.column()),
+            (w.code(), w.line(), w.column()),
+            "{text}"
+        );
+    };
+    agree("k=a [1]\nx\nk=a [1]\ny\n");
+    agree("k=a [1]\nx\nk=b [1]\nx\n");
+    agree("k=a [3]\nx\ny\n");
+    agree("k=a [1]\nx\ny\n");
+    agree("j=a [2]\nx\ny\n");
+    agree("k=a [0]\n");
+    agree("k=~ [2]\nx\ny\n");
+    agree("k=a [2]\n@0 x\ny\n");
+    // Identity columns of a delta-participating payload.
+    let text = "GCF profile=generic key=id\n## [2]{@id,v}\na|1\na|2\n";
+    let e = rows(text).unwrap_err();
+    let w = agentwire_gcf::from_str::<Value>(text).unwrap_err();
+    assert_eq!((e.code(), e.line()), (w.code(), w.line()));
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! as a one-row table (the inline schemas earlier rows declared carried into it), so a row
 //! reads exactly as the whole payload would. Positions are the input's.
 
+use std::collections::HashSet;
 use std::io::BufRead;
 use std::marker::PhantomData;
 
@@ -34,11 +35,11 @@ const ONE_ROW: &str = "## [1]";
 /// an object whose first member is one (`## key [N]{fields}`, as
 /// [`GenericStreamEncoder::table`](crate::GenericStreamEncoder::table) writes it). Rows may
 /// carry every form a table row has (attachments, inline and shared schemas, flattened and
-/// constant columns, deferred sections of their own). A list of expanded `@N` items
+/// constant columns, deferred sections of their own), value-grouped tables included. A list of expanded `@N` items
 /// (`## [N]`, [`ListWriter`](crate::ListWriter)'s) is read an item at a time the same way; an
 /// inline array (`## [N]: a,b`, `key[N]: a,b`) is one line, handed out an item at a time.
-/// Anything else (another member after the array, a keyed map, a value-grouped table, an
-/// object or scalar root) is `not_a_table`: [`from_reader`](crate::from_reader) reads it.
+/// Anything else (another member after the array, a keyed map, an object or scalar root) is
+/// `not_a_table`: [`from_reader`](crate::from_reader) reads it.
 ///
 /// The declared count is checked when the rows end, a deferred `[?]` count against the
 /// `##! summary` trailer (which must follow unless [`DecoderOptions::require_trailer`] is
@@ -48,8 +49,9 @@ const ONE_ROW: &str = "## [1]";
 /// (the testkit oracle checks it), except that the row reader reports the first error in
 /// reading order (invalid UTF-8 late in the input comes after an earlier row's error). The
 /// [`Limits`](crate::Limits) apply as in the in-memory decoder, the row count included
-/// (`max_elements`: raise it for longer streams). Identity columns (`@id`) are not checked for
-/// uniqueness across rows.
+/// (`max_elements`: raise it for longer streams). A table with an identity column (`@id`)
+/// keeps its identity values, the one thing it keeps per row, to report a repeated one
+/// (`duplicate_key`).
 ///
 /// ```
 /// use serde::Deserialize;
@@ -107,6 +109,16 @@ pub struct RowReader<R> {
     /// Deferred `[?]` sections inside the rows read so far (each has a trailer entry; their
     /// counts are checked by nobody here: see the type's docs).
     nested_deferred: u64,
+    /// A value-grouped table's state (spec v3.6).
+    group: Option<Grouping>,
+    /// The identity column's cell, and the identity values seen (they must be unique: the
+    /// one thing this reader keeps per row).
+    identity: Option<usize>,
+    ids: HashSet<String>,
+    /// The current row's identity value and its position, checked once the row decodes.
+    pending_id: Option<(String, u64, u64)>,
+    /// The line of `mini` the row line is (3, or 4 after a group's sub-header).
+    row_mini_line: u64,
     /// Whether the array is a list of expanded `@N` items rather than a table.
     list: bool,
     /// An inline array's items still to hand out, and the one handed out next.
@@ -151,6 +163,11 @@ impl<R: BufRead> RowReader<R> {
             shifts: Vec::new(),
             line_shifts: Vec::new(),
             nested_deferred: 0,
+            group: None,
+            identity: None,
+            ids: HashSet::new(),
+            pending_id: None,
+            row_mini_line: 3,
             list: false,
             inline: None,
             item: None,
@@ -226,6 +243,19 @@ impl<R: BufRead> RowReader<R> {
             });
         }
         let decoded: Result<Vec<T>> = self.opts.from_str(&self.mini);
+        if decoded.is_ok() {
+            if let Some((id, line, column)) = self.pending_id.take() {
+                if !self.ids.insert(id) {
+                    self.done = true;
+                    return Err(Error::at(
+                        ErrorKind::DuplicateKey,
+                        line,
+                        column,
+                        "a second row with this identity value",
+                    ));
+                }
+            }
+        }
         match decoded {
             Ok(mut rows) if rows.len() == 1 => Ok(rows.pop()),
             Ok(_) => {
@@ -342,20 +372,32 @@ impl<R: BufRead> RowReader<R> {
             &mut names,
             current.then_some(&mut extras),
         )?;
-        if after.split(' ').any(|t| t.starts_with("group=")) {
-            return Err(not_a_table(
-                Some(&line),
-                "a value-grouped table is read whole (from_reader), not row by row",
-            ));
-        }
+        // The group column (validated with the header below, by the whole decoder).
+        let group_column = after
+            .split(' ')
+            .find_map(|t| t.strip_prefix("group="))
+            .map(|g| {
+                lex::key(&line, g, b"")
+                    .map(|(k, _)| k.into_owned())
+                    .unwrap_or_else(|_| g.to_owned())
+            });
         self.check_declared(&line, after_key, count)?;
         self.fields = names.iter().map(|n| n.clone().into_owned()).collect();
         self.cells = names
             .iter()
             .enumerate()
             .filter(|(i, _)| !extras.iter().any(|x| x.index == *i && x.value.is_some()))
+            .filter(|(_, n)| group_column.as_deref() != Some(&**n))
             .map(|(_, n)| n.clone().into_owned())
             .collect();
+        if let Some(x) = extras.iter().find(|x| x.identity) {
+            let name = &names[x.index];
+            self.identity = self.cells.iter().position(|c| *c == **name);
+        }
+        self.group = group_column.map(|column| Grouping {
+            column,
+            ..Grouping::default()
+        });
         self.schemas = vec![None; self.cells.len()];
         self.count = count;
         self.key = key;
@@ -499,6 +541,14 @@ impl<R: BufRead> RowReader<R> {
             self.finish()?;
             return Ok(false);
         }
+        if self.group.as_ref().is_some_and(|g| g.left == 0) {
+            if !self.group_header()? {
+                self.finish()?;
+                return Ok(false);
+            }
+            // The group's first row follows its sub-header.
+            return self.next_row();
+        }
         if self.found >= self.max_rows as u64 {
             let line = self.lines.line()?;
             return Err(line.error(
@@ -508,6 +558,87 @@ impl<R: BufRead> RowReader<R> {
         }
         self.take_row()?;
         self.found += 1;
+        if let Some(g) = &mut self.group {
+            g.left -= 1;
+        }
+        Ok(true)
+    }
+
+    /// Reads the sub-header `column=value [n]` that opens the next group (the held line):
+    /// `false`, consuming nothing, when the line is not one and the table may end there.
+    fn group_header(&mut self) -> Result<bool> {
+        let short = matches!(self.count, Count::Known(n) if self.found < n);
+        let line = self.lines.line()?;
+        let Some(g) = &mut self.group else {
+            return Ok(true);
+        };
+        if line.indent != 0 || line.text.starts_with("##") {
+            return Ok(false);
+        }
+        let parsed = (|| {
+            let text = line.text;
+            if !text.ends_with(']') {
+                return None;
+            }
+            let (name, rest) = lex::key(&line, text, b"=").ok()?;
+            let rest = rest.strip_prefix('=')?;
+            let open = rest.rfind(" [")?;
+            Some((name, lex::trim(&rest[..open]), &rest[open + 1..]))
+        })();
+        let Some((name, token, bracket)) = parsed else {
+            if short {
+                return Err(line.error(
+                    ErrorKind::InvalidGroupHeader,
+                    "expected a group sub-header `column=value [n]` here",
+                ));
+            }
+            return Ok(false);
+        };
+        let (count, tail) = lex::count(&line, bracket)?;
+        if !tail.is_empty() {
+            if short {
+                return Err(line.error(
+                    ErrorKind::InvalidGroupHeader,
+                    "expected a group sub-header `column=value [n]` here",
+                ));
+            }
+            return Ok(false);
+        }
+        let n = match count {
+            Count::Known(0) | Count::Deferred => {
+                return Err(line.error_at(
+                    ErrorKind::InvalidCount,
+                    bracket,
+                    "a group's sub-header counts its rows, at least one",
+                ))
+            }
+            Count::Known(n) => n,
+        };
+        if name != g.column {
+            if !short {
+                return Ok(false);
+            }
+            return Err(line.error(
+                ErrorKind::InvalidGroupHeader,
+                format!(
+                    "the sub-header names {name:?}, the table is grouped by {:?}",
+                    g.column
+                ),
+            ));
+        }
+        if !g.seen.insert(canonical(token)) {
+            return Err(line.error_at(
+                ErrorKind::DuplicateGroup,
+                token,
+                format!("a second group for {name}={token}"),
+            ));
+        }
+        let bracket_at = line.text.len() - bracket.len();
+        g.header = format!("{}[1]", &line.text[..bracket_at]);
+        g.line = line.number;
+        g.token_column = line.column_of(token) as u64;
+        g.left = n;
+        self.held = false;
         Ok(true)
     }
 
@@ -522,6 +653,13 @@ impl<R: BufRead> RowReader<R> {
         self.mini.push('\n');
         self.mini.push_str(&self.table);
         self.mini.push('\n');
+        self.row_mini_line = 3;
+        if let Some(g) = &self.group {
+            self.mini.push_str(&g.header);
+            self.mini.push('\n');
+            self.mini_lines.push(g.line);
+            self.row_mini_line = 4;
+        }
         // The row line: `@N` renumbered, the cells with an inline schema noted.
         let mut eligible: Vec<(usize, bool)> = Vec::new();
         let (row_text_start, row_line_end);
@@ -565,6 +703,14 @@ impl<R: BufRead> RowReader<R> {
                     eligible.push((k, true));
                 }
             }
+            self.pending_id = self.identity.and_then(|i| {
+                let cell = lex::split(text, b'|').nth(i)?;
+                Some((
+                    canonical(cell),
+                    line.number as u64,
+                    line.column_of(cell) as u64,
+                ))
+            });
             row_text_start = self.mini.len();
             self.mini.push_str(text);
             row_line_end = self.mini.len();
@@ -576,7 +722,7 @@ impl<R: BufRead> RowReader<R> {
         let mut pending_schema: Option<(usize, String, u64, u64)> = None;
         while self.peek()? {
             let line = self.lines.line()?;
-            let owned = if self.list {
+            let owned = if self.list || self.group.is_some() {
                 line.indent > 0
             } else if line.indent > 0 {
                 if line.indent == 2 && !line.text.starts_with('.') && !unmatched.is_empty() {
@@ -676,6 +822,17 @@ impl<R: BufRead> RowReader<R> {
 
     /// The checks when the rows end: the declared count, the trailer and what may follow.
     fn finish(&mut self) -> Result<()> {
+        if let Some(g) = self.group.as_ref().filter(|g| g.left > 0) {
+            return Err(Error::at(
+                ErrorKind::CountMismatch,
+                g.line as u64,
+                g.token_column,
+                format!(
+                    "the group declares {} more rows than follow its sub-header",
+                    g.left
+                ),
+            ));
+        }
         let mut summary_counts: Option<(usize, Vec<(u64, u64)>)> = None;
         while self.peek()? {
             self.held = false;
@@ -809,7 +966,7 @@ impl<R: BufRead> RowReader<R> {
                     .copied()
                     .unwrap_or(self.lines.number()) as u64;
                 match e.column() {
-                    Some(col) if n == 3 => {
+                    Some(col) if n == self.row_mini_line => {
                         let shift = self
                             .shifts
                             .iter()
@@ -936,6 +1093,39 @@ fn opens_deferred(line: &Line<'_>) -> bool {
     };
     let bracket = after.trim_start_matches(' ');
     bracket.starts_with("[?]") || bracket.starts_with("[?:]")
+}
+
+/// A value-grouped table as it is read.
+#[derive(Debug, Default)]
+struct Grouping {
+    column: String,
+    /// Rows the current sub-header still declares.
+    left: u64,
+    /// The current sub-header as the one-row table repeats it (`k=v [1]`), its line, and
+    /// the column of its value.
+    header: String,
+    line: usize,
+    token_column: u64,
+    /// The group values seen (each once: `duplicate_group`).
+    seen: HashSet<String>,
+}
+
+/// A scalar token as a value to compare: a quoted string by its text, `-` null, a JSON
+/// number or literal by its JSON form, anything else a string.
+fn canonical(token: &str) -> String {
+    if token.starts_with('"') {
+        return match serde_json::from_str::<String>(token) {
+            Ok(s) => Value::String(s).to_string(),
+            Err(_) => token.to_owned(),
+        };
+    }
+    if token == "-" {
+        return "null".to_owned();
+    }
+    match serde_json::from_str::<Value>(token) {
+        Ok(v @ (Value::Number(_) | Value::Bool(_))) => v.to_string(),
+        _ => Value::String(token.to_owned()).to_string(),
+    }
 }
 
 /// Whether a root-level line starts an object member.
