@@ -475,3 +475,38 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(128), ..ProptestConfig::default() })]
+
+    /// Value-grouped tables (and the same records damaged by one edit) read by the streaming
+    /// readers as the in-memory decoder reads them.
+    #[test]
+    fn grouped_tables_stream_as_they_decode(
+        records in prop::collection::vec((0u8..4, leaf(), any::<bool>()), 1..8),
+        drop_line in any::<prop::sample::Index>(),
+        damage in any::<bool>(),
+    ) {
+        let rows: Vec<Value> = records
+            .iter()
+            .enumerate()
+            .map(|(i, (kind, v, dup))| {
+                let id = if *dup && i > 0 { format!("r{}", i - 1) } else { format!("r{i}") };
+                json!({"id": id, "kind": format!("k{kind}"), "v": v})
+            })
+            .collect();
+        let options = EncoderOptions::new().value_grouping("id", "kind");
+        if let Ok(text) = options.to_string(&Value::Array(rows)) {
+            let text = if damage {
+                let mut lines: Vec<&str> = text.lines().collect();
+                lines.remove(drop_line.index(lines.len()));
+                lines.join("\n") + "\n"
+            } else {
+                text
+            };
+            if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+                prop_assert!(false, "{}\n{}", bug, text);
+            }
+        }
+    }
+}
