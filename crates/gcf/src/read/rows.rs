@@ -1,7 +1,8 @@
 //! [`RowReader`]: a GCF table read one row at a time from an `io::BufRead`.
 //!
 //! The reader keeps the payload's header line, the table's header line and the lines of the
-//! current row, nothing else. It finds where a row ends by the spec's rule (§7.4.4: a row owns
+//! current row (with a value-grouped table, its group's sub-header; with an identity column,
+//! the identity values seen, to find a repeated one). It finds where a row ends by the spec's rule (§7.4.4: a row owns
 //! the indented lines under it, its `.field` attachments and as many same-level positional
 //! bodies as it has inline-schema markers), then decodes that row with the in-memory decoder
 //! as a one-row table (the inline schemas earlier rows declared carried into it), so a row
@@ -868,14 +869,11 @@ impl<R: BufRead> RowReader<R> {
                 ));
             }
             let (kind, message) = match self.count {
-                Count::Known(n) if self.last_had_id && !line.text.starts_with('@') => {
-                    let _ = n;
-                    (
-                        ErrorKind::OrphanInlineAttachment,
-                        "a positional attachment body without an inline-schema marker to fill"
-                            .to_owned(),
-                    )
-                }
+                Count::Known(_) if self.last_had_id && !line.text.starts_with('@') => (
+                    ErrorKind::OrphanInlineAttachment,
+                    "a positional attachment body without an inline-schema marker to fill"
+                        .to_owned(),
+                ),
                 Count::Known(n) => (
                     ErrorKind::CountMismatch,
                     format!("more rows than the declared [{n}]"),
