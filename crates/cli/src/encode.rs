@@ -89,7 +89,8 @@ pub(crate) struct Args {
     /// payload as they arrive, one row in memory: GCF a root table `## [?]{fields}` and its
     /// `##! summary counts=N` trailer (the fields are --fields, or the first row's members; a
     /// later row with another member is an error); GCX1 through its row writer (sections as
-    /// the rows' shapes change). `decode --stream` reads it back a row at a time.
+    /// the rows' shapes change). `decode --stream` reads it back a row at a time. On an error
+    /// the output stops there, without a GCF trailer, so a decoder reports it truncated.
     #[arg(long)]
     stream: bool,
     /// --stream to GCF: the table's fields, comma-separated (default: the first row's).

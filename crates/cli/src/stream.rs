@@ -171,9 +171,14 @@ pub(crate) fn encode_rows<R: BufRead>(
                     .map_err(|e| encode_error("GCF", e.to_string()))?;
                 let mut row = first;
                 while let Some(value) = row {
-                    table
-                        .row(&value)
-                        .map_err(|e| encode_error("GCF", format!("line {}: {e}", rows.number)))?;
+                    table.row(&value).map_err(|e| {
+                        let hint = if e.kind() == agentwire_gcf::ErrorKind::UnsupportedValue {
+                            " (name every field up front with --fields)"
+                        } else {
+                            ""
+                        };
+                        encode_error("GCF", format!("line {}: {e}{hint}", rows.number))
+                    })?;
                     row = rows.next()?;
                 }
                 table.finish();
