@@ -2,7 +2,7 @@
 //! `#[global_allocator]`, then [`peak_during`] gives the most bytes a closure had allocated at
 //! once. Tests that use it measure one at a time (the counters are global), never time.
 //!
-//! ```ignore
+//! ```text
 //! #[global_allocator]
 //! static ALLOCATOR: agentwire_testkit::alloc::Counting = agentwire_testkit::alloc::Counting;
 //! let (_, peak) = agentwire_testkit::alloc::peak_during(|| vec![0u8; 1000]);
