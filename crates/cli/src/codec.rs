@@ -179,15 +179,14 @@ pub(crate) fn encode_toon(value: &Value) -> Result<String, CliError> {
     })
 }
 
-/// Decodes a GCF payload (either profile) whose first line is `first_line`, from `reader`
-/// (which yields the whole payload, first line included).
-pub(crate) fn decode_gcf<R: Read>(
+/// Decodes a GCF payload (either profile, by its header) with `decoder`'s options (spec and
+/// limits), reading `reader` a line at a time.
+pub(crate) fn decode_gcf_with<R: Read>(
     first_line: &[u8],
     reader: R,
     what: &str,
-    spec: agentwire_gcf::Spec,
+    decoder: &agentwire_gcf::DecoderOptions,
 ) -> Result<Value, CliError> {
-    let decoder = agentwire_gcf::DecoderOptions::new().spec(spec);
     let failed = |message: String| CliError::Decode {
         what: what.to_owned(),
         format: "GCF",
@@ -208,9 +207,14 @@ pub(crate) fn decode_gcf<R: Read>(
 }
 
 /// Decodes a GCX1 payload (ours, or any Gortex writes) into the JSON value it was written
-/// from, streaming from `reader`.
-pub(crate) fn decode_gcx1<R: Read>(reader: R, what: &str) -> Result<Value, CliError> {
+/// from, streaming from `reader`, with `limits`.
+pub(crate) fn decode_gcx1_with<R: Read>(
+    reader: R,
+    what: &str,
+    limits: agentwire_gcx1::Limits,
+) -> Result<Value, CliError> {
     agentwire_gcx1::Options::new()
+        .limits(limits)
         .read_payload(reader)
         .map(|payload| payload.value)
         .map_err(|e| CliError::Decode {
@@ -280,7 +284,8 @@ mod tests {
             text.starts_with("GCX1 tool=search_symbols fields=id total=2\n"),
             "{text}"
         );
-        let back = decode_gcx1(text.as_bytes(), "-").unwrap();
+        let back =
+            decode_gcx1_with(text.as_bytes(), "-", agentwire_gcx1::Limits::default()).unwrap();
         assert_eq!(back, value);
         assert!(encode_gcx1(None, &value)
             .unwrap()

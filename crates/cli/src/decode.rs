@@ -22,6 +22,28 @@ pub(crate) enum From {
 
 /// Arguments of `agentwire decode`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+GCF and GCX1 are read a line at a time: a line past the limit fails before it is kept, and
+comment lines are never kept; GCX1 holds one line and the value, GCF the payload's other lines
+until the value is built.
+
+--stream writes one JSON value per line (JSON Lines) as the rows are read, holding one row:
+  GCF   the payload must be one array: a table `## [N]{fields}` / `## [?]{fields}`, or an
+        object whose first member is one (`## key [N]{fields}`, what `encode --stream`
+        writes); a list of `@N` items (`## [N]`) gives one item per line, an inline array
+        (`## [N]: a,b`) one value per line. Anything else (another member after it, a keyed
+        map, an object, a graph payload) is an error (not_a_table):
+        decode it without --stream. The declared count, or a `[?]` count against the
+        `##! summary` trailer, is checked at the end; rows before an error have been written
+        by then, and the exit status is 1.
+  GCX1  every data row of every section, in order, each as the object the row decoder gives.
+
+Limits: every decoder limit has a flag (--max-line-length, --max-depth, --max-elements,
+--max-fields, --max-input-size); unset, each is the library's default, except that the CLI
+reads any number of elements and fields (declared counts never size an allocation, and a
+field list is bounded by its line). `agentwire encode`
+refuses a payload with a line longer than the decoders' default line limit unless given the
+same --max-line-length, so with default settings decode reads everything encode writes.")]
 pub(crate) struct Args {
     /// The input format.
     #[arg(long, value_enum, default_value = "auto")]
@@ -34,6 +56,11 @@ pub(crate) struct Args {
     /// every version writes.
     #[arg(long, default_value = "3.6", value_parser = parse_spec)]
     spec: agentwire_gcf::Spec,
+    /// GCF and GCX1 tables: write one JSON row per line as the rows are read (see below).
+    #[arg(long)]
+    stream: bool,
+    #[command(flatten)]
+    limits: crate::stream::LimitArgs,
     /// The payload to decode; standard input when omitted or `-`.
     file: Option<PathBuf>,
 }
@@ -53,9 +80,26 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         From::Gcx1 => Format::Gcx1,
         From::Toon => Format::Toon,
     };
+    if args.stream {
+        if args.pretty {
+            return Err(CliError::Usage(
+                "--pretty does not apply to --stream".into(),
+            ));
+        }
+        return crate::stream::decode_rows(
+            format,
+            &first_line,
+            reader,
+            &what,
+            &args.limits.gcf(args.spec),
+            args.limits.gcx1(),
+        );
+    }
     let value = match format {
-        Format::Gcf => codec::decode_gcf(&first_line, reader, &what, args.spec)?,
-        Format::Gcx1 => codec::decode_gcx1(reader, &what)?,
+        Format::Gcf => {
+            codec::decode_gcf_with(&first_line, reader, &what, &args.limits.gcf(args.spec))?
+        }
+        Format::Gcx1 => codec::decode_gcx1_with(reader, &what, args.limits.gcx1())?,
         Format::Json => codec::read_json(reader, &what)?,
         Format::Toon => {
             let mut bytes = Vec::new();

@@ -85,8 +85,51 @@ pub(crate) struct Args {
     /// GCF: the encoding with the fewest tokens the current grammar allows.
     #[arg(long)]
     fewest_tokens: bool,
+    /// GCF and GCX1: read JSON Lines (one row object per line) and write a streaming
+    /// payload as they arrive, one row in memory: GCF a root table `## [?]{fields}` and its
+    /// `##! summary counts=N` trailer (the fields are --fields, or the first row's members; a
+    /// later row with another member is an error); GCX1 through its row writer (sections as
+    /// the rows' shapes change). `decode --stream` reads it back a row at a time. On an error
+    /// the output stops there, without a GCF trailer, so a decoder reports it truncated.
+    #[arg(long)]
+    stream: bool,
+    /// --stream to GCF: the table's fields, comma-separated (default: the first row's).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    fields: Option<Vec<String>>,
+    /// GCF and GCX1: write lines up to this many bytes; past it encoding fails, since the
+    /// decoders' default limit (GCF 1 MiB, GCX1 4 MiB) would refuse them. Decode such output
+    /// with the same --max-line-length.
+    #[arg(long, value_name = "BYTES")]
+    max_line_length: Option<usize>,
     /// The JSON to encode; standard input when omitted or `-`.
     file: Option<PathBuf>,
+}
+
+/// The decoders' default line limit for `format`, or --max-line-length.
+fn line_limit(args: &Args, format: Format) -> usize {
+    args.max_line_length.unwrap_or(match format {
+        Format::Gcx1 => agentwire_gcx1::Limits::default().max_line_length,
+        _ => agentwire_gcf::Limits::DEFAULT.max_line_length,
+    })
+}
+
+/// Fails when `text` has a line its decoder would refuse by length.
+fn check_line_lengths(args: &Args, format: Format, text: &str) -> Result<(), CliError> {
+    let limit = line_limit(args, format);
+    for (i, line) in text.split('\n').enumerate() {
+        let len = line.strip_suffix('\r').unwrap_or(line).len();
+        if len > limit {
+            return Err(CliError::Encode {
+                format: format.name(),
+                message: format!(
+                    "line {} of the output is {len} bytes, beyond the decoders' line limit of \
+                     {limit} bytes: pass --max-line-length {len} (to decode as well) to write it",
+                    i + 1
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn run(args: &Args) -> Result<(), CliError> {
@@ -104,6 +147,37 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
     let options = gcf_options(args)?;
     let spec = args.spec.unwrap_or(agentwire_gcf::Spec::LATEST);
     let (reader, what) = input::open(args.file.as_deref())?;
+    if args.fields.is_some() && !(args.stream && args.to == To::Gcf) {
+        return Err(CliError::Usage(
+            "--fields applies to --stream --to gcf only".into(),
+        ));
+    }
+    if args.stream {
+        let target = match args.to {
+            To::Gcf if !args.graph && args.spec.is_none() && !args.fewest_tokens => {
+                crate::stream::Target::Gcf
+            }
+            To::Gcx1 => crate::stream::Target::Gcx1,
+            _ => {
+                return Err(CliError::Usage(
+                    "--stream writes --to gcf (the generic profile, current spec) or --to gcx1"
+                        .into(),
+                ))
+            }
+        };
+        let format = match target {
+            crate::stream::Target::Gcf => Format::Gcf,
+            crate::stream::Target::Gcx1 => Format::Gcx1,
+        };
+        return crate::stream::encode_rows(
+            target,
+            reader,
+            &what,
+            args.fields.as_deref(),
+            args.tool.as_deref(),
+            line_limit(args, format),
+        );
+    }
     let value = codec::read_json(reader, &what)?;
     match args.to {
         To::Auto => {
@@ -124,12 +198,13 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         To::Json => output::print_json(&value, args.pretty),
         To::Gcx1 => {
             let text = codec::encode_gcx1(args.tool.as_deref(), &value)?;
-            check_lossless(Format::Gcx1, &text, &value, spec)?;
+            check_line_lengths(args, Format::Gcx1, &text)?;
+            check_lossless(Format::Gcx1, &text, &value, spec, args.max_line_length)?;
             output::print(&text)
         }
         To::Toon => {
             let mut text = codec::encode_toon(&value)?;
-            check_lossless(Format::Toon, &text, &value, spec)?;
+            check_lossless(Format::Toon, &text, &value, spec, None)?;
             // The reference encoder ends without a newline; a line of output should end in one.
             text.push('\n');
             output::print(&text)
@@ -147,7 +222,8 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         }
         To::Gcf => {
             let text = codec::encode_gcf_with(&value, &options)?;
-            check_lossless(Format::Gcf, &text, &value, spec)?;
+            check_line_lengths(args, Format::Gcf, &text)?;
+            check_lossless(Format::Gcf, &text, &value, spec, args.max_line_length)?;
             output::print(&text)
         }
     }
@@ -162,12 +238,19 @@ fn check_lossless(
     text: &str,
     value: &Value,
     spec: agentwire_gcf::Spec,
+    max_line_length: Option<usize>,
 ) -> Result<(), CliError> {
     let what = format!("the {} output", format.name());
     let first_line = text.split_inclusive('\n').next().unwrap_or("").as_bytes();
+    let limits = crate::stream::LimitArgs {
+        max_line_length,
+        ..Default::default()
+    };
     let decoded = match format {
-        Format::Gcf => codec::decode_gcf(first_line, text.as_bytes(), &what, spec)?,
-        Format::Gcx1 => codec::decode_gcx1(text.as_bytes(), &what)?,
+        Format::Gcf => {
+            codec::decode_gcf_with(first_line, text.as_bytes(), &what, &limits.gcf(spec))?
+        }
+        Format::Gcx1 => codec::decode_gcx1_with(text.as_bytes(), &what, limits.gcx1())?,
         Format::Toon => codec::decode_toon(text, &what)?,
         Format::Json => return Ok(()),
     };

@@ -20,6 +20,7 @@ mod json_cmp;
 mod mcp;
 mod output;
 mod scorecard;
+mod stream;
 mod tools;
 mod validate;
 

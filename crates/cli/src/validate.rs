@@ -30,6 +30,8 @@ pub(crate) struct Args {
     /// The payload's format.
     #[arg(long, value_enum, default_value = "auto")]
     from: From,
+    #[command(flatten)]
+    limits: crate::stream::LimitArgs,
     /// The payload to check; standard input when omitted or `-`.
     file: Option<PathBuf>,
 }
@@ -65,7 +67,7 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
     };
     if format == Format::Gcx1 {
         // The decoder itself, streaming: memory stays bounded by the longest line.
-        return match check_gcx1(reader) {
+        return match check_gcx1(reader, args.limits.gcx1()) {
             None => output::print("ok\n"),
             Some((finding, line)) => Err(CliError::Invalid(report_line(
                 &what,
@@ -73,6 +75,27 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
                 line.as_deref(),
                 &finding,
             ))),
+        };
+    }
+    let graph = format == Format::Gcf
+        && agentwire_gcf::profile(&String::from_utf8_lossy(&first_line)).ok()
+            == Some(agentwire_gcf::Profile::Graph);
+    if format == Format::Gcf && !graph {
+        // The generic decoder itself, a line at a time, without building the value.
+        let opts = args.limits.gcf(agentwire_gcf::Spec::LATEST);
+        let mut tap = LineTap::new(reader);
+        return match opts.from_reader::<_, serde::de::IgnoredAny>(&mut tap) {
+            Ok(_) => output::print("ok\n"),
+            Err(e) => {
+                let finding = gcf_finding(&e);
+                let line = tap.line(e.line().unwrap_or(0));
+                Err(CliError::Invalid(report_line(
+                    &what,
+                    format,
+                    line.as_deref(),
+                    &finding,
+                )))
+            }
         };
     }
     let mut bytes = Vec::new();
@@ -85,7 +108,7 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         offset: e.utf8_error().valid_up_to(),
     })?;
     let finding = match format {
-        Format::Gcf => check_gcf(&text),
+        Format::Gcf => check_gcf(&text, &args.limits),
         Format::Toon => check_toon(&text),
         Format::Json => check_json(&text, &what),
         Format::Gcx1 => None,
@@ -96,26 +119,37 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
     }
 }
 
-fn check_gcf(text: &str) -> Option<Finding> {
-    let from = |e: agentwire_gcf::Error| Finding {
+fn gcf_finding(e: &agentwire_gcf::Error) -> Finding {
+    Finding {
         position: e.line().map(|line| {
             let column = e.column().unwrap_or(1);
             (to_usize(line), to_usize(column).max(1))
         }),
         message: format!("{}: {}", e.code(), e.message()),
-    };
+    }
+}
+
+/// A graph payload (deltas and `unchanged` replies included), read whole.
+fn check_gcf(text: &str, limits: &crate::stream::LimitArgs) -> Option<Finding> {
+    let opts = limits.gcf(agentwire_gcf::Spec::LATEST);
     let result = agentwire_gcf::profile(text).and_then(|profile| match profile {
-        agentwire_gcf::Profile::Graph => agentwire_gcf::decode_payload(text).map(drop),
-        _ => agentwire_gcf::from_str::<serde_json::Value>(text).map(drop),
+        agentwire_gcf::Profile::Graph => opts.decode_payload(text).map(drop),
+        _ => opts.from_str::<serde::de::IgnoredAny>(text).map(drop),
     });
-    result.err().map(from)
+    result.err().map(|e| gcf_finding(&e))
 }
 
 /// Runs the GCX1 decoder over the payload without building its value: the finding, and the
 /// offending line as far as it was read.
-fn check_gcx1<R: BufRead>(reader: R) -> Option<(Finding, Option<String>)> {
+fn check_gcx1<R: BufRead>(
+    reader: R,
+    limits: agentwire_gcx1::Limits,
+) -> Option<(Finding, Option<String>)> {
     let mut tap = LineTap::new(reader);
-    let e = agentwire_gcx1::Options::new().validate(&mut tap).err()?;
+    let e = agentwire_gcx1::Options::new()
+        .limits(limits)
+        .validate(&mut tap)
+        .err()?;
     let (line, column) = (e.line().unwrap_or(0), e.column().unwrap_or(0));
     let finding = Finding::at(line as usize, column as usize, e.message());
     let text = tap.line(line);

@@ -170,8 +170,9 @@ fn unreadable_input_and_usage_errors() {
         .write_stdin(&b"GCF profile=generic\na=\xff\n"[..])
         .assert()
         .code(1)
+        // The decoder itself reads the bytes: its code, with the line and column.
         .stderr(predicate::str::contains(
-            "not valid UTF-8 (invalid byte at offset 22)",
+            "standard input:2:3: not valid GCF: invalid_utf8",
         ));
     agentwire()
         .arg("validate")

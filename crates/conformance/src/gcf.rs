@@ -52,6 +52,7 @@
 //! |---|---|---|
 //! | `encode-error` | `input` (JSON), optional `options` ([`EncodeOptions`]), `expectedError` | generic encoding fails with that code |
 //! | `decode-options` | `input` (text), `options` ([`DecodeOptions`]), `expected` or `expectedError` | decoding with those options gives the value, or fails with that code |
+//! | `decode-rows` | `input` (text), optional `options` ([`DecodeOptions`]), `expected` (the rows) or `expectedError` | reading the array a row at a time (the streaming row reader) gives those rows, or fails with that code |
 //!
 //! The profile of `encode`, `decode` and `roundtrip` cases is read from the GCF text's header
 //! (`profile=graph` or not). Graph objects are compared after both sides pass through the
@@ -279,6 +280,21 @@ pub enum GcfCase {
         #[serde(default, rename = "expectedError")]
         expected_error: Option<String>,
     },
+    /// Reading an array a row at a time: exactly one of `expected` and `expected_error`.
+    #[serde(rename = "decode-rows")]
+    DecodeRows {
+        /// GCF text.
+        input: String,
+        /// The decoder options.
+        #[serde(default)]
+        options: DecodeOptions,
+        /// The rows, in order.
+        #[serde(default)]
+        expected: Option<Vec<Value>>,
+        /// The error code reading fails with (after any rows before it).
+        #[serde(default, rename = "expectedError")]
+        expected_error: Option<String>,
+    },
 }
 
 /// Encoder options of an `encode-error` fixture; absent fields keep the codec's defaults.
@@ -440,6 +456,7 @@ impl Case for GcfCase {
             GcfCase::StreamEncode { .. } => "stream-encode",
             GcfCase::EncodeError { .. } => "encode-error",
             GcfCase::DecodeWithOptions { .. } => "decode-options",
+            GcfCase::DecodeRows { .. } => "decode-rows",
             GcfCase::RoundtripWire { .. } => "roundtrip-wire",
             GcfCase::GraphStreamEncode { .. } => "graph-stream-encode",
             GcfCase::GenericPackRoot { .. } => "generic-pack-root",
@@ -520,6 +537,12 @@ pub trait GcfCodec: Send + Sync {
     ) -> Result<Value, CodecError> {
         let _ = (text, options);
         Err(CodecError::unsupported("decoding with options"))
+    }
+    /// Reads the array of generic-profile text a row at a time with these options
+    /// (`decode-rows` fixtures): the rows, or the first error.
+    fn decode_rows(&self, text: &str, options: &DecodeOptions) -> Result<Vec<Value>, CodecError> {
+        let _ = (text, options);
+        Err(CodecError::unsupported("decoding rows"))
     }
     /// Encodes a graph with the streaming encoder and these options.
     fn encode_stream_with(
@@ -921,6 +944,31 @@ fn check_version(
             _ => Err(Failure::new(
                 "fixture: a decode-options case needs exactly one of `expected` and \
                  `expectedError`",
+            )),
+        },
+        GcfCase::DecodeRows {
+            input,
+            options,
+            expected,
+            expected_error,
+        } => match (expected, expected_error) {
+            (Some(expected), None) => {
+                let actual = codec
+                    .decode_rows(input, options)
+                    .map_err(|e| Failure::codec("decode rows", &e))?;
+                same_json(
+                    "decode rows",
+                    &Value::Array(expected.clone()),
+                    &Value::Array(actual),
+                )
+            }
+            (None, Some(code)) => expect_error(
+                "decode rows",
+                code,
+                codec.decode_rows(input, options).map(drop),
+            ),
+            _ => Err(Failure::new(
+                "fixture: a decode-rows case needs exactly one of `expected` and `expectedError`",
             )),
         },
         GcfCase::RoundtripWire { input, expected } => {

@@ -51,6 +51,30 @@ impl AgentwireGcf {
     fn decoder(&self) -> agentwire_gcf::DecoderOptions {
         agentwire_gcf::DecoderOptions::new().spec(self.spec)
     }
+
+    /// The decoder with a fixture's options.
+    fn decoder_with(&self, options: &DecodeOptions) -> agentwire_gcf::DecoderOptions {
+        let mut decoder = self.decoder();
+        if let Some(depth) = options.max_depth {
+            decoder = decoder.max_depth(depth);
+        }
+        if let Some(elements) = options.max_elements {
+            decoder = decoder.max_elements(elements);
+        }
+        if let Some(bytes) = options.max_line_length {
+            decoder = decoder.max_line_length(bytes);
+        }
+        if let Some(fields) = options.max_fields {
+            decoder = decoder.max_fields(fields);
+        }
+        if let Some(bytes) = options.max_input_size {
+            decoder = decoder.max_input_size(Some(bytes));
+        }
+        if let Some(required) = options.require_trailer {
+            decoder = decoder.require_trailer(required);
+        }
+        decoder
+    }
 }
 
 /// A keyed set of a fixture: `{key, fields, rows, name?}`.
@@ -265,26 +289,20 @@ impl GcfCodec for AgentwireGcf {
         text: &str,
         options: &DecodeOptions,
     ) -> Result<Value, CodecError> {
-        let mut decoder = self.decoder();
-        if let Some(depth) = options.max_depth {
-            decoder = decoder.max_depth(depth);
-        }
-        if let Some(elements) = options.max_elements {
-            decoder = decoder.max_elements(elements);
-        }
-        if let Some(bytes) = options.max_line_length {
-            decoder = decoder.max_line_length(bytes);
-        }
-        if let Some(fields) = options.max_fields {
-            decoder = decoder.max_fields(fields);
-        }
-        if let Some(bytes) = options.max_input_size {
-            decoder = decoder.max_input_size(Some(bytes));
-        }
-        if let Some(required) = options.require_trailer {
-            decoder = decoder.require_trailer(required);
-        }
-        decoder.from_str(text).map_err(codec_error)
+        self.decoder_with(options)
+            .from_str(text)
+            .map_err(codec_error)
+    }
+
+    fn decode_rows(&self, text: &str, options: &DecodeOptions) -> Result<Vec<Value>, CodecError> {
+        let mut reader = self
+            .decoder_with(options)
+            .row_reader(text.as_bytes())
+            .map_err(codec_error)?;
+        reader
+            .values()
+            .collect::<Result<_, _>>()
+            .map_err(codec_error)
     }
 
     fn generic_pack_root(&self, set: &Value) -> Result<String, CodecError> {

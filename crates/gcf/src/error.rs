@@ -149,6 +149,12 @@ pub enum ErrorKind {
     ///
     /// [`DecoderOptions::require_trailer`]: crate::DecoderOptions::require_trailer
     TruncatedInput,
+    /// `not_a_table` (ours): a [`RowReader`] was given a payload that is not a single table
+    /// (another member beside it, a keyed map, an expanded list, a value-grouped table, a
+    /// scalar or object root); read such payloads whole with `from_reader`.
+    ///
+    /// [`RowReader`]: crate::RowReader
+    NotATable,
     /// `limit_exceeded`: the input exceeds one of the configured [`Limit`]s.
     LimitExceeded(Limit),
     /// `unsupported_value`: a value the encoder cannot represent, or an encoder API used out of
@@ -247,6 +253,7 @@ impl ErrorKind {
             ErrorKind::InvalidLine => "invalid_line",
             ErrorKind::ProfileMismatch => "profile_mismatch",
             ErrorKind::TruncatedInput => "truncated_input",
+            ErrorKind::NotATable => "not_a_table",
             ErrorKind::LimitExceeded(_) => "limit_exceeded",
             ErrorKind::UnsupportedValue => "unsupported_value",
             ErrorKind::TypeMismatch => "type_mismatch",
@@ -303,6 +310,7 @@ impl ErrorKind {
         ErrorKind::InvalidLine,
         ErrorKind::ProfileMismatch,
         ErrorKind::TruncatedInput,
+        ErrorKind::NotATable,
         ErrorKind::LimitExceeded(Limit::Depth),
         ErrorKind::LimitExceeded(Limit::LineLength),
         ErrorKind::LimitExceeded(Limit::Elements),

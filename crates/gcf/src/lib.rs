@@ -151,6 +151,7 @@ mod lex;
 #[allow(dead_code)]
 mod number;
 mod options;
+mod read;
 #[cfg(any(feature = "graph", feature = "generic-delta"))]
 mod root;
 
@@ -173,6 +174,7 @@ pub use keyed::{
     Reanchor,
 };
 pub use options::{DecoderOptions, EncoderOptions, Limits, Spec, TokenCounter};
+pub use read::{DeserializeRows, RowReader};
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

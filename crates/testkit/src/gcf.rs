@@ -275,6 +275,56 @@ fn canonical(lexeme: &str) -> (bool, String, i64) {
     (negative, significant, first_exponent)
 }
 
+/// The streaming readers against the in-memory decoder, on arbitrary bytes:
+///
+/// - `from_reader` (a line at a time, through a one-byte-at-a-time buffer) gives the value or
+///   the error code `from_slice` gives;
+/// - the [`RowReader`](agentwire_gcf::RowReader), when the payload is a table (a root array,
+///   or an object of one array member), gives its rows in order, and rejects what the whole
+///   decoder rejects; on other payloads it says `not_a_table`. Error codes are compared where
+///   both readers see the error in the same order (not for `invalid_utf8` and
+///   `invalid_surrogate`, which the in-memory decoder finds before anything else, nor for a
+///   row-count limit, which the row reader checks as rows arrive).
+pub fn check_streaming(input: &[u8]) -> Result<(), Bug> {
+    let whole = agentwire_gcf::from_slice::<Value>(input);
+    let reader = std::io::BufReader::with_capacity(1, input);
+    let streamed = agentwire_gcf::from_reader::<_, Value>(reader);
+    match (&whole, &streamed) {
+        (Ok(a), Ok(b)) if a == b => {}
+        (Err(a), Err(b)) if (a.code(), a.position()) == (b.code(), b.position()) => {}
+        _ => {
+            return Err(Bug(format!(
+            "from_reader and from_slice differ\nfrom_slice:  {whole:?}\nfrom_reader: {streamed:?}"
+        )))
+        }
+    }
+    let rows = agentwire_gcf::RowReader::new(input)
+        .and_then(|mut r| r.values().collect::<agentwire_gcf::Result<Vec<Value>>>());
+    let table = match &whole {
+        Ok(Value::Array(items)) => Some(items.clone()),
+        Ok(Value::Object(m)) if m.len() == 1 => {
+            m.values().next().and_then(|v| v.as_array().cloned())
+        }
+        _ => None,
+    };
+    match (&rows, &whole, table) {
+        (Ok(rows), _, Some(table)) if *rows == table => Ok(()),
+        // A table the row reader does not take row by row must be one it says so of.
+        (Err(e), _, table) if e.code() == "not_a_table" && table.is_none() => Ok(()),
+        // The same error, at the same line.
+        (Err(e), Err(w), _) if e.code() == w.code() && e.line() == w.line() => Ok(()),
+        (Err(e), Err(w), _)
+            if matches!(w.code(), "invalid_utf8" | "invalid_surrogate")
+                || e.code() == "limit_exceeded" =>
+        {
+            Ok(())
+        }
+        _ => Err(Bug(format!(
+            "the row reader and the whole decoder differ\nrows:  {rows:?}\nwhole: {whole:?}"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@
 //! `tests::roundtrip`.
 #![deny(missing_docs)]
 
+pub mod alloc;
 pub mod exec;
 pub mod gcf;
 pub mod gcf_graph;

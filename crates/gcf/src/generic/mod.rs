@@ -144,7 +144,16 @@ pub fn from_slice<'a, T: Deserialize<'a>>(input: &'a [u8]) -> Result<T> {
     DecoderOptions::new().from_slice(input)
 }
 
-/// Reads a generic-profile payload to its end, then decodes it.
+/// Decodes a generic-profile payload read from `reader` a line at a time.
+///
+/// Memory is bounded by the line limit and the payload's content: a line longer than
+/// [`Limits::max_line_length`] fails as soon as its limit is passed (nothing past it is kept),
+/// blank and comment lines are never kept, and [`Limits::max_input_size`] is counted as the
+/// bytes arrive. Positions are the input's. A table read a row at a time is
+/// [`RowReader`](crate::RowReader).
+///
+/// [`Limits::max_line_length`]: crate::Limits::max_line_length
+/// [`Limits::max_input_size`]: crate::Limits::max_input_size
 pub fn from_reader<R: io::Read, T: DeserializeOwned>(reader: R) -> Result<T> {
     DecoderOptions::new().from_reader(reader)
 }
@@ -238,26 +247,11 @@ impl DecoderOptions {
         self.from_str(crate::lex::utf8(input)?)
     }
 
-    /// Reads `reader` to its end (at most [`Limits::max_input_size`] bytes) and decodes it
-    /// with these options (see [`from_reader`]).
-    ///
-    /// [`Limits::max_input_size`]: crate::Limits::max_input_size
+    /// Reads `reader` a line at a time and decodes the payload with these options (see
+    /// [`from_reader`]).
     pub fn from_reader<R: io::Read, T: DeserializeOwned>(&self, reader: R) -> Result<T> {
-        let mut bytes = Vec::new();
-        match self.limits.max_input_size {
-            Some(max) => {
-                let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
-                io::Read::read_to_end(&mut io::Read::take(reader, limit), &mut bytes)?;
-                if bytes.len() > max {
-                    return Err(too_large(max));
-                }
-            }
-            None => {
-                let mut reader = reader;
-                reader.read_to_end(&mut bytes)?;
-            }
-        }
-        self.from_slice(&bytes)
+        let (text, map) = crate::read::read_content(io::BufReader::new(reader), &self.limits)?;
+        self.from_str(&text).map_err(|e| map.fix(e))
     }
 }
 

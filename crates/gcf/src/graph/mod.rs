@@ -123,7 +123,8 @@ pub fn decode_graph_slice(bytes: &[u8]) -> Result<Graph> {
     DecoderOptions::new().decode_graph_slice(bytes)
 }
 
-/// Reads a graph payload to its end, then decodes it.
+/// Decodes a graph payload read from `reader` a line at a time (see
+/// [`DecoderOptions::decode_graph_reader`]).
 pub fn decode_graph_reader<R: io::Read>(reader: R) -> Result<Graph> {
     DecoderOptions::new().decode_graph_reader(reader)
 }
@@ -161,13 +162,15 @@ impl DecoderOptions {
         self.decode_graph(lex::utf8(bytes)?)
     }
 
-    /// Reads `reader` to its end (at most [`Limits::max_input_size`] bytes) and decodes a
-    /// graph payload with these options.
+    /// Reads `reader` a line at a time and decodes a graph payload with these options: a
+    /// line past [`Limits::max_line_length`] fails before more of it is kept, blank and
+    /// comment lines are never kept, [`Limits::max_input_size`] is counted as bytes arrive.
     ///
+    /// [`Limits::max_line_length`]: crate::Limits::max_line_length
     /// [`Limits::max_input_size`]: crate::Limits::max_input_size
     pub fn decode_graph_reader<R: io::Read>(&self, reader: R) -> Result<Graph> {
-        let bytes = self.read_all(reader)?;
-        self.decode_graph_slice(&bytes)
+        let (text, map) = crate::read::read_content(io::BufReader::new(reader), &self.limits)?;
+        self.decode_graph(&text).map_err(|e| map.fix(e))
     }
 
     /// Decodes any self-contained graph payload with these options (see
@@ -201,22 +204,6 @@ impl DecoderOptions {
             )),
             _ => Ok(()),
         }
-    }
-
-    pub(crate) fn read_all<R: io::Read>(&self, reader: R) -> Result<Vec<u8>> {
-        let mut bytes = Vec::new();
-        match self.limits.max_input_size {
-            Some(max) => {
-                let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
-                io::Read::read_to_end(&mut io::Read::take(reader, limit), &mut bytes)?;
-                self.check_size(bytes.len())?;
-            }
-            None => {
-                let mut reader = reader;
-                reader.read_to_end(&mut bytes)?;
-            }
-        }
-        Ok(bytes)
     }
 }
 

@@ -1,0 +1,220 @@
+//! `decode --stream` and `encode --stream` on ~110 MiB generated while the command reads it
+//! (never stored): the peak resident memory of the command (its `ru_maxrss`, from `wait4`)
+//! stays under 64 MB. No timing is measured.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+const MIB: u64 = 1 << 20;
+
+/// Runs the CLI with `args`, feeding it `lines` lines made by `line`, and returns (lines of
+/// output, bytes fed, peak resident set in bytes, exit status).
+#[allow(clippy::zombie_processes)] // waited for with wait4 below, for its rusage
+fn run_streaming(
+    args: &[&str],
+    head: &str,
+    lines: u64,
+    line: impl Fn(u64) -> String + Send + 'static,
+    tail: String,
+) -> (u64, u64, u64, i32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let head = head.to_owned();
+    let feeder = std::thread::spawn(move || {
+        let mut fed = 0u64;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut stdin);
+        let mut put = |s: &str| {
+            fed += s.len() as u64;
+            out.write_all(s.as_bytes()).is_ok()
+        };
+        if put(&head) {
+            for i in 0..lines {
+                if !put(&line(i)) {
+                    break;
+                }
+            }
+            put(&tail);
+        }
+        drop(out);
+        fed
+    });
+    let stdout = child.stdout.take().unwrap();
+    let mut count = 0u64;
+    for l in BufReader::new(stdout).lines() {
+        l.unwrap();
+        count += 1;
+    }
+    let fed = feeder.join().unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    #[allow(unsafe_code)]
+    // SAFETY: an all-zero `rusage` is valid; `wait4` fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    #[allow(unsafe_code)]
+    // SAFETY: `pid` is our child, not yet waited for; the pointers are valid.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (count, fed, usage.ru_maxrss as u64 * 1024, code)
+}
+
+#[test]
+fn stream_commands_stay_under_64_mb_on_110_mib() {
+    let filler = "x".repeat(900);
+    let rows = 120_000u64;
+    let f = filler.clone();
+    let (out, fed, peak, code) = run_streaming(
+        &["decode", "--stream", "--from", "gcf"],
+        "GCF profile=generic\n## [?]{id,name,note}\n",
+        rows,
+        move |i| format!("{i}|name {i}|{f}\n"),
+        format!("##! summary counts={rows}\n"),
+    );
+    eprintln!("decode --stream: {fed} bytes in, {out} rows out, peak RSS {peak} bytes");
+    assert_eq!(code, 0);
+    assert!(fed >= 100 * MIB);
+    assert_eq!(out, rows);
+    assert!(peak < 64_000_000, "peak {peak}");
+
+    let f = filler.clone();
+    let (out, fed, peak, code) = run_streaming(
+        &["encode", "--to", "gcf", "--stream"],
+        "",
+        rows,
+        move |i| format!("{{\"id\":{i},\"name\":\"name {i}\",\"note\":\"{f}\"}}\n"),
+        String::new(),
+    );
+    eprintln!("encode --stream --to gcf: {fed} bytes in, {out} lines out, peak RSS {peak} bytes");
+    assert_eq!(code, 0);
+    assert!(fed >= 100 * MIB);
+    assert_eq!(out, rows + 3);
+    assert!(peak < 64_000_000, "peak {peak}");
+
+    let f = filler;
+    let (out, fed, peak, code) = run_streaming(
+        &["encode", "--to", "gcx1", "--stream"],
+        "",
+        rows,
+        move |i| format!("{{\"id\":{i},\"name\":\"name {i}\",\"note\":\"{f}\"}}\n"),
+        String::new(),
+    );
+    eprintln!("encode --stream --to gcx1: {fed} bytes in, {out} lines out, peak RSS {peak} bytes");
+    assert_eq!(code, 0);
+    assert!(fed >= 100 * MIB);
+    assert!(out > rows);
+    assert!(peak < 64_000_000, "peak {peak}");
+
+    let (out, fed, peak, code) = run_streaming(
+        &["decode", "--stream", "--from", "gcx1"],
+        "GCX1 tool=t fields=id,note\n",
+        rows,
+        move |i| format!("{i}\t{}\n", "y".repeat(900)),
+        String::new(),
+    );
+    eprintln!("decode --stream --from gcx1: {fed} bytes in, {out} rows out, peak RSS {peak} bytes");
+    assert_eq!(code, 0);
+    assert_eq!(out, rows);
+    assert!(peak < 64_000_000, "peak {peak}");
+}
+
+#[test]
+fn stream_round_trip_and_errors() {
+    let input = "{\"id\":1,\"tags\":[\"a\"]}\n\n{\"id\":2,\"tags\":[]}\n";
+    let gcf = assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["encode", "--to", "gcf", "--stream"])
+        .write_stdin(input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(gcf).unwrap();
+    assert!(
+        text.contains("## [?]{id,tags}") && text.ends_with("##! summary counts=2\n"),
+        "{text}"
+    );
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode", "--stream"])
+        .write_stdin(text)
+        .assert()
+        .success()
+        .stdout("{\"id\":1,\"tags\":[\"a\"]}\n{\"id\":2,\"tags\":[]}\n");
+    // Not a table: a clear error.
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode", "--stream"])
+        .write_stdin("GCF profile=generic\na=1\n")
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("not_a_table"));
+    // A truncated stream: rows written, then the error.
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode", "--stream"])
+        .write_stdin("GCF profile=generic\n## [?]{a}\n1\n")
+        .assert()
+        .failure()
+        .stdout("{\"a\":1}\n")
+        .stderr(predicates::str::contains("truncated_input"));
+}
+
+#[test]
+fn limits_agree_between_encode_and_decode() {
+    let big = format!("{{\"s\":\"{}\"}}", "x".repeat(2 << 20));
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["encode", "--to", "gcf"])
+        .write_stdin(big.clone())
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("--max-line-length"));
+    let text = assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["encode", "--to", "gcf", "--max-line-length", "3000000"])
+        .write_stdin(big)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode"])
+        .write_stdin(text.clone())
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("limit_exceeded"));
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode", "--max-line-length", "3000000"])
+        .write_stdin(text.clone())
+        .assert()
+        .success();
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["validate", "--max-line-length", "3000000"])
+        .write_stdin(text)
+        .assert()
+        .success()
+        .stdout("ok\n");
+    // Depth: a flag for each limit.
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode", "--max-depth", "1"])
+        .write_stdin("GCF profile=generic\n## a\n  b=1\n")
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("limit_exceeded"));
+}

@@ -1,0 +1,8 @@
+//! Reading GCF from `io::BufRead` a line at a time: the line source (`lines.rs`), the row
+//! reader for tables (`rows.rs`), and the whole-payload readers built on the line source.
+
+mod lines;
+mod rows;
+
+pub(crate) use lines::read_content;
+pub use rows::{DeserializeRows, RowReader};

@@ -1,0 +1,140 @@
+//! Memory of the streaming readers is bounded by the longest line and the value being built,
+//! never by the input: large payloads are generated while they are read (never stored), and a
+//! counting allocator records the most bytes allocated at once. No timing is measured.
+
+use std::io::{self, Read};
+
+use agentwire_gcf::{DecoderOptions, RowReader};
+use agentwire_testkit::alloc::{peak_during, Counting};
+use serde_json::Value;
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// A payload written while it is read: `head`, then lines made by `line(i)` for `i` in
+/// `0..lines`, then `tail`; it counts the bytes it hands out.
+struct Generated<F> {
+    pending: Vec<u8>,
+    at: usize,
+    next: u64,
+    lines: u64,
+    line: F,
+    tail: Option<Vec<u8>>,
+    total: u64,
+}
+
+impl<F: FnMut(u64, &mut Vec<u8>)> Generated<F> {
+    fn new(head: &str, lines: u64, line: F, tail: &str) -> Self {
+        Generated {
+            pending: head.as_bytes().to_vec(),
+            at: 0,
+            next: 0,
+            lines,
+            line,
+            tail: Some(tail.as_bytes().to_vec()),
+            total: 0,
+        }
+    }
+}
+
+impl<F: FnMut(u64, &mut Vec<u8>)> Read for Generated<F> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        while self.at == self.pending.len() {
+            self.pending.clear();
+            self.at = 0;
+            if self.next < self.lines {
+                (self.line)(self.next, &mut self.pending);
+                self.next += 1;
+            } else if let Some(tail) = self.tail.take() {
+                self.pending = tail;
+            } else {
+                return Ok(0);
+            }
+        }
+        let n = out.len().min(self.pending.len() - self.at);
+        out[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
+        self.at += n;
+        self.total += n as u64;
+        Ok(n)
+    }
+}
+
+const MB: u64 = 1 << 20;
+
+#[test]
+fn a_100_mb_table_is_read_one_row_at_a_time() {
+    let filler = "x".repeat(900);
+    let rows = 120_000u64; // ~110 MiB of rows
+    let mut input = Generated::new(
+        "GCF profile=generic\n## [?]{id,name,note}\n",
+        rows,
+        |i, out| {
+            use std::io::Write;
+            let _ = writeln!(out, "{i}|name {i}|{filler}");
+        },
+        &format!("##! summary counts={rows}\n"),
+    );
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let ((seen, sum), peak) = peak_during(|| {
+        let mut reader = RowReader::with_options(io::BufReader::new(&mut input), &opts).unwrap();
+        let mut seen = 0u64;
+        let mut sum = 0u64;
+        for row in reader.values() {
+            let row = row.unwrap();
+            sum += row["id"].as_u64().unwrap();
+            seen += 1;
+        }
+        (seen, sum)
+    });
+    assert!(input.total >= 100 * MB, "generated {} bytes", input.total);
+    assert_eq!(seen, rows);
+    assert_eq!(sum, rows * (rows - 1) / 2);
+    eprintln!("row reader: {} bytes read, peak {peak} bytes", input.total);
+    assert!(peak < 256 * 1024, "peak {peak} bytes");
+}
+
+#[test]
+fn a_200_mb_line_fails_before_it_is_kept() {
+    let mut input = Generated::new(
+        "GCF profile=generic\nx=",
+        200,
+        |_, out| out.resize(MB as usize, b'y'),
+        "\n",
+    );
+    let (result, peak) = peak_during(|| agentwire_gcf::from_reader::<_, Value>(&mut input));
+    let e = result.unwrap_err();
+    assert_eq!((e.code(), e.line()), ("limit_exceeded", Some(2)));
+    eprintln!("long line: {} bytes read, peak {peak} bytes", input.total);
+    assert!(peak < 3 * MB as usize, "peak {peak} bytes");
+    assert!(input.total < 4 * MB, "read {} bytes", input.total);
+}
+
+#[test]
+fn comment_lines_are_never_kept() {
+    let comment = format!("# {}\n", "c".repeat(1000));
+    let mut input = Generated::new(
+        "GCF profile=generic\n",
+        110_000, // ~100 MiB of comments
+        |_, out| out.extend_from_slice(comment.as_bytes()),
+        "x=1\n",
+    );
+    let (value, peak) = peak_during(|| agentwire_gcf::from_reader::<_, Value>(&mut input));
+    assert_eq!(value.unwrap(), serde_json::json!({"x": 1}));
+    eprintln!("comments: {} bytes read, peak {peak} bytes", input.total);
+    assert!(input.total >= 100 * MB);
+    assert!(peak < 256 * 1024, "peak {peak} bytes");
+}
+
+#[test]
+fn graph_comment_lines_are_never_kept() {
+    let comment = format!("# {}\n", "c".repeat(1000));
+    let mut input = Generated::new(
+        "GCF profile=graph tool=t symbols=1 edges=0\n",
+        20_000,
+        |_, out| out.extend_from_slice(comment.as_bytes()),
+        "## targets\n@0 fn pkg.Auth 0.78 lsp_resolved\n",
+    );
+    let (graph, peak) = peak_during(|| agentwire_gcf::decode_graph_reader(&mut input));
+    assert_eq!(graph.unwrap().symbols.len(), 1);
+    assert!(peak < 256 * 1024, "peak {peak} bytes");
+}
