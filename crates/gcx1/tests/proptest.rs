@@ -343,3 +343,61 @@ fn any_row() -> impl Strategy<Value = TypedRow> {
             },
         )
 }
+
+/// Payload lines that exercise the value codec's rules: wrappers and their sections, type
+/// letters, counts, shapes, JSON cells, numbers out of range, duplicate fields, comments.
+fn payload_line() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "GCX1 tool=t fields=a,b",
+        "GCX1 tool=t fields=a,b rows=2",
+        "GCX1 tool=t fields=a,b rows=0",
+        "GCX1 tool=t fields=a total=3 truncated=false",
+        "GCX1 tool=t.x fields=a types=n",
+        "GCX1 tool=t.x fields=a,b types=sj",
+        "GCX1 tool=t.y fields=value rows=1",
+        "GCX1 tool=t fields=a,a",
+        "GCX1 tool=t fields=a shape=object",
+        "GCX1 tool=t fields=a types=nn",
+        "GCX1 tool=u fields=a",
+        "GCX1 tool=search_symbols fields=id,line total=2",
+        "GCX1 tool=get_callers.nodes fields=id,line total=1",
+        "GCX1 tool=get_callers.edges fields=from,to count=1",
+        "GCX1 tool=t.a fields=x rows=1",
+        "GCX2 tool=t fields=a",
+        "1\t2",
+        "x",
+        "",
+        "# a comment",
+        "[1,2]",
+        "{\"a\":1}",
+        "1e400",
+        "-0",
+        "12345678901234567890123",
+        "\\q\tb",
+        "a\tb\tc",
+        "true\tnull",
+        "{\"a\":",
+    ])
+}
+
+proptest! {
+    /// `validate` (which reads a line at a time without building the value) accepts exactly
+    /// what `decode_any` and `read_payload` accept, and fails with the same error.
+    #[test]
+    fn validate_accepts_exactly_what_decode_accepts(
+        lines in prop::collection::vec(payload_line(), 0..8),
+        final_newline in any::<bool>(),
+    ) {
+        let mut text = lines.join("\n");
+        if final_newline {
+            text.push('\n');
+        }
+        let options = agentwire_gcx1::Options::new();
+        let code = |r: Result<(), agentwire_gcx1::Error>| r.map_err(|e| (e.code(), e.line()));
+        let decoded = code(agentwire_gcx1::decode_any(&text).map(drop));
+        let read = code(options.read_payload(text.as_bytes()).map(drop));
+        let validated = code(options.validate(text.as_bytes()));
+        prop_assert_eq!(decoded, validated, "{:?}", text);
+        prop_assert_eq!(read, validated, "{:?}", text);
+    }
+}
