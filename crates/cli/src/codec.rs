@@ -71,9 +71,15 @@ pub(crate) const DEFAULT_TOOL: &str = agentwire_gcx1::DEFAULT_TOOL;
 
 /// `value` as GCX1 under `tool` (default [`DEFAULT_TOOL`]): for the tools the crate knows
 /// (Gortex's), in the shape of their layouts; for any other, the shape-aware encoding.
-pub(crate) fn encode_gcx1(tool: Option<&str>, value: &Value) -> Result<String, CliError> {
+/// Nothing is written that a decoder with `limits` would refuse.
+pub(crate) fn encode_gcx1(
+    tool: Option<&str>,
+    value: &Value,
+    limits: agentwire_gcx1::Limits,
+) -> Result<String, CliError> {
     agentwire_gcx1::Options::new()
         .tool(tool.unwrap_or(DEFAULT_TOOL))
+        .limits(limits)
         .encode_any(value)
         .map_err(|e| CliError::Encode {
             format: "GCX1",
@@ -208,9 +214,14 @@ pub(crate) fn decode_gcf<R: Read>(
 }
 
 /// Decodes a GCX1 payload (ours, or any Gortex writes) into the JSON value it was written
-/// from, streaming from `reader`.
-pub(crate) fn decode_gcx1<R: Read>(reader: R, what: &str) -> Result<Value, CliError> {
+/// from, streaming from `reader`, within `limits`.
+pub(crate) fn decode_gcx1<R: Read>(
+    reader: R,
+    what: &str,
+    limits: agentwire_gcx1::Limits,
+) -> Result<Value, CliError> {
     agentwire_gcx1::Options::new()
+        .limits(limits)
         .read_payload(reader)
         .map(|payload| payload.value)
         .map_err(|e| CliError::Decode {
@@ -275,14 +286,14 @@ mod tests {
     #[test]
     fn gcx1_uses_the_tool_name() {
         let value = serde_json::json!({"results": [{"id": "a"}, {"id": "b"}], "total": 2});
-        let text = encode_gcx1(Some("search_symbols"), &value).unwrap();
+        let text = encode_gcx1(Some("search_symbols"), &value, Default::default()).unwrap();
         assert!(
             text.starts_with("GCX1 tool=search_symbols fields=id total=2\n"),
             "{text}"
         );
-        let back = decode_gcx1(text.as_bytes(), "-").unwrap();
+        let back = decode_gcx1(text.as_bytes(), "-", Default::default()).unwrap();
         assert_eq!(back, value);
-        assert!(encode_gcx1(None, &value)
+        assert!(encode_gcx1(None, &value, Default::default())
             .unwrap()
             .starts_with("GCX1 tool=response.results "));
     }

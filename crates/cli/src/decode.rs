@@ -4,6 +4,7 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use crate::codec::{self, Format};
+use crate::gcx1_limits::Gcx1Limits;
 use crate::{input, output, CliError};
 
 /// The format `decode` reads.
@@ -34,6 +35,8 @@ pub(crate) struct Args {
     /// every version writes.
     #[arg(long, default_value = "3.6", value_parser = parse_spec)]
     spec: agentwire_gcf::Spec,
+    #[command(flatten)]
+    gcx1_limits: Gcx1Limits,
     /// The payload to decode; standard input when omitted or `-`.
     file: Option<PathBuf>,
 }
@@ -53,9 +56,15 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         From::Gcx1 => Format::Gcx1,
         From::Toon => Format::Toon,
     };
+    if args.gcx1_limits.any() && format != Format::Gcx1 {
+        return Err(CliError::Usage(format!(
+            "the --gcx1-max-* flags apply to GCX1 payloads; {what} is {}",
+            format.name()
+        )));
+    }
     let value = match format {
         Format::Gcf => codec::decode_gcf(&first_line, reader, &what, args.spec)?,
-        Format::Gcx1 => codec::decode_gcx1(reader, &what)?,
+        Format::Gcx1 => codec::decode_gcx1(reader, &what, args.gcx1_limits.limits())?,
         Format::Json => codec::read_json(reader, &what)?,
         Format::Toon => {
             let mut bytes = Vec::new();

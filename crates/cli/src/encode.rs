@@ -6,6 +6,7 @@ use agentwire_tokens::Tokenizer;
 use serde_json::Value;
 
 use crate::codec::{self, Format};
+use crate::gcx1_limits::Gcx1Limits;
 use crate::{input, json_cmp, output, CliError};
 
 /// The output format.
@@ -85,6 +86,8 @@ pub(crate) struct Args {
     /// GCF: the encoding with the fewest tokens the current grammar allows.
     #[arg(long)]
     fewest_tokens: bool,
+    #[command(flatten)]
+    gcx1_limits: Gcx1Limits,
     /// The JSON to encode; standard input when omitted or `-`.
     file: Option<PathBuf>,
 }
@@ -93,6 +96,11 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
     if args.tool.is_some() && !matches!(args.to, To::Gcx1 | To::Auto) {
         return Err(CliError::Usage(
             "--tool applies to --to gcx1 and --to auto only".into(),
+        ));
+    }
+    if args.gcx1_limits.any() && args.to != To::Gcx1 {
+        return Err(CliError::Usage(
+            "the --gcx1-max-* flags apply to --to gcx1 only".into(),
         ));
     }
     if args.graph && args.to != To::Gcf {
@@ -123,13 +131,14 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         }
         To::Json => output::print_json(&value, args.pretty),
         To::Gcx1 => {
-            let text = codec::encode_gcx1(args.tool.as_deref(), &value)?;
-            check_lossless(Format::Gcx1, &text, &value, spec)?;
+            let limits = args.gcx1_limits.limits();
+            let text = codec::encode_gcx1(args.tool.as_deref(), &value, limits)?;
+            check_lossless(Format::Gcx1, &text, &value, spec, limits)?;
             output::print(&text)
         }
         To::Toon => {
             let mut text = codec::encode_toon(&value)?;
-            check_lossless(Format::Toon, &text, &value, spec)?;
+            check_lossless(Format::Toon, &text, &value, spec, Default::default())?;
             // The reference encoder ends without a newline; a line of output should end in one.
             text.push('\n');
             output::print(&text)
@@ -147,7 +156,7 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         }
         To::Gcf => {
             let text = codec::encode_gcf_with(&value, &options)?;
-            check_lossless(Format::Gcf, &text, &value, spec)?;
+            check_lossless(Format::Gcf, &text, &value, spec, Default::default())?;
             output::print(&text)
         }
     }
@@ -162,12 +171,13 @@ fn check_lossless(
     text: &str,
     value: &Value,
     spec: agentwire_gcf::Spec,
+    gcx1_limits: agentwire_gcx1::Limits,
 ) -> Result<(), CliError> {
     let what = format!("the {} output", format.name());
     let first_line = text.split_inclusive('\n').next().unwrap_or("").as_bytes();
     let decoded = match format {
         Format::Gcf => codec::decode_gcf(first_line, text.as_bytes(), &what, spec)?,
-        Format::Gcx1 => codec::decode_gcx1(text.as_bytes(), &what)?,
+        Format::Gcx1 => codec::decode_gcx1(text.as_bytes(), &what, gcx1_limits)?,
         Format::Toon => codec::decode_toon(text, &what)?,
         Format::Json => return Ok(()),
     };

@@ -14,6 +14,7 @@ mod encode;
 mod error;
 mod exec;
 mod gcf;
+mod gcx1_limits;
 mod input;
 mod json;
 mod json_cmp;

@@ -5,6 +5,7 @@ use std::io::{BufRead, Read};
 use std::path::PathBuf;
 
 use crate::codec::{self, Format};
+use crate::gcx1_limits::Gcx1Limits;
 use crate::{input, output, CliError};
 
 /// The format `validate` checks.
@@ -30,6 +31,8 @@ pub(crate) struct Args {
     /// The payload's format.
     #[arg(long, value_enum, default_value = "auto")]
     from: From,
+    #[command(flatten)]
+    gcx1_limits: Gcx1Limits,
     /// The payload to check; standard input when omitted or `-`.
     file: Option<PathBuf>,
 }
@@ -63,9 +66,15 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         From::Toon => Format::Toon,
         From::Json => Format::Json,
     };
+    if args.gcx1_limits.any() && format != Format::Gcx1 {
+        return Err(CliError::Usage(format!(
+            "the --gcx1-max-* flags apply to GCX1 payloads; {what} is {}",
+            format.name()
+        )));
+    }
     if format == Format::Gcx1 {
         // The decoder itself, streaming: memory stays bounded by the longest line.
-        return match check_gcx1(reader) {
+        return match check_gcx1(reader, args.gcx1_limits.limits()) {
             None => output::print("ok\n"),
             Some((finding, line)) => Err(CliError::Invalid(report_line(
                 &what,
@@ -113,9 +122,15 @@ fn check_gcf(text: &str) -> Option<Finding> {
 
 /// Runs the GCX1 decoder over the payload without building its value: the finding, and the
 /// offending line as far as it was read.
-fn check_gcx1<R: BufRead>(reader: R) -> Option<(Finding, Option<String>)> {
+fn check_gcx1<R: BufRead>(
+    reader: R,
+    limits: agentwire_gcx1::Limits,
+) -> Option<(Finding, Option<String>)> {
     let mut tap = LineTap::new(reader);
-    let e = agentwire_gcx1::Options::new().validate(&mut tap).err()?;
+    let e = agentwire_gcx1::Options::new()
+        .limits(limits)
+        .validate(&mut tap)
+        .err()?;
     let (line, column) = (e.line().unwrap_or(0), e.column().unwrap_or(0));
     let finding = Finding::at(line as usize, column as usize, e.message());
     let text = tap.line(line);

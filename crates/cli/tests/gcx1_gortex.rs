@@ -206,3 +206,54 @@ fn decode_keeps_the_payloads_member_order() {
     assert!(text.contains("fields=b,a"), "{text}");
     assert!(text.contains(r#"{"z":1,"a":2}"#), "{text}");
 }
+
+#[test]
+fn gcx1_limit_flags_apply_to_encode_decode_and_validate_alike() {
+    let long = format!(r#"{{"a":"{}"}}"#, "x".repeat(3000));
+    // The default limits read what the default encoder writes.
+    let text = run(&["encode", "--to", "gcx1"], &long);
+    run(&["validate"], &text);
+    // A lower line limit: the encoder refuses what a decoder with it would refuse, and
+    // decode and validate refuse the same line.
+    let flag = ["--gcx1-max-line-length", "1000"];
+    agentwire()
+        .args(["encode", "--to", "gcx1"])
+        .args(flag)
+        .write_stdin(long.as_str())
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("line_too_long at line 2"));
+    for command in ["decode", "validate"] {
+        agentwire()
+            .arg(command)
+            .args(flag)
+            .write_stdin(text.as_str())
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains(
+                "longer than the limit of 1000 bytes",
+            ));
+    }
+    // A higher one reads what the default refuses.
+    let wide: String = (0..5000)
+        .map(|i| format!("f{i}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let payload = format!("GCX1 tool=t fields={wide}\n1\n");
+    agentwire()
+        .arg("decode")
+        .write_stdin(payload.as_str())
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("too_many_fields"));
+    run(&["validate", "--gcx1-max-fields", "5000"], &payload);
+    let value: Value =
+        serde_json::from_str(&run(&["decode", "--gcx1-max-fields", "5000"], &payload)).unwrap();
+    assert_eq!(value["f0"], 1);
+    // The flags belong to GCX1.
+    agentwire()
+        .args(["encode", "--to", "gcf", "--gcx1-max-fields", "3"])
+        .write_stdin("{}")
+        .assert()
+        .code(2);
+}
