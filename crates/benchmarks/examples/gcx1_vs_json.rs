@@ -18,7 +18,6 @@
 //! `json-encode`, `gcx1-decode` or `json-decode`).
 
 use std::hint::black_box;
-use std::time::Instant;
 
 use serde_json::Value;
 
@@ -78,40 +77,14 @@ fn main() {
             .into_iter()
             .filter(|(op, ..)| op.contains(ops.as_str()))
         {
-            // The outputs are dropped after the clock stops, as divan drops them.
-            let time = |f: &dyn Fn() -> Output| {
-                let mut outputs = Vec::with_capacity(reps);
-                let start = Instant::now();
-                for _ in 0..reps {
-                    outputs.push(f());
-                }
-                let elapsed = start.elapsed().as_secs_f64();
-                drop(black_box(outputs));
-                elapsed / reps as f64
-            };
-            let (mut gcx_times, mut json_times, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-            for round in 0..rounds {
-                // Alternate which side goes first.
-                let (g, j) = if round % 2 == 0 {
-                    let g = time(gcx_op);
-                    (g, time(json_op))
-                } else {
-                    let j = time(json_op);
-                    (time(gcx_op), j)
-                };
-                gcx_times.push(g);
-                json_times.push(j);
-                ratios.push(g / j);
-            }
-            let fastest = |times: &[f64]| times.iter().copied().fold(f64::INFINITY, f64::min);
-            ratios.sort_by(f64::total_cmp);
-            let (g, j) = (fastest(&gcx_times), fastest(&json_times));
+            let paired = agentwire_benchmarks::alternate(rounds, reps, gcx_op, json_op);
+            let (g, j) = (paired.a, paired.b);
             println!(
                 "{name:12} {op}: GCX1 {:9.1} µs, serde_json {:9.1} µs, fastest {:.3}, median pair {:.3}",
                 g * 1e6,
                 j * 1e6,
                 g / j,
-                ratios[rounds / 2]
+                paired.median_ratio
             );
         }
     }
