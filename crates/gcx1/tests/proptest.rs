@@ -101,18 +101,21 @@ fn wrapped() -> impl Strategy<Value = Value> {
 }
 
 fn tool_name() -> impl Strategy<Value = String> {
-    prop_oneof![
-        Just("response".to_owned()),
-        Just("a.b".to_owned()),
-        Just("search_symbols".to_owned()),
-        Just("get_callers".to_owned()),
-        Just("smart_context".to_owned()),
-        Just("get_symbol_source".to_owned()),
-        Just("get_editing_context".to_owned()),
-        Just("analyze".to_owned()),
-        Just("analyze.cycles".to_owned()),
-        Just("contracts.list".to_owned()),
-    ]
+    // Every tool the crate knows (Gortex's), Gortex's tools without a layout, and others.
+    let mut names: Vec<String> = agentwire_gcx1::known_tools().map(str::to_owned).collect();
+    names.extend(
+        [
+            "response",
+            "a.b",
+            "analyze",
+            "get_repo_outline",
+            "get_test_targets",
+            "graph_stats",
+            "contracts",
+        ]
+        .map(str::to_owned),
+    );
+    prop::sample::select(names)
 }
 
 proptest! {
