@@ -418,3 +418,52 @@ mod tests {
         assert_eq!(deepest, 15); // 14 nested objects plus the labels array at the bottom
     }
 }
+
+/// What [`alternate`] measured: each side's fastest time per call (seconds) and the median of
+/// the per-round ratios `a / b`.
+#[derive(Debug, Clone, Copy)]
+pub struct Paired {
+    /// Side `a`'s fastest time per call.
+    pub a: f64,
+    /// Side `b`'s fastest time per call.
+    pub b: f64,
+    /// The median of the rounds' ratios `a / b`.
+    pub median_ratio: f64,
+}
+
+/// Times `a` and `b` call by call in alternation (which side goes first alternates too), so
+/// that a shared machine's slow phases hit both alike: `rounds` rounds, each timing spanning
+/// `reps` calls whose outputs are held until the clock stops and dropped after, as divan's
+/// samples hold them.
+pub fn alternate<T>(rounds: usize, reps: usize, a: &dyn Fn() -> T, b: &dyn Fn() -> T) -> Paired {
+    let reps = reps.max(1);
+    let time = |f: &dyn Fn() -> T| {
+        let mut outputs = Vec::with_capacity(reps);
+        let start = std::time::Instant::now();
+        for _ in 0..reps {
+            outputs.push(f());
+        }
+        let elapsed = start.elapsed().as_secs_f64();
+        drop(std::hint::black_box(outputs));
+        elapsed / reps as f64
+    };
+    let (mut fastest_a, mut fastest_b, mut ratios) = (f64::INFINITY, f64::INFINITY, Vec::new());
+    for round in 0..rounds.max(1) {
+        let (ta, tb) = if round % 2 == 0 {
+            let ta = time(a);
+            (ta, time(b))
+        } else {
+            let tb = time(b);
+            (time(a), tb)
+        };
+        fastest_a = fastest_a.min(ta);
+        fastest_b = fastest_b.min(tb);
+        ratios.push(ta / tb);
+    }
+    ratios.sort_by(f64::total_cmp);
+    Paired {
+        a: fastest_a,
+        b: fastest_b,
+        median_ratio: ratios[ratios.len() / 2],
+    }
+}

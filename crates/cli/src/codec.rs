@@ -71,9 +71,15 @@ pub(crate) const DEFAULT_TOOL: &str = agentwire_gcx1::DEFAULT_TOOL;
 
 /// `value` as GCX1 under `tool` (default [`DEFAULT_TOOL`]): for the tools the crate knows
 /// (Gortex's), in the shape of their layouts; for any other, the shape-aware encoding.
-pub(crate) fn encode_gcx1(tool: Option<&str>, value: &Value) -> Result<String, CliError> {
+/// Nothing is written that a decoder with `limits` would refuse.
+pub(crate) fn encode_gcx1(
+    tool: Option<&str>,
+    value: &Value,
+    limits: agentwire_gcx1::Limits,
+) -> Result<String, CliError> {
     agentwire_gcx1::Options::new()
         .tool(tool.unwrap_or(DEFAULT_TOOL))
+        .limits(limits)
         .encode_any(value)
         .map_err(|e| CliError::Encode {
             format: "GCX1",
@@ -279,7 +285,7 @@ mod tests {
     #[test]
     fn gcx1_uses_the_tool_name() {
         let value = serde_json::json!({"results": [{"id": "a"}, {"id": "b"}], "total": 2});
-        let text = encode_gcx1(Some("search_symbols"), &value).unwrap();
+        let text = encode_gcx1(Some("search_symbols"), &value, Default::default()).unwrap();
         assert!(
             text.starts_with("GCX1 tool=search_symbols fields=id total=2\n"),
             "{text}"
@@ -287,7 +293,7 @@ mod tests {
         let back =
             decode_gcx1_with(text.as_bytes(), "-", agentwire_gcx1::Limits::default()).unwrap();
         assert_eq!(back, value);
-        assert!(encode_gcx1(None, &value)
+        assert!(encode_gcx1(None, &value, Default::default())
             .unwrap()
             .starts_with("GCX1 tool=response.results "));
     }

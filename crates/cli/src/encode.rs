@@ -197,7 +197,11 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         }
         To::Json => output::print_json(&value, args.pretty),
         To::Gcx1 => {
-            let text = codec::encode_gcx1(args.tool.as_deref(), &value)?;
+            let limits = crate::stream::LimitArgs {
+                max_line_length: args.max_line_length,
+                ..Default::default()
+            };
+            let text = codec::encode_gcx1(args.tool.as_deref(), &value, limits.gcx1())?;
             check_line_lengths(args, Format::Gcx1, &text)?;
             check_lossless(Format::Gcx1, &text, &value, spec, args.max_line_length)?;
             output::print(&text)

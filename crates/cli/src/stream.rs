@@ -30,6 +30,12 @@ pub(crate) struct LimitArgs {
     /// GCF: the most bytes read (default unlimited).
     #[arg(long, value_name = "BYTES")]
     pub(crate) max_input_size: Option<usize>,
+    /// GCX1: the most meta pairs one header may carry (default 1024).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_meta: Option<usize>,
+    /// GCX1: the most trailing cells rows may omit, in total (default 1048576).
+    #[arg(long, value_name = "CELLS")]
+    pub(crate) max_padding: Option<u64>,
 }
 
 impl LimitArgs {
@@ -58,6 +64,12 @@ impl LimitArgs {
             l = l.with_max_line_length(n);
         }
         l = l.with_max_fields(self.max_fields.unwrap_or(usize::MAX));
+        if let Some(n) = self.max_meta {
+            l = l.with_max_meta(n);
+        }
+        if let Some(n) = self.max_padding {
+            l = l.with_max_padding(n);
+        }
         l
     }
 }

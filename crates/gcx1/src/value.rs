@@ -1992,12 +1992,21 @@ fn read_section<S: SectionSource>(
     let mut reader = SectionReader::begin(header, header_line)?;
     let mut rows = Vec::new();
     let mut lines = Vec::new();
+    let mut several = false;
     while let Some((value, line)) =
         source.with_next_row(|row, fields| Ok((reader.row(row, fields)?, row.line())))?
     {
-        if keep {
+        // Without `keep` (validation), a section's first row is still kept while it is the
+        // only one: a one-row section may be a record whose members merge into a wrapper,
+        // and a member named twice is an error `validate` must find as `decode` does. One
+        // row is bounded by the line limit.
+        if keep || (rows.is_empty() && !several) {
             rows.push(value);
             lines.push(line);
+        } else {
+            rows.clear();
+            lines.clear();
+            several = true;
         }
     }
     reader.finish()?;

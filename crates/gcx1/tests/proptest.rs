@@ -101,18 +101,21 @@ fn wrapped() -> impl Strategy<Value = Value> {
 }
 
 fn tool_name() -> impl Strategy<Value = String> {
-    prop_oneof![
-        Just("response".to_owned()),
-        Just("a.b".to_owned()),
-        Just("search_symbols".to_owned()),
-        Just("get_callers".to_owned()),
-        Just("smart_context".to_owned()),
-        Just("get_symbol_source".to_owned()),
-        Just("get_editing_context".to_owned()),
-        Just("analyze".to_owned()),
-        Just("analyze.cycles".to_owned()),
-        Just("contracts.list".to_owned()),
-    ]
+    // Every tool the crate knows (Gortex's), Gortex's tools without a layout, and others.
+    let mut names: Vec<String> = agentwire_gcx1::known_tools().map(str::to_owned).collect();
+    names.extend(
+        [
+            "response",
+            "a.b",
+            "analyze",
+            "get_repo_outline",
+            "get_test_targets",
+            "graph_stats",
+            "contracts",
+        ]
+        .map(str::to_owned),
+    );
+    prop::sample::select(names)
 }
 
 proptest! {
@@ -342,4 +345,62 @@ fn any_row() -> impl Strategy<Value = TypedRow> {
                 }
             },
         )
+}
+
+/// Payload lines that exercise the value codec's rules: wrappers and their sections, type
+/// letters, counts, shapes, JSON cells, numbers out of range, duplicate fields, comments.
+fn payload_line() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "GCX1 tool=t fields=a,b",
+        "GCX1 tool=t fields=a,b rows=2",
+        "GCX1 tool=t fields=a,b rows=0",
+        "GCX1 tool=t fields=a total=3 truncated=false",
+        "GCX1 tool=t.x fields=a types=n",
+        "GCX1 tool=t.x fields=a,b types=sj",
+        "GCX1 tool=t.y fields=value rows=1",
+        "GCX1 tool=t fields=a,a",
+        "GCX1 tool=t fields=a shape=object",
+        "GCX1 tool=t fields=a types=nn",
+        "GCX1 tool=u fields=a",
+        "GCX1 tool=search_symbols fields=id,line total=2",
+        "GCX1 tool=get_callers.nodes fields=id,line total=1",
+        "GCX1 tool=get_callers.edges fields=from,to count=1",
+        "GCX1 tool=t.a fields=x rows=1",
+        "GCX2 tool=t fields=a",
+        "1\t2",
+        "x",
+        "",
+        "# a comment",
+        "[1,2]",
+        "{\"a\":1}",
+        "1e400",
+        "-0",
+        "12345678901234567890123",
+        "\\q\tb",
+        "a\tb\tc",
+        "true\tnull",
+        "{\"a\":",
+    ])
+}
+
+proptest! {
+    /// `validate` (which reads a line at a time without building the value) accepts exactly
+    /// what `decode_any` and `read_payload` accept, and fails with the same error.
+    #[test]
+    fn validate_accepts_exactly_what_decode_accepts(
+        lines in prop::collection::vec(payload_line(), 0..8),
+        final_newline in any::<bool>(),
+    ) {
+        let mut text = lines.join("\n");
+        if final_newline {
+            text.push('\n');
+        }
+        let options = agentwire_gcx1::Options::new();
+        let code = |r: Result<(), agentwire_gcx1::Error>| r.map_err(|e| (e.code(), e.line()));
+        let decoded = code(agentwire_gcx1::decode_any(&text).map(drop));
+        let read = code(options.read_payload(text.as_bytes()).map(drop));
+        let validated = code(options.validate(text.as_bytes()));
+        prop_assert_eq!(decoded, validated, "{:?}", text);
+        prop_assert_eq!(read, validated, "{:?}", text);
+    }
 }

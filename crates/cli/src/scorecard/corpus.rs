@@ -182,7 +182,7 @@ mod tests {
         assert!(items.len() >= 24, "{} files", items.len());
         for item in &items {
             if let Some(tool) = &item.gcx1_layout {
-                codec::encode_gcx1(Some(tool), &item.response)
+                codec::encode_gcx1(Some(tool), &item.response, Default::default())
                     .unwrap_or_else(|e| panic!("{}: {e}", item.file));
             }
             assert_eq!(

@@ -169,7 +169,8 @@ fn encode_and_decode(
         }
         Column::Gcx1 => {
             let tool = item.gcx1_layout.as_deref().unwrap_or(&item.tool);
-            let text = codec::encode_gcx1(Some(tool), input).map_err(|e| e.to_string())?;
+            let text = codec::encode_gcx1(Some(tool), input, Default::default())
+                .map_err(|e| e.to_string())?;
             let round_trip = match agentwire_gcx1::decode_any(&text) {
                 Ok(back) => compare(input, &back),
                 Err(e) => RoundTrip::Failed(codec::gcx1_message(&e)),
