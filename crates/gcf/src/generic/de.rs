@@ -19,7 +19,7 @@
 
 use std::borrow::Cow;
 use std::cell::Cell as Shared;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::rc::Rc;
 
 use std::marker::PhantomData;
@@ -2334,7 +2334,9 @@ struct Shaped<'de> {
     groups: HashSet<String>,
     /// The identity values (or a keyed map's member keys) seen: they are unique (spec
     /// §10a.1, §7.2a.4).
-    ids: HashSet<String>,
+    /// (A B-tree of borrowed keys where the input allows: no copy and no hashing of every
+    /// key, and no large table to grow mid-document.)
+    ids: BTreeSet<Cow<'de, str>>,
 }
 
 /// A value-grouping sub-header `column=value [n]` (spec v3.6).
@@ -2378,7 +2380,7 @@ impl<'de> Table<'de> {
                     group: None,
                     group_left: 0,
                     groups: HashSet::new(),
-                    ids: HashSet::new(),
+                    ids: BTreeSet::new(),
                 })
             }),
             extras: Vec::new(),
@@ -2622,7 +2624,7 @@ impl<'de> RowSeq<'_, 'de> {
                      as another scalar)",
                 ));
             };
-            if !self.seen_id(key.into_owned()) {
+            if !self.seen_id(key) {
                 return Err(duplicate_member(line, token));
             }
         }
@@ -2636,7 +2638,7 @@ impl<'de> RowSeq<'_, 'de> {
                 ));
             }
             let id = scalar_value(self.p.spec, line, cell.token)?;
-            if !self.seen_id(id.to_string()) {
+            if !self.seen_id(Cow::Owned(id.to_string())) {
                 return Err(line.error_at(
                     ErrorKind::DuplicateKey,
                     cell.token,
@@ -2651,7 +2653,7 @@ impl<'de> RowSeq<'_, 'de> {
     }
 
     /// Records an identity (or member key) of a shaped table: `false` if seen before.
-    fn seen_id(&mut self, id: String) -> bool {
+    fn seen_id(&mut self, id: Cow<'de, str>) -> bool {
         self.st
             .shaped
             .as_mut()
