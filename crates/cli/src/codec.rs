@@ -194,16 +194,38 @@ pub(crate) fn decode_gcf<R: Read>(
         message,
     };
     let header = String::from_utf8_lossy(first_line);
+    // A delta or an `unchanged` reply is a change to a snapshot, not a value: the library's
+    // message names its API, the command's names the command that reads it.
+    let message = |e: agentwire_gcf::Error| {
+        let change = ["delta", "unchanged"]
+            .into_iter()
+            .find(|field| header.split(' ').any(|f| f == format!("{field}=true")));
+        match change {
+            Some(field) if e.kind() == agentwire_gcf::ErrorKind::ProfileMismatch => {
+                let hint = agentwire_gcf::Error::new(
+                    e.kind(),
+                    format!(
+                        "this is a {field}=true payload, a change to a snapshot rather than a \
+                         value: apply it to its base with `agentwire gcf apply BASE DELTA`"
+                    ),
+                );
+                match e.position() {
+                    Some(at) => hint.with_position(at),
+                    None => hint,
+                }
+                .to_string()
+            }
+            _ => e.to_string(),
+        }
+    };
     match agentwire_gcf::profile(&header).map_err(|e| failed(e.to_string()))? {
         agentwire_gcf::Profile::Graph => {
             let graph = decoder
                 .decode_graph_reader(reader)
-                .map_err(|e| failed(e.to_string()))?;
+                .map_err(|e| failed(message(e)))?;
             serde_json::to_value(&graph).map_err(|e| failed(e.to_string()))
         }
-        _ => decoder
-            .from_reader(reader)
-            .map_err(|e| failed(e.to_string())),
+        _ => decoder.from_reader(reader).map_err(|e| failed(message(e))),
     }
 }
 
