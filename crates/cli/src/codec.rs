@@ -179,6 +179,34 @@ pub(crate) fn encode_toon(value: &Value) -> Result<String, CliError> {
     })
 }
 
+/// A GCF decoding error as the command reports it: a delta or an `unchanged` reply given where
+/// a value or a snapshot is read (the header line `header` says which) is a change to a
+/// snapshot, and the library's message names its API where the command's names the command
+/// that reads it; any other error as the library gives it (code, line, column, message).
+pub(crate) fn gcf_error(header: &str, e: agentwire_gcf::Error) -> String {
+    let header = header.lines().next().unwrap_or("");
+    let change = ["delta", "unchanged"]
+        .into_iter()
+        .find(|field| header.split(' ').any(|f| f == format!("{field}=true")));
+    match change {
+        Some(field) if e.kind() == agentwire_gcf::ErrorKind::ProfileMismatch => {
+            let hint = agentwire_gcf::Error::new(
+                e.kind(),
+                format!(
+                    "this is a {field}=true payload, a change to a snapshot rather than a value: \
+                     apply it to its base with `agentwire gcf apply BASE DELTA`"
+                ),
+            );
+            match e.position() {
+                Some(at) => hint.with_position(at),
+                None => hint,
+            }
+            .to_string()
+        }
+        _ => e.to_string(),
+    }
+}
+
 /// Decodes a GCF payload (either profile) whose first line is `first_line`, from `reader`
 /// (which yields the whole payload, first line included).
 pub(crate) fn decode_gcf<R: Read>(
@@ -194,30 +222,7 @@ pub(crate) fn decode_gcf<R: Read>(
         message,
     };
     let header = String::from_utf8_lossy(first_line);
-    // A delta or an `unchanged` reply is a change to a snapshot, not a value: the library's
-    // message names its API, the command's names the command that reads it.
-    let message = |e: agentwire_gcf::Error| {
-        let change = ["delta", "unchanged"]
-            .into_iter()
-            .find(|field| header.split(' ').any(|f| f == format!("{field}=true")));
-        match change {
-            Some(field) if e.kind() == agentwire_gcf::ErrorKind::ProfileMismatch => {
-                let hint = agentwire_gcf::Error::new(
-                    e.kind(),
-                    format!(
-                        "this is a {field}=true payload, a change to a snapshot rather than a \
-                         value: apply it to its base with `agentwire gcf apply BASE DELTA`"
-                    ),
-                );
-                match e.position() {
-                    Some(at) => hint.with_position(at),
-                    None => hint,
-                }
-                .to_string()
-            }
-            _ => e.to_string(),
-        }
-    };
+    let message = |e| gcf_error(&header, e);
     match agentwire_gcf::profile(&header).map_err(|e| failed(e.to_string()))? {
         agentwire_gcf::Profile::Graph => {
             let graph = decoder

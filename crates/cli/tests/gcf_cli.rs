@@ -149,6 +149,18 @@ fn generic_delta_and_apply() {
             .args(["--tool", "orders_query"])
             .assert(),
     );
+    // A delta where a snapshot belongs: the command that reads it, with its code and place.
+    let given = file(dir.path(), "delta.gcf", &delta);
+    agentwire()
+        .args(["gcf", "delta"])
+        .arg(&base)
+        .arg(&given)
+        .assert()
+        .failure()
+        .stderr(
+            predicate::str::contains("profile_mismatch at line 1, column ")
+                .and(predicate::str::contains("agentwire gcf apply BASE DELTA")),
+        );
     // The v3.5.3 suite's generic-delta/001 (without the token counts).
     assert_eq!(
         delta,
