@@ -183,7 +183,7 @@ pub(crate) fn encode_toon(value: &Value) -> Result<String, CliError> {
 /// a value or a snapshot is read (the header line `header` says which) is a change to a
 /// snapshot, and the library's message names its API where the command's names the command
 /// that reads it; any other error as the library gives it (code, line, column, message).
-pub(crate) fn gcf_error(header: &str, e: agentwire_gcf::Error) -> String {
+pub(crate) fn gcf_error(header: &str, e: &agentwire_gcf::Error) -> String {
     let header = header.lines().next().unwrap_or("");
     let change = ["delta", "unchanged"]
         .into_iter()
@@ -222,7 +222,7 @@ pub(crate) fn decode_gcf<R: Read>(
         message,
     };
     let header = String::from_utf8_lossy(first_line);
-    let message = |e| gcf_error(&header, e);
+    let message = |e: agentwire_gcf::Error| gcf_error(&header, &e);
     match agentwire_gcf::profile(&header).map_err(|e| failed(e.to_string()))? {
         agentwire_gcf::Profile::Graph => {
             let graph = decoder

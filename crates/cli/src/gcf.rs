@@ -227,7 +227,7 @@ fn load(path: &Path, key: &str) -> Result<(Snapshot, String), CliError> {
                 let set = set.map_err(|e| CliError::Decode {
                     what: what.clone(),
                     format: "GCF",
-                    message: codec::gcf_error(header, e),
+                    message: codec::gcf_error(header, &e),
                 })?;
                 Ok((Snapshot::Set(set), what))
             }
