@@ -125,7 +125,8 @@ fn table() -> Result<(), TaskError> {
 /// The first line of docs/benchmarks.md's section on GCF against serde_json (written by hand
 /// from `gcf_vs_json` and `gcf_profile` runs, before the MCP section): `cargo xtask bench` keeps
 /// it, and `cargo xtask bench mcp` keeps everything before the MCP section.
-const GCF_SECTION: &str = "<!-- The GCF section: measured with crates/benchmarks/examples/gcf_vs_json.rs \
+const GCF_SECTION: &str =
+    "<!-- The GCF section: measured with crates/benchmarks/examples/gcf_vs_json.rs \
                            and gcf_profile.rs, kept by `cargo xtask bench`. -->";
 
 /// `cargo xtask bench mcp`: builds the command and the latency client in release, runs the
