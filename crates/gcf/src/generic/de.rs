@@ -722,6 +722,19 @@ impl<'de> Parser<'de> {
 // ---------------------------------------------------------------------------------------------
 // Scalars and numbers
 
+/// A decimal token past the largest double, in the current spec (§2.3.2: the domain is int64
+/// and float64, whatever a target could hold).
+#[cold]
+fn past_doubles(lexeme: &str) -> Error {
+    Error::new(
+        ErrorKind::OutOfRange,
+        format!(
+            "the number {lexeme} is past the largest double, outside the numeric domain of spec \
+             v3.5.3 (int64 and float64, §2.3.2): model it as a string, or decode with Spec::V3_1"
+        ),
+    )
+}
+
 #[cold]
 fn out_of_range(lexeme: &str) -> Error {
     Error::new(
@@ -762,6 +775,9 @@ fn in_domain(spec: Spec, lexeme: &str, number: Number) -> Result<Number> {
         Number::U128(..) | Number::I128(..) => Err(outside_int64(lexeme)),
         Number::F64(_) | Number::Inexact(_) if !number::is_integer_lexeme(lexeme) => match number {
             Number::Inexact(v) if v.is_finite() && !arbitrary_precision() => Ok(Number::F64(v)),
+            // Past the largest double: outside the domain, with serde_json's
+            // `arbitrary_precision` as without it.
+            Number::Inexact(v) if v.is_infinite() => Err(past_doubles(lexeme)),
             _ => Ok(number),
         },
         // `-0`, or an integer beyond 128 bits.
