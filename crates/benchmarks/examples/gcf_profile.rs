@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Operations: `encode` (the current spec), `encode-v3.1`, `encode-tape` (`to_string_value`), `encode-typed` (the rows as
-//! `Vec<Person>`, through serde; data set `rows` only), `decode` (into `Value`),
+//! `Vec<Person>`, through serde; data set `rows` only), `decode` (into `Value`), `decode-v3.1` (the data set written and read as v3.1),
 //! `decode-typed` (into `Vec<Person>`; `rows` only), `ignore`
 //! (decode into `IgnoredAny`: the parser alone), and the same with a `json-` prefix for
 //! serde_json; `show` prints the data set's GCF. Data sets: `rows`, `orders`, `deep`.
@@ -48,10 +48,15 @@ fn main() {
     } else {
         Vec::new()
     };
+    let gcf_v31 = agentwire_gcf::EncoderOptions::new()
+        .spec(agentwire_gcf::Spec::V3_1)
+        .to_string(&value)
+        .expect("GCF");
     let input = Input {
         value: &value,
         people: &people,
         gcf: &gcf,
+        gcf_v31: &gcf_v31,
         json: &json,
     };
     println!("{}", work(op, &input, n));
@@ -62,6 +67,8 @@ struct Input<'a> {
     value: &'a Value,
     people: &'a [Person],
     gcf: &'a str,
+    /// The data set written in v3.1.
+    gcf_v31: &'a str,
     json: &'a str,
 }
 
@@ -87,6 +94,7 @@ fn measured(op: &str, input: &Input<'_>) -> Output {
         value,
         people,
         gcf,
+        gcf_v31,
         json,
     } = *input;
     black_box(match op {
@@ -100,6 +108,12 @@ fn measured(op: &str, input: &Input<'_>) -> Output {
         "encode-tape" => Output::Text(agentwire_gcf::to_string_value(value).expect("GCF")),
         "encode-typed" => Output::Text(agentwire_gcf::to_string(people).expect("GCF")),
         "decode" => Output::Value(agentwire_gcf::from_str::<Value>(gcf).expect("GCF")),
+        "decode-v3.1" => Output::Value(
+            agentwire_gcf::DecoderOptions::new()
+                .spec(agentwire_gcf::Spec::V3_1)
+                .from_str::<Value>(gcf_v31)
+                .expect("GCF"),
+        ),
         "decode-typed" => Output::People(agentwire_gcf::from_str(gcf).expect("GCF")),
         "ignore" => {
             agentwire_gcf::from_str::<IgnoredAny>(gcf).expect("GCF");

@@ -6,8 +6,11 @@
 //! ```
 //!
 //! For each data set (`rows_10k`, `orders_2k`, `deep_config`, or those containing `SET`) and
-//! operation (`encode`: the current spec, `encode-v3.1`, `decode` into `Value`, `ignore`:
-//! decode into `IgnoredAny`, the parser alone; or those containing `OP`), it prints the fastest time of each side and the ratio
+//! operation (`encode`: the current spec, canonical, with flattened `a>b` columns where the
+//! data has nested objects; `encode-noflat`: the same without flattening; `encode-v3.1`;
+//! `decode` into `Value` of the canonical current-spec output; `decode-noflat` and
+//! `decode-v3.1` of the other two; `ignore`: decode into `IgnoredAny`, the parser alone; or
+//! those containing `OP`), it prints the fastest time of each side and the ratio
 //! GCF / serde_json of the fastest times and the median ratio of the pairs. Outputs are
 //! dropped after the clock stops, as divan drops them.
 //!
@@ -51,17 +54,32 @@ fn main() {
     ];
     for (name, value) in data.iter().filter(|(name, _)| name.contains(sets.as_str())) {
         let gcf = agentwire_gcf::to_string(value).expect("GCF");
+        let noflat = agentwire_gcf::EncoderOptions::new().flatten(false);
+        let v31 = agentwire_gcf::EncoderOptions::new().spec(agentwire_gcf::Spec::V3_1);
+        let gcf_noflat = noflat.to_string(value).expect("GCF");
+        let gcf_v31 = v31.to_string(value).expect("GCF");
         let json = serde_json::to_string(value).expect("JSON");
         // Short runs are repeated, so that each timing spans some tens of microseconds.
         let reps: usize = held
             .unwrap_or(if json.len() < 100_000 { 20 } else { 1 })
             .max(1);
         let encode_gcf = || Output::Text(agentwire_gcf::to_string(black_box(value)).expect("GCF"));
-        let v31 = agentwire_gcf::EncoderOptions::new().spec(agentwire_gcf::Spec::V3_1);
+        let encode_noflat = || Output::Text(noflat.to_string(black_box(value)).expect("GCF"));
         let encode_v31 = || Output::Text(v31.to_string(black_box(value)).expect("GCF"));
         let encode_json = || Output::Text(serde_json::to_string(black_box(value)).expect("JSON"));
         let decode_gcf =
             || Output::Value(agentwire_gcf::from_str::<Value>(black_box(&gcf)).expect("GCF"));
+        let decode_noflat = || {
+            Output::Value(agentwire_gcf::from_str::<Value>(black_box(&gcf_noflat)).expect("GCF"))
+        };
+        let v31_decoder = agentwire_gcf::DecoderOptions::new().spec(agentwire_gcf::Spec::V3_1);
+        let decode_v31 = || {
+            Output::Value(
+                v31_decoder
+                    .from_str::<Value>(black_box(&gcf_v31))
+                    .expect("GCF"),
+            )
+        };
         let decode_json =
             || Output::Value(serde_json::from_str::<Value>(black_box(&json)).expect("JSON"));
         let ignore_gcf = || {
@@ -72,10 +90,13 @@ fn main() {
             serde_json::from_str::<IgnoredAny>(black_box(&json)).expect("JSON");
             Output::Nothing
         };
-        let pairs: [Pair<'_>; 4] = [
+        let pairs: [Pair<'_>; 7] = [
             ("encode", &encode_gcf, &encode_json),
+            ("encode-noflat", &encode_noflat, &encode_json),
             ("encode-v3.1", &encode_v31, &encode_json),
             ("decode", &decode_gcf, &decode_json),
+            ("decode-noflat", &decode_noflat, &decode_json),
+            ("decode-v3.1", &decode_v31, &decode_json),
             ("ignore", &ignore_gcf, &ignore_json),
         ];
         for (op, gcf_op, json_op) in pairs

@@ -185,6 +185,34 @@ pub(crate) fn encode_toon(value: &Value) -> Result<String, CliError> {
     })
 }
 
+/// A GCF decoding error as the command reports it: a delta or an `unchanged` reply given where
+/// a value or a snapshot is read (the header line `header` says which) is a change to a
+/// snapshot, and the library's message names its API where the command's names the command
+/// that reads it; any other error as the library gives it (code, line, column, message).
+pub(crate) fn gcf_error(header: &str, e: &agentwire_gcf::Error) -> String {
+    let header = header.lines().next().unwrap_or("");
+    let change = ["delta", "unchanged"]
+        .into_iter()
+        .find(|field| header.split(' ').any(|f| f == format!("{field}=true")));
+    match change {
+        Some(field) if e.kind() == agentwire_gcf::ErrorKind::ProfileMismatch => {
+            let hint = agentwire_gcf::Error::new(
+                e.kind(),
+                format!(
+                    "this is a {field}=true payload, a change to a snapshot rather than a value: \
+                     apply it to its base with `agentwire gcf apply BASE DELTA`"
+                ),
+            );
+            match e.position() {
+                Some(at) => hint.with_position(at),
+                None => hint,
+            }
+            .to_string()
+        }
+        _ => e.to_string(),
+    }
+}
+
 /// Decodes a GCF payload (either profile, by its header) with `decoder`'s options (spec and
 /// limits), reading `reader` a line at a time.
 pub(crate) fn decode_gcf_with<R: Read>(
@@ -199,16 +227,15 @@ pub(crate) fn decode_gcf_with<R: Read>(
         message,
     };
     let header = String::from_utf8_lossy(first_line);
+    let message = |e: agentwire_gcf::Error| gcf_error(&header, &e);
     match agentwire_gcf::profile(&header).map_err(|e| failed(e.to_string()))? {
         agentwire_gcf::Profile::Graph => {
             let graph = decoder
                 .decode_graph_reader(reader)
-                .map_err(|e| failed(e.to_string()))?;
+                .map_err(|e| failed(message(e)))?;
             serde_json::to_value(&graph).map_err(|e| failed(e.to_string()))
         }
-        _ => decoder
-            .from_reader(reader)
-            .map_err(|e| failed(e.to_string())),
+        _ => decoder.from_reader(reader).map_err(|e| failed(message(e))),
     }
 }
 

@@ -224,7 +224,12 @@ fn load(path: &Path, key: &str) -> Result<(Snapshot, String), CliError> {
                         .from_str::<Value>(&text)
                         .and_then(|value| KeyedSet::from_value(&value, key))
                 };
-                Ok((Snapshot::Set(set.map_err(|e| invalid(&what, &e))?), what))
+                let set = set.map_err(|e| CliError::Decode {
+                    what: what.clone(),
+                    format: "GCF",
+                    message: codec::gcf_error(header, &e),
+                })?;
+                Ok((Snapshot::Set(set), what))
             }
         };
     }

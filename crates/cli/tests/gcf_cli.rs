@@ -149,6 +149,18 @@ fn generic_delta_and_apply() {
             .args(["--tool", "orders_query"])
             .assert(),
     );
+    // A delta where a snapshot belongs: the command that reads it, with its code and place.
+    let given = file(dir.path(), "delta.gcf", &delta);
+    agentwire()
+        .args(["gcf", "delta"])
+        .arg(&base)
+        .arg(&given)
+        .assert()
+        .failure()
+        .stderr(
+            predicate::str::contains("profile_mismatch at line 1, column ")
+                .and(predicate::str::contains("agentwire gcf apply BASE DELTA")),
+        );
     // The v3.5.3 suite's generic-delta/001 (without the token counts).
     assert_eq!(
         delta,
@@ -309,4 +321,31 @@ fn sessions_of_both_profiles() {
         .arg(&calls[0])
         .assert()
         .code(2);
+}
+
+/// `agentwire decode` of a delta or an `unchanged` reply (a change, not a value) says which
+/// command reads it, with the code and position of the header field.
+#[test]
+fn decode_points_a_delta_to_gcf_apply() {
+    for text in [
+        format!(
+            "GCF profile=generic delta=true base_root={BASE_ROOT} new_root={NEW_ROOT} key=id\n\
+             ## removed [1]{{@id}}\n1001\n"
+        ),
+        format!("GCF profile=generic unchanged=true base_root={BASE_ROOT} key=id\n"),
+        format!(
+            "GCF profile=graph tool=t delta=true base_root={BASE_ROOT} new_root={NEW_ROOT}\n\
+             ## removed\nfn a.f0\n"
+        ),
+    ] {
+        agentwire()
+            .arg("decode")
+            .write_stdin(text.clone())
+            .assert()
+            .failure()
+            .stderr(
+                predicate::str::contains("profile_mismatch at line 1, column ")
+                    .and(predicate::str::contains("agentwire gcf apply BASE DELTA")),
+            );
+    }
 }

@@ -463,3 +463,26 @@ fn versions_differ_where_the_table_says() {
         );
     }
 }
+
+/// Declarations wider than the shape builder's scanned names (16 top-level members, then an
+/// index): repeats and path conflicts past that point are found, paths still nest.
+#[test]
+fn wide_declarations() {
+    let fields: Vec<String> = (0..20).map(|i| format!("f{i}")).collect();
+    let fields = fields.join(",");
+    let cells = vec!["1"; 20].join("|");
+    for (extra, expected) in [
+        ("f3=1", ("duplicate_field_name", 2, 1)),
+        ("f18=1", ("duplicate_field_name", 2, 1)),
+        ("\"f19>x\"", ("duplicate_field_name", 2, 1)),
+    ] {
+        let got = error(&format!("{H}## [1]{{{fields},{extra}}}\n{cells}|2\n"));
+        assert_eq!((got.0, got.1), (expected.0, expected.1), "{extra}");
+    }
+    let text = format!("{H}## [1]{{{fields},\"p>x\",\"p>y\",f20}}\n{cells}|1|2|3\n");
+    let mut row: serde_json::Map<String, Value> =
+        (0..20).map(|i| (format!("f{i}"), json!(1))).collect();
+    row.insert("p".into(), json!({"x": 1, "y": 2}));
+    row.insert("f20".into(), json!(3));
+    assert_eq!(value(&text), json!([row]));
+}

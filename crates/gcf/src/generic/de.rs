@@ -19,7 +19,7 @@
 
 use std::borrow::Cow;
 use std::cell::Cell as Shared;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::rc::Rc;
 
 use std::marker::PhantomData;
@@ -722,6 +722,19 @@ impl<'de> Parser<'de> {
 // ---------------------------------------------------------------------------------------------
 // Scalars and numbers
 
+/// A decimal token past the largest double, in the current spec (§2.3.2: the domain is int64
+/// and float64, whatever a target could hold).
+#[cold]
+fn past_doubles(lexeme: &str) -> Error {
+    Error::new(
+        ErrorKind::OutOfRange,
+        format!(
+            "the number {lexeme} is past the largest double, outside the numeric domain of spec \
+             v3.5.3 (int64 and float64, §2.3.2): model it as a string, or decode with Spec::V3_1"
+        ),
+    )
+}
+
 #[cold]
 fn out_of_range(lexeme: &str) -> Error {
     Error::new(
@@ -762,9 +775,9 @@ fn in_domain(spec: Spec, lexeme: &str, number: Number) -> Result<Number> {
         Number::U128(..) | Number::I128(..) => Err(outside_int64(lexeme)),
         Number::F64(_) | Number::Inexact(_) if !number::is_integer_lexeme(lexeme) => match number {
             Number::Inexact(v) if v.is_finite() && !arbitrary_precision() => Ok(Number::F64(v)),
-            // Past the largest double: out of the domain whether or not serde_json could keep
-            // the lexeme (arbitrary_precision).
-            Number::Inexact(v) if !v.is_finite() => Err(out_of_range(lexeme)),
+            // Past the largest double: outside the domain, with serde_json's
+            // `arbitrary_precision` as without it.
+            Number::Inexact(v) if v.is_infinite() => Err(past_doubles(lexeme)),
             _ => Ok(number),
         },
         // `-0`, or an integer beyond 128 bits.
@@ -2337,7 +2350,9 @@ struct Shaped<'de> {
     groups: HashSet<String>,
     /// The identity values (or a keyed map's member keys) seen: they are unique (spec
     /// §10a.1, §7.2a.4).
-    ids: HashSet<String>,
+    /// (A B-tree of borrowed keys where the input allows: no copy and no hashing of every
+    /// key, and no large table to grow mid-document.)
+    ids: BTreeSet<Cow<'de, str>>,
 }
 
 /// A value-grouping sub-header `column=value [n]` (spec v3.6).
@@ -2381,7 +2396,7 @@ impl<'de> Table<'de> {
                     group: None,
                     group_left: 0,
                     groups: HashSet::new(),
-                    ids: HashSet::new(),
+                    ids: BTreeSet::new(),
                 })
             }),
             extras: Vec::new(),
@@ -2625,7 +2640,7 @@ impl<'de> RowSeq<'_, 'de> {
                      as another scalar)",
                 ));
             };
-            if !self.seen_id(key.into_owned()) {
+            if !self.seen_id(key) {
                 return Err(duplicate_member(line, token));
             }
         }
@@ -2639,7 +2654,7 @@ impl<'de> RowSeq<'_, 'de> {
                 ));
             }
             let id = scalar_value(self.p.spec, line, cell.token)?;
-            if !self.seen_id(id.to_string()) {
+            if !self.seen_id(Cow::Owned(id.to_string())) {
                 return Err(line.error_at(
                     ErrorKind::DuplicateKey,
                     cell.token,
@@ -2654,7 +2669,7 @@ impl<'de> RowSeq<'_, 'de> {
     }
 
     /// Records an identity (or member key) of a shaped table: `false` if seen before.
-    fn seen_id(&mut self, id: String) -> bool {
+    fn seen_id(&mut self, id: Cow<'de, str>) -> bool {
         self.st
             .shaped
             .as_mut()

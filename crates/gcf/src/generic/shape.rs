@@ -326,17 +326,37 @@ fn constant_value<'de>(
 #[derive(Default)]
 struct Builder<'de> {
     members: Members<'de>,
-    /// The index of each top-level member by name.
+    /// The index of each top-level member by name, once there are more than
+    /// [`Builder::SCANNED`] (fewer are found by comparing each name: no hashing, no table
+    /// allocated for the short declarations of most headers).
     index: HashMap<Cow<'de, str>, usize>,
 }
 
 impl<'de> Builder<'de> {
+    /// The most top-level members looked up by a scan.
+    const SCANNED: usize = 16;
+
+    /// The index of the top-level member `name`.
+    fn find(&self, name: &str) -> Option<usize> {
+        if self.members.names.len() <= Self::SCANNED {
+            self.members.names.iter().position(|n| n == name)
+        } else {
+            self.index.get(name).copied()
+        }
+    }
+
     /// A top-level member.
     fn top(&mut self, line: &Line<'de>, name: Cow<'de, str>, source: Member<'de>) -> Result<()> {
-        if self.index.contains_key(&name) {
+        if self.find(&name).is_some() {
             return Err(conflict(line, &name));
         }
-        self.index.insert(name.clone(), self.members.names.len());
+        let at = self.members.names.len();
+        if at == Self::SCANNED {
+            self.index = (self.members.names.iter().cloned()).zip(0..).collect();
+        }
+        if at >= Self::SCANNED {
+            self.index.insert(name.clone(), at);
+        }
         self.members.names.push(name);
         self.members.sources.push(source);
         Ok(())
@@ -348,8 +368,8 @@ impl<'de> Builder<'de> {
         let segments: Vec<&str> = name.split('>').collect();
         let (last, parents) = segments.split_last().unwrap_or((&"", &[]));
         let top = owned_segment(name, segments[0]);
-        let at = match self.index.get(&top) {
-            Some(&at) => at,
+        let at = match self.find(&top) {
+            Some(at) => at,
             None => {
                 self.top(
                     line,
