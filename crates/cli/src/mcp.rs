@@ -13,7 +13,7 @@ use crate::CliError;
 pub(crate) enum FormatArg {
     /// Per result, the cheapest of GCF, GCX1, TOON and compact JSON.
     Auto,
-    /// GCF, generic profile.
+    /// GCF at the current spec, with the fewest tokens for --tokenizer.
     Gcf,
     /// GCX1, generic encoding under the tool's name.
     Gcx1,
