@@ -104,6 +104,8 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used)]
 
+#[cfg(feature = "gateway")]
+mod catalog;
 mod config;
 mod encoding;
 mod error;
@@ -119,7 +121,7 @@ mod upstream;
 pub use config::{Config, Endpoint, ServerSpec};
 pub use encoding::{decode, detect, Choice, EncodeOptions, Encoding, Format, Outcome, Reencoder};
 pub use error::{Error, ErrorKind};
-pub use proxy::{Proxy, ProxyOptions};
+pub use proxy::{Mode, Proxy, ProxyOptions};
 pub use stats::{CallRecord, CallStatus, Summary};
 
 #[doc = include_str!("../README.md")]

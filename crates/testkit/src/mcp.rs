@@ -66,7 +66,10 @@ pub fn reencode(text: &str, tool: &str) -> Result<Roundtrip, Bug> {
                     )));
                 }
                 let (_, back) = decode(&choice.text).map_err(|e| {
-                    Bug(format!("{name}: the chosen text does not decode: {e}: {:?}", choice.text))
+                    Bug(format!(
+                        "{name}: the chosen text does not decode: {e}: {:?}",
+                        choice.text
+                    ))
                 })?;
                 if !same_json(value, &back) {
                     return Err(Bug(format!(
