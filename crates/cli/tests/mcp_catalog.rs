@@ -557,3 +557,83 @@ fn the_official_python_sdk_drives_the_gateway_and_the_proxy() {
         assert!(warnings.contains("skipped test/\"dup\""), "{warnings}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_hangs_gives_upstream_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp");
+    let config = dir.path().join("servers.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[servers.hang]\ncommand = \"node\"\nargs = [{fake:?}, \"hang\"]\n\n\
+             [servers.test]\ncommand = \"node\"\nargs = [{test:?}]\n",
+            fake = tests.join("fake_server.js").display().to_string(),
+            test = tests.join("catalog_server.js").display().to_string(),
+        ),
+    )
+    .unwrap();
+    let mut line = command("gateway", &config);
+    line.args(["--timeout", "1"]);
+    let client = Client::default()
+        .serve(TokioChildProcess::new(line).unwrap())
+        .await
+        .unwrap();
+    let act = id_of(&client, "hang", "act").await;
+    let hung = json_text(&call(&client, "tool_execute", json!({"tool_id": act})).await);
+    assert_eq!(hung["error"]["error"], "UPSTREAM_TIMEOUT", "{hung}");
+    assert_eq!(hung["error"]["details"]["retryable"], true, "{hung}");
+    // The other upstream goes on.
+    let count = id_of(&client, "test", "count").await;
+    assert_eq!(calls_seen(&client, &count).await, 1);
+    client.cancel().await.unwrap();
+}
+
+#[test]
+fn the_gateway_ends_with_its_last_upstream() {
+    use std::io::{BufRead, BufReader, Write};
+
+    let test = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/catalog_server.js");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
+        .args(["mcp", "--mode", "gateway", "--name", "test", "--", "node"])
+        .arg(test)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |message: Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    let initialized: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(initialized["result"]["serverInfo"]["name"], "agentwire-mcp");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "tool_browse", "arguments": {"path": "/test"}}}));
+    let browsed: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let die = ids(browsed["result"]["content"][0]["text"].as_str().unwrap())
+        .into_iter()
+        .find(|id| id.starts_with("test:die#"))
+        .unwrap();
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "tool_execute", "arguments": {"tool_id": die}}}));
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+    // The pending call was answered first.
+    let answer: Value = serde_json::from_str(&rest[0]).unwrap();
+    assert_eq!(answer["id"], 3);
+    let envelope: Value =
+        serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(envelope["error"]["error"], "UPSTREAM_UNAVAILABLE");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("exited with status 3"), "{stderr}");
+}

@@ -115,6 +115,25 @@ pub(crate) struct CatalogRoute {
     inflight: Mutex<HashMap<RequestId, (usize, RequestId)>>,
     client_gone: CancellationToken,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// `tools/call` requests being answered: when the last upstream dies, the session ends
+    /// only after they have their answers.
+    active: std::sync::atomic::AtomicUsize,
+}
+
+/// Counts a `tools/call` as active while it lives.
+struct Active<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Active<'a> {
+    fn new(counter: &'a std::sync::atomic::AtomicUsize) -> Self {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Active(counter)
+    }
+}
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl CatalogRoute {
@@ -163,6 +182,7 @@ impl CatalogRoute {
             inflight: Mutex::default(),
             client_gone: CancellationToken::new(),
             tasks: Mutex::default(),
+            active: Default::default(),
         });
         let mut tasks = Vec::new();
         // Refreshes, one at a time, once the catalog is built.
@@ -347,6 +367,7 @@ impl CatalogRoute {
     }
 
     async fn call_tool(&self, params: Value, call: &Call) -> Result<ServerResult, ErrorData> {
+        let _active = Active::new(&self.active);
         let started = Instant::now();
         let name = params
             .get("name")
@@ -688,6 +709,14 @@ impl Route for CatalogRoute {
         let failures =
             futures::future::join_all(self.members.iter().map(|member| member.upstream.failed()))
                 .await;
+        // The calls that were waiting on the upstreams are being answered: give them a moment
+        // to be (each already has its error).
+        let waited = Instant::now();
+        while self.active.load(std::sync::atomic::Ordering::SeqCst) > 0
+            && waited.elapsed() < Duration::from_secs(2)
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         self.all_failed(&failures)
     }
 
