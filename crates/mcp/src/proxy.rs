@@ -516,3 +516,35 @@ impl Proxy {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn servers_are_checked_against_the_mode() {
+        let a = || ServerSpec::command("a", "true", Vec::<String>::new());
+        let b = || ServerSpec::command("b", "true", Vec::<String>::new());
+        let err = Proxy::with_servers(vec![a(), b()], ProxyOptions::new()).unwrap_err();
+        assert_eq!(err.code(), "invalid_options");
+        assert!(
+            err.message().contains("passthrough serves exactly one"),
+            "{err}"
+        );
+        let err = Proxy::with_servers(Vec::new(), ProxyOptions::new()).unwrap_err();
+        assert!(err.message().contains("no upstream"), "{err}");
+        let gateway = ProxyOptions::new().mode(Mode::Gateway);
+        let err = Proxy::with_servers(vec![a(), a()], gateway.clone()).unwrap_err();
+        assert!(
+            err.message().contains("two upstream servers are named `a`"),
+            "{err}"
+        );
+        let two = Proxy::with_servers(vec![a(), b()], gateway);
+        if cfg!(feature = "gateway") {
+            assert!(two.is_ok());
+        } else {
+            assert!(two.unwrap_err().message().contains("`gateway` feature"));
+        }
+        assert_eq!(Mode::default().name(), "passthrough");
+    }
+}
