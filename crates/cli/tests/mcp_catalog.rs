@@ -637,3 +637,80 @@ fn the_gateway_ends_with_its_last_upstream() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(stderr.contains("exited with status 3"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_mode_over_streamable_http() {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use tokio::io::AsyncBufReadExt;
+
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let test = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/catalog_server.js");
+    let mut proxy = tokio::process::Command::new(env!("CARGO_BIN_EXE_agentwire"));
+    proxy
+        .args([
+            "mcp",
+            "--mode",
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--name",
+            "test",
+            "--",
+            "node",
+        ])
+        .arg(test)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let mut proxy = proxy.spawn().unwrap();
+    let mut stderr = tokio::io::BufReader::new(proxy.stderr.take().unwrap()).lines();
+    let served = loop {
+        let line = stderr
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the proxy's address");
+        if let Some(url) = line.strip_prefix("agentwire mcp: serving ") {
+            break url.to_owned();
+        }
+    };
+    let notified = Client::default();
+    let client = notified
+        .clone()
+        .serve(StreamableHttpClientTransport::from_uri(served.as_str()))
+        .await
+        .unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    let grow = tools
+        .iter()
+        .find(|t| t.name.starts_with("test.grow."))
+        .expect("test.grow")
+        .name
+        .to_string();
+    let rows = tools
+        .iter()
+        .find(|t| t.name.starts_with("test.rows."))
+        .unwrap()
+        .name
+        .to_string();
+    let result = call(
+        &client,
+        "tool_execute",
+        json!({"tool_id": rows, "args": {"n": 30}}),
+    )
+    .await;
+    let (_, value) = agentwire_mcp::decode(&text(&result)).unwrap();
+    assert_eq!(value["total"], 30);
+    call(&client, "tool_execute", json!({"tool_id": grow})).await;
+    eventually("tools/list_changed over HTTP", || {
+        let notified = notified.clone();
+        async move { notified.0.load(Ordering::SeqCst) >= 1 }
+    })
+    .await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name.starts_with("test.extra_1.")));
+    client.cancel().await.unwrap();
+    proxy.start_kill().unwrap();
+    let _ = proxy.wait().await;
+}
