@@ -714,3 +714,59 @@ async fn the_proxy_mode_over_streamable_http() {
     proxy.start_kill().unwrap();
     let _ = proxy.wait().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_stable_browsing_puts_seen_cards_first() {
+    let test = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/catalog_server.js");
+    let browse = |stable: bool| {
+        let test = test.clone();
+        async move {
+            let mut line = tokio::process::Command::new(env!("CARGO_BIN_EXE_agentwire"));
+            line.args(["mcp", "--mode", "gateway", "--name", "test"]);
+            if stable {
+                line.arg("--cache-stable");
+            }
+            line.args(["--", "node"]).arg(test);
+            let client = Client::default()
+                .serve(TokioChildProcess::new(line).unwrap())
+                .await
+                .unwrap();
+            let first = call(
+                &client,
+                "tool_browse",
+                json!({"query": "tool calls on this server", "top_k": 1}),
+            )
+            .await;
+            let second = call(
+                &client,
+                "tool_browse",
+                json!({"query": "tool calls on this server", "top_k": 3}),
+            )
+            .await;
+            client.cancel().await.unwrap();
+            (text(&first), text(&second))
+        }
+    };
+    let (first, second) = browse(true).await;
+    // The second answer starts with the cards of the first that it holds, then the marker.
+    let seen: Vec<String> = ids(&first);
+    let again = ids(&second);
+    let marker = second
+        .lines()
+        .position(|l| l.starts_with("__cache_breakpoint__"))
+        .unwrap_or_else(|| panic!("no marker in {second}"));
+    let before: Vec<&str> = second.lines().skip(1).take(marker - 1).collect();
+    assert!(!before.is_empty(), "{second}");
+    for line in &before {
+        let id = line.split(' ').next().unwrap();
+        assert!(
+            seen.iter().any(|s| s == id),
+            "{id} was not seen: {first} / {second}"
+        );
+        assert!(first.contains(line), "re-emitted exactly: {line}");
+    }
+    assert!(again.len() <= 3);
+    // Without --cache-stable: no marker.
+    let (_, plain) = browse(false).await;
+    assert!(!plain.contains("__cache_breakpoint__"), "{plain}");
+}
