@@ -278,6 +278,14 @@ async fn an_rmcp_client_drives_the_gateway() {
     assert_eq!(json_text(&no_path)["error"]["error"], "PATH_NOT_FOUND");
     let no_view = call(&client, "tool_view", json!({"handle": "a999"})).await;
     assert_eq!(json_text(&no_view)["error"]["error"], "VIEW_FAILED");
+    let fail = id_of(&client, "test", "fail").await;
+    let failed = json_text(&call(&client, "tool_execute", json!({"tool_id": fail})).await);
+    assert_eq!(failed["error"]["error"], "UPSTREAM_ERROR", "{failed}");
+    assert!(
+        failed.to_string().contains("this tool always fails"),
+        "{failed}"
+    );
+    assert!(failed.to_string().contains("-32000"), "{failed}");
 
     // A large result is stored, and paged with tool_view.
     let rows = id_of(&client, "test", "rows").await;

@@ -7,7 +7,7 @@
 // Tools: `grow` adds a tool `extra_N` and sends notifications/tools/list_changed; `rows`
 // answers `{"rows": [...]}` with `n` objects as JSON text; `count` answers how many
 // tools/call requests reached the server (itself included); `strict` needs an integer `n`
-// between 1 and 9; `die` exits with status 3. `dup` is listed twice (the catalog keeps the
+// between 1 and 9; `fail` answers with a JSON-RPC error; `die` exits with status 3. `dup` is listed twice (the catalog keeps the
 // first and skips the other).
 "use strict";
 const readline = require("readline");
@@ -33,6 +33,7 @@ const tools = () => {
       inputSchema: { type: "object", properties: { n: { type: "integer", minimum: 1, maximum: 9 } }, required: ["n"], additionalProperties: false },
     },
     { name: "die", description: "Exit at once.", inputSchema: { type: "object" } },
+    { name: "fail", description: "Answer with a JSON-RPC error.", inputSchema: { type: "object" } },
     { name: "dup", description: "Listed twice.", inputSchema: { type: "object" } },
     { name: "dup", description: "Listed twice.", inputSchema: { type: "object" } },
   ];
@@ -85,6 +86,9 @@ lines.on("line", (line) => {
         break;
       case "strict":
         send({ jsonrpc: "2.0", id, result: text(`n is ${args.n}`) });
+        break;
+      case "fail":
+        send({ jsonrpc: "2.0", id, error: { code: -32000, message: "this tool always fails" } });
         break;
       case "die":
         process.exit(3);
