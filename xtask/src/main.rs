@@ -178,6 +178,8 @@ const LIBRARIES: &[&str] = &[
 
 fn ci() -> Result<(), TaskError> {
     run_checked(cargo().args(["fmt", "--all", "--check"]))?;
+    // README, CHANGELOG, licences, keywords and README examples without hidden lines.
+    release::check_metadata()?;
     run_checked(cargo().args([
         "clippy",
         "--workspace",

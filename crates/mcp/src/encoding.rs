@@ -781,7 +781,11 @@ mod tests {
             "customer": {"name": format!("c{i}"), "tier": if i % 3 == 0 { "gold" } else { "free" }},
             "env": "prod", "id": i, "tags": if i % 2 == 0 { json!(["a"]) } else { json!([]) },
         })).collect::<Vec<_>>()});
-        for tokenizer in [Tokenizer::O200kBase, Tokenizer::Cl100kBase] {
+        let mut tokenizers = vec![Tokenizer::O200kBase];
+        if cfg!(feature = "cl100k") {
+            tokenizers.push(Tokenizer::Cl100kBase);
+        }
+        for tokenizer in tokenizers {
             let reencoder = Reencoder::new(
                 EncodeOptions::new()
                     .format(Format::Gcf)

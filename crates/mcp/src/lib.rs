@@ -92,6 +92,8 @@
 //!
 //! # Cargo features
 //!
+//! - `cl100k` (default): cl100k_base as a tokenizer to count with; o200k_base, the default
+//!   one, is always there.
 //! - `http`: upstreams by URL and `Proxy::serve_http` (streamable HTTP; reqwest with
 //!   rustls and ring, hyper).
 //! - `gateway`: [`Mode::Proxy`] and [`Mode::Gateway`], through agentwire-toolcard with its
@@ -100,7 +102,7 @@
 //! - `toon`: TOON as a format, through the reference `toon-format` crate. That crate turns on
 //!   serde_json's `preserve_order` and `float_roundtrip` for the whole build (Cargo unifies
 //!   features), which a library should not impose, so it is opt-in. The `agentwire` command
-//!   turns all three features on.
+//!   turns every feature on.
 //!
 //! Without `preserve_order` in the build, JSON texts are parsed into sorted maps, so an
 //! encoding lists object members in key order; with it (as in the `agentwire` command), in

@@ -762,6 +762,9 @@ fn in_domain(spec: Spec, lexeme: &str, number: Number) -> Result<Number> {
         Number::U128(..) | Number::I128(..) => Err(outside_int64(lexeme)),
         Number::F64(_) | Number::Inexact(_) if !number::is_integer_lexeme(lexeme) => match number {
             Number::Inexact(v) if v.is_finite() && !arbitrary_precision() => Ok(Number::F64(v)),
+            // Past the largest double: out of the domain whether or not serde_json could keep
+            // the lexeme (arbitrary_precision).
+            Number::Inexact(v) if !v.is_finite() => Err(out_of_range(lexeme)),
             _ => Ok(number),
         },
         // `-0`, or an integer beyond 128 bits.
