@@ -63,7 +63,8 @@ impl ModeArg {
 #[command(
     override_usage = "agentwire mcp [OPTIONS] -- <COMMAND> [ARGS]...\n       \
                       agentwire mcp [OPTIONS] --url <URL>\n       \
-                      agentwire mcp [OPTIONS] --config <FILE>",
+                      agentwire mcp [OPTIONS] --config <FILE>\n       \
+                      agentwire mcp --mode proxy|gateway [OPTIONS] --config <FILE>",
     after_help = "\
 Everything passes through unchanged in both directions, except tool results: a text item whose
 text is a JSON object or array is replaced by its encoding in --format when that saves at least
