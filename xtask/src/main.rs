@@ -60,7 +60,7 @@ tasks:
   mcp-servers
       Install what the `agentwire mcp` integration tests drive into
       target/mcp-servers: the npm reference servers (server-memory,
-      server-everything; needs node 20+ and npm) and the official MCP Python
+      server-everything, server-filesystem; needs node 20+ and npm) and the official MCP Python
       SDK in a venv (needs python3), at the versions pinned in
       xtask/mcp-servers. Skipped when already installed; `ci` runs it.
 ";

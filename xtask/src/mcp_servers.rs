@@ -1,6 +1,6 @@
 //! `cargo xtask mcp-servers`: installs what the `agentwire mcp` integration tests drive into
-//! `target/mcp-servers/`: the npm reference servers `@modelcontextprotocol/server-memory` and
-//! `@modelcontextprotocol/server-everything` (`node/`, `npm ci` from the committed lock file),
+//! `target/mcp-servers/`: the npm reference servers `@modelcontextprotocol/server-memory`,
+//! `@modelcontextprotocol/server-everything` and `@modelcontextprotocol/server-filesystem` (`node/`, `npm ci` from the committed lock file),
 //! and the official MCP Python SDK (`venv/`, `pip install` of the committed frozen list).
 //!
 //! Each half is skipped when its installed copy of the pins matches the committed one, so a

@@ -3,8 +3,10 @@
 //! # The candidate encoders
 //!
 //! [`CANDIDATES`] is the one list of encoders `Format::Auto` chooses among, each with the
-//! function that writes it. Switching a format to a new encoder API (GCF's fewest-tokens
-//! option, GCX1's shape-aware encoding) is a change to that list's entry and nothing else.
+//! function that writes it: GCF at the current spec with the fewest tokens for the counting
+//! tokenizer, GCX1's shape-aware value codec, TOON (feature `toon`) and compact JSON. Each
+//! function gets the tool's name and the tokenizer ([`Context`]); switching a format to
+//! another encoder is a change to that list's entry and nothing else.
 //!
 //! # The rule that keeps `auto` decodable
 //!
@@ -30,7 +32,7 @@ pub enum Format {
     /// feature is on, compact JSON) that decodes back to the same value.
     #[default]
     Auto,
-    /// GCF, generic profile.
+    /// GCF at the current spec, the encoding with the fewest tokens for the tokenizer.
     Gcf,
     /// GCX1, generic encoding under the tool's name.
     Gcx1,
@@ -109,18 +111,27 @@ impl Encoding {
     }
 }
 
-/// One encoder `auto` can choose: its encoding and the function that writes a value in it
-/// (given the value and the tool's name, which GCX1 carries in its header).
+/// What a candidate encoder is given besides the value: the tool's name (GCX1 carries it in
+/// its header) and the tokenizer that counts (GCF's fewest-tokens encoder chooses, per table
+/// and section, the encoding this tokenizer counts the fewest tokens for).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Context<'a> {
+    pub(crate) tool: &'a str,
+    pub(crate) tokenizer: Tokenizer,
+}
+
+/// One encoder `auto` can choose: its encoding and the function that writes a value in it.
 pub(crate) struct Candidate {
     pub(crate) encoding: Encoding,
-    pub(crate) encode: fn(&Value, &str) -> Result<String, String>,
+    pub(crate) encode: fn(&Value, Context<'_>) -> Result<String, String>,
 }
 
 /// The candidates in order of preference: on a tie in tokens the earlier one wins, so compact
 /// JSON is kept when nothing else is cheaper.
 ///
-/// **The one place to switch an encoder**: when GCF's fewest-tokens encoder and GCX1's
-/// shape-aware encoder land, their entries here call the new APIs.
+/// **The one place to switch an encoder**: each entry calls its codec's best encoder for
+/// tool results: GCF at the current spec with the fewest tokens for the counting tokenizer,
+/// GCX1's shape-aware value codec, TOON's reference encoder.
 pub(crate) const CANDIDATES: &[Candidate] = &[
     Candidate {
         encoding: Encoding::Json,
@@ -128,14 +139,18 @@ pub(crate) const CANDIDATES: &[Candidate] = &[
     },
     Candidate {
         encoding: Encoding::Gcf,
-        // Today's generic encoder; to become the current-spec fewest-tokens encoder.
-        encode: |value, _| agentwire_gcf::to_string(value).map_err(|e| e.to_string()),
+        encode: |value, context| {
+            agentwire_gcf::EncoderOptions::new()
+                .fewest_tokens(context.tokenizer)
+                .to_string(value)
+                .map_err(|e| e.to_string())
+        },
     },
     Candidate {
         encoding: Encoding::Gcx1,
-        // Today's generic fallback; to become the shape-aware generic encoding.
-        encode: |value, tool| {
-            agentwire_gcx1::encode_any(gcx1_tool(tool), value).map_err(|e| e.to_string())
+        // The value codec: wrappers, sections and column types chosen from the value's shape.
+        encode: |value, context| {
+            agentwire_gcx1::encode_any(gcx1_tool(context.tool), value).map_err(|e| e.to_string())
         },
     },
     #[cfg(feature = "toon")]
@@ -489,8 +504,12 @@ impl Reencoder {
     ) -> (Result<Choice, Error>, Option<usize>) {
         let mut texts = Vec::with_capacity(self.candidates.len());
         let mut last_error = None;
+        let context = Context {
+            tool,
+            tokenizer: self.options.tokenizer,
+        };
         for candidate in &self.candidates {
-            match (candidate.encode)(value, tool) {
+            match (candidate.encode)(value, context) {
                 Ok(text) => texts.push((candidate.encoding, text)),
                 Err(message) => {
                     last_error = Some(Error::new(ErrorKind::Encode {
@@ -731,7 +750,11 @@ mod tests {
             json!({}),
         ] {
             for candidate in CANDIDATES {
-                let Ok(text) = (candidate.encode)(&value, "t") else {
+                let context = Context {
+                    tool: "t",
+                    tokenizer: Tokenizer::O200kBase,
+                };
+                let Ok(text) = (candidate.encode)(&value, context) else {
                     continue;
                 };
                 let choice = Choice {
@@ -753,12 +776,44 @@ mod tests {
     }
 
     #[test]
+    fn gcf_is_the_current_specs_fewest_tokens_encoding_for_the_chosen_tokenizer() {
+        let value = json!({"orders": (0..12).map(|i| json!({
+            "customer": {"name": format!("c{i}"), "tier": if i % 3 == 0 { "gold" } else { "free" }},
+            "env": "prod", "id": i, "tags": if i % 2 == 0 { json!(["a"]) } else { json!([]) },
+        })).collect::<Vec<_>>()});
+        let mut tokenizers = vec![Tokenizer::O200kBase];
+        if cfg!(feature = "cl100k") {
+            tokenizers.push(Tokenizer::Cl100kBase);
+        }
+        for tokenizer in tokenizers {
+            let reencoder = Reencoder::new(
+                EncodeOptions::new()
+                    .format(Format::Gcf)
+                    .tokenizer(tokenizer),
+            )
+            .unwrap();
+            let chosen = reencoder.choose(&value, "orders").unwrap();
+            let fewest = agentwire_gcf::EncoderOptions::new()
+                .fewest_tokens(tokenizer)
+                .to_string(&value)
+                .unwrap();
+            assert_eq!(chosen.text, fewest);
+            let canonical = agentwire_gcf::to_string(&value).unwrap();
+            assert!(chosen.tokens <= tokenizer.count(&canonical));
+        }
+    }
+
+    #[test]
     fn auto_picks_the_fewest_tokens() {
         let reencoder = Reencoder::new(EncodeOptions::new()).unwrap();
         let value = people(30);
         let chosen = reencoder.choose(&value, "people").unwrap();
         for candidate in CANDIDATES {
-            let text = (candidate.encode)(&value, "people").unwrap();
+            let context = Context {
+                tool: "people",
+                tokenizer: Tokenizer::O200kBase,
+            };
+            let text = (candidate.encode)(&value, context).unwrap();
             assert!(chosen.tokens <= Tokenizer::O200kBase.count(&text));
         }
         assert_ne!(chosen.encoding, Encoding::Json, "{}", chosen.text);

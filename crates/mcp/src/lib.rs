@@ -12,6 +12,7 @@
 //! | type | for |
 //! |---|---|
 //! | [`Proxy`], [`ProxyOptions`] | serving a client over stdio, any byte stream, or streamable HTTP (`http` feature) |
+//! | [`Mode`] | passthrough, or one catalog of several upstreams as the gateway surface spec's proxy or gateway (`gateway` feature) |
 //! | [`ServerSpec`], [`Endpoint`], [`Config`] | the upstream: a command, a URL, or `[servers.<name>]` in a TOML file |
 //! | [`Reencoder`], [`EncodeOptions`], [`Format`] | the re-encoding on its own: the cheapest encoding of a value |
 //! | [`detect`], [`decode`], [`Encoding`] | reading back whatever the proxy wrote |
@@ -95,10 +96,13 @@
 //!   one, is always there.
 //! - `http`: upstreams by URL and `Proxy::serve_http` (streamable HTTP; reqwest with
 //!   rustls and ring, hyper).
+//! - `gateway`: [`Mode::Proxy`] and [`Mode::Gateway`], through agentwire-toolcard with its
+//!   argument validation (the jsonschema crate, which turns on serde_json's `float_roundtrip`
+//!   for the whole build, which is why it is opt-in).
 //! - `toon`: TOON as a format, through the reference `toon-format` crate. That crate turns on
 //!   serde_json's `preserve_order` and `float_roundtrip` for the whole build (Cargo unifies
 //!   features), which a library should not impose, so it is opt-in. The `agentwire` command
-//!   turns both features on.
+//!   turns every feature on.
 //!
 //! Without `preserve_order` in the build, JSON texts are parsed into sorted maps, so an
 //! encoding lists object members in key order; with it (as in the `agentwire` command), in
@@ -106,6 +110,8 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used)]
 
+#[cfg(feature = "gateway")]
+mod catalog;
 mod config;
 mod encoding;
 mod error;
@@ -121,7 +127,7 @@ mod upstream;
 pub use config::{Config, Endpoint, ServerSpec};
 pub use encoding::{decode, detect, Choice, EncodeOptions, Encoding, Format, Outcome, Reencoder};
 pub use error::{Error, ErrorKind};
-pub use proxy::{Proxy, ProxyOptions};
+pub use proxy::{Mode, Proxy, ProxyOptions};
 pub use stats::{CallRecord, CallStatus, Summary};
 
 #[doc = include_str!("../README.md")]

@@ -17,6 +17,35 @@ use crate::route::{Passthrough, ProxyService, RawInitialize, Route};
 use crate::stats::{Stats, Summary};
 use crate::stdio::StdioServer;
 
+/// What the proxy shows its client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Mode {
+    /// One upstream; everything passes through unchanged both ways, except JSON text in tool
+    /// results, which is re-encoded.
+    #[default]
+    Passthrough,
+    /// The transparent proxy of the gateway surface spec (§4.1), over one or more upstreams:
+    /// `tools/list` holds one stripped entry per upstream tool plus `tool_hydrate` and
+    /// `tool_execute`. Needs the `gateway` feature.
+    Proxy,
+    /// The gateway of the gateway surface spec (§4.2), over one or more upstreams: exactly
+    /// `tool_browse`, `tool_execute` and `tool_view`, results in a ResultEnvelope behind the
+    /// context firewall. Needs the `gateway` feature.
+    Gateway,
+}
+
+impl Mode {
+    /// The name used on command lines: `passthrough`, `proxy`, `gateway`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Passthrough => "passthrough",
+            Mode::Proxy => "proxy",
+            Mode::Gateway => "gateway",
+        }
+    }
+}
+
 /// Options of a [`Proxy`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -30,6 +59,11 @@ pub struct ProxyOptions {
     /// Also how long the proxy waits for a client's first request after the upstream failed
     /// to start, to answer it with the reason.
     pub timeout: Duration,
+    /// What the client sees (default [`Mode::Passthrough`]).
+    pub mode: Mode,
+    /// In the proxy and gateway modes: browse in the cache-stable order of the gateway
+    /// surface spec §5 (cards keep their place and score across calls; default off).
+    pub cache_stable: bool,
 }
 
 impl Default for ProxyOptions {
@@ -38,6 +72,8 @@ impl Default for ProxyOptions {
             encode: EncodeOptions::default(),
             stats: None,
             timeout: Duration::from_secs(30),
+            mode: Mode::Passthrough,
+            cache_stable: false,
         }
     }
 }
@@ -65,6 +101,18 @@ impl ProxyOptions {
         self.timeout = timeout;
         self
     }
+
+    /// Sets [`mode`](Self::mode).
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets [`cache_stable`](Self::cache_stable).
+    pub fn cache_stable(mut self, on: bool) -> Self {
+        self.cache_stable = on;
+        self
+    }
 }
 
 /// An MCP proxy in front of one upstream server: everything passes through unchanged both
@@ -74,12 +122,30 @@ impl ProxyOptions {
 /// upstream); its [`summary`](Proxy::summary) covers them all.
 #[derive(Debug)]
 pub struct Proxy {
-    server: ServerSpec,
+    servers: Vec<ServerSpec>,
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    mode: Mode,
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    cache_stable: bool,
     timeout: Duration,
     reencoder: Arc<Reencoder>,
     stats: Arc<Stats>,
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     on_session_error: Option<Report>,
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    on_notice: Option<Notice>,
+}
+
+/// A callback for warnings (a tool the catalog skipped, an upstream left out), shown as a
+/// placeholder by `Debug`.
+#[derive(Clone)]
+#[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+pub(crate) struct Notice(pub(crate) Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<callback>")
+    }
 }
 
 /// A callback for errors, shown as a placeholder by `Debug`.
@@ -97,23 +163,89 @@ impl Proxy {
     /// A proxy for `server`. Fails when the options need a feature this build lacks or the
     /// statistics file cannot be opened.
     pub fn new(server: ServerSpec, options: ProxyOptions) -> Result<Proxy, Error> {
+        Proxy::with_servers(vec![server], options)
+    }
+
+    /// A proxy for several upstream servers: the proxy and gateway modes put every server's
+    /// tools in one catalog, each server's name being its tools' namespace; passthrough
+    /// takes exactly one. Fails on no server, two servers of one name, several servers in
+    /// passthrough, options that need a feature this build lacks, or a statistics file that
+    /// cannot be opened.
+    pub fn with_servers(servers: Vec<ServerSpec>, options: ProxyOptions) -> Result<Proxy, Error> {
         let reencoder = Reencoder::new(options.encode)?;
         if options.timeout.is_zero() {
             return Err(Error::options("the timeout must be more than zero"));
         }
+        if servers.is_empty() {
+            return Err(Error::options("no upstream server"));
+        }
+        if options.mode == Mode::Passthrough && servers.len() > 1 {
+            return Err(Error::options(format!(
+                "passthrough serves exactly one upstream, not {} ({}); the proxy and gateway \
+                 modes take several",
+                servers.len(),
+                servers
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        if let Some(twice) = servers
+            .iter()
+            .enumerate()
+            .find(|(i, s)| servers[..*i].iter().any(|t| t.name == s.name))
+        {
+            return Err(Error::options(format!(
+                "two upstream servers are named `{}`",
+                twice.1.name
+            )));
+        }
+        #[cfg(not(feature = "gateway"))]
+        if options.mode != Mode::Passthrough {
+            return Err(Error::options(format!(
+                "the {} mode needs the `gateway` feature of agentwire-mcp",
+                options.mode.name()
+            )));
+        }
         #[cfg(not(feature = "http"))]
-        if matches!(server.endpoint, crate::config::Endpoint::Url(_)) {
+        if servers
+            .iter()
+            .any(|s| matches!(s.endpoint, crate::config::Endpoint::Url(_)))
+        {
             return Err(Error::options(
                 "an upstream URL needs the `http` feature of agentwire-mcp",
             ));
         }
         Ok(Proxy {
-            server,
+            servers,
+            mode: options.mode,
+            cache_stable: options.cache_stable,
             timeout: options.timeout,
             reencoder: Arc::new(reencoder),
             stats: Arc::new(Stats::open(options.stats.as_deref())?),
             on_session_error: None,
+            on_notice: None,
         })
+    }
+
+    /// Calls `notice` with each warning of the proxy and gateway modes: a tool the catalog
+    /// skipped (an invalid name, an over-budget card, a duplicate), an upstream left out
+    /// because it could not be reached, an upstream that died (its tools are removed). Each
+    /// is also logged with `tracing` at the warning level.
+    pub fn on_notice(mut self, notice: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.on_notice = Some(Notice(Arc::new(notice)));
+        self
+    }
+
+    /// The options of the catalog modes' gateway.
+    #[cfg(feature = "gateway")]
+    fn gateway_options(&self) -> agentwire_toolcard::GatewayOptions {
+        let mode = match self.mode {
+            Mode::Proxy => agentwire_toolcard::Mode::Proxy,
+            _ => agentwire_toolcard::Mode::Gateway,
+        };
+        agentwire_toolcard::GatewayOptions::new(mode).cache_stable(self.cache_stable)
     }
 
     /// Calls `report` when a session over HTTP ends because its upstream failed (over stdio
@@ -152,13 +284,43 @@ impl Proxy {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let raw = Arc::new(RawInitialize::default());
+        #[cfg(feature = "gateway")]
+        if self.mode != Mode::Passthrough {
+            let route = crate::catalog::CatalogRoute::start(
+                &self.servers,
+                self.gateway_options(),
+                self.reencoder.clone(),
+                self.stats.clone(),
+                self.timeout,
+                false,
+                self.on_notice.clone(),
+            );
+            return self.serve_route(route, raw, reader, writer, shutdown).await;
+        }
         let route = Arc::new(Passthrough::start(
-            self.server.clone(),
+            self.servers[0].clone(),
             self.reencoder.clone(),
             self.stats.clone(),
             self.timeout,
             Some(raw.clone()),
         ));
+        self.serve_route(route, raw, reader, writer, shutdown).await
+    }
+
+    /// Serves one session over a byte stream with `route`.
+    async fn serve_route<Rt, R, W>(
+        &self,
+        route: Arc<Rt>,
+        raw: Arc<RawInitialize>,
+        reader: R,
+        writer: W,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), Error>
+    where
+        Rt: Route,
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let closed = CancellationToken::new();
         let transport = StdioServer::new(reader, writer, closed.clone(), raw);
         let mut shutdown = std::pin::pin!(shutdown);
@@ -229,6 +391,67 @@ impl Proxy {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), Error> {
+        #[cfg(feature = "gateway")]
+        if self.mode != Mode::Passthrough {
+            let (servers, options) = (self.servers.clone(), self.gateway_options());
+            let (reencoder, stats, timeout) =
+                (self.reencoder.clone(), self.stats.clone(), self.timeout);
+            let notice = self.on_notice.clone();
+            let make = move || {
+                let route = crate::catalog::CatalogRoute::start(
+                    &servers,
+                    options.clone(),
+                    reencoder.clone(),
+                    stats.clone(),
+                    timeout,
+                    true,
+                    notice.clone(),
+                );
+                let upstreams = route.upstreams();
+                (route, upstreams)
+            };
+            return self.serve_http_with(listener, shutdown, make).await;
+        }
+        let (server, reencoder, stats, timeout) = (
+            self.servers[0].clone(),
+            self.reencoder.clone(),
+            self.stats.clone(),
+            self.timeout,
+        );
+        let report = self.on_session_error.clone();
+        let make = move || {
+            let route = Passthrough::start(
+                server.clone(),
+                reencoder.clone(),
+                stats.clone(),
+                timeout,
+                // Over HTTP everything goes through rmcp's typed model.
+                None,
+            );
+            let upstream = route.upstream().clone();
+            if let Some(Report(report)) = report.clone() {
+                let (upstream, server) = (upstream.clone(), server.clone());
+                tokio::spawn(async move {
+                    let failure = upstream.failed().await;
+                    if !failure.is_shutdown() {
+                        report(&failure.to_error(upstream.name(), &server));
+                    }
+                });
+            }
+            (Arc::new(route), vec![upstream])
+        };
+        self.serve_http_with(listener, shutdown, make).await
+    }
+
+    /// Serves streamable HTTP with a route per session made by `make` (the route and the
+    /// upstreams to end at shutdown).
+    #[cfg(feature = "http")]
+    async fn serve_http_with<Rt: Route>(
+        &self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()>,
+        make: impl Fn() -> (Arc<Rt>, Vec<crate::upstream::Upstream>) + Send + Sync + 'static,
+    ) -> Result<(), Error> {
         use hyper_util::rt::{TokioExecutor, TokioIo};
         use hyper_util::server::conn::auto::Builder;
         use hyper_util::service::TowerToHyperService;
@@ -244,36 +467,13 @@ impl Proxy {
             .with_cancellation_token(stop.child_token());
         let upstreams = Arc::new(std::sync::Mutex::new(Vec::new()));
         let factory = {
-            let (server, reencoder, stats, timeout) = (
-                self.server.clone(),
-                self.reencoder.clone(),
-                self.stats.clone(),
-                self.timeout,
-            );
-            let (report, upstreams) = (self.on_session_error.clone(), upstreams.clone());
+            let upstreams = upstreams.clone();
             move || {
-                let route = Passthrough::start(
-                    server.clone(),
-                    reencoder.clone(),
-                    stats.clone(),
-                    timeout,
-                    // Over HTTP everything goes through rmcp's typed model.
-                    None,
-                );
-                let upstream = route.upstream().clone();
-                if let Some(Report(report)) = report.clone() {
-                    let (upstream, server) = (upstream.clone(), server.clone());
-                    tokio::spawn(async move {
-                        let failure = upstream.failed().await;
-                        if !failure.is_shutdown() {
-                            report(&failure.to_error(upstream.name(), &server));
-                        }
-                    });
-                }
+                let (route, started) = make();
                 let mut upstreams = upstreams.lock().unwrap_or_else(|e| e.into_inner());
                 upstreams.retain(|u: &crate::upstream::Upstream| u.failure().is_none());
-                upstreams.push(upstream);
-                Ok(crate::http::HttpHandler(Arc::new(route)))
+                upstreams.extend(started);
+                Ok(crate::http::HttpHandler(route))
             }
         };
         let service =
@@ -314,5 +514,37 @@ impl Proxy {
             upstream.shutdown().await;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn servers_are_checked_against_the_mode() {
+        let a = || ServerSpec::command("a", "true", Vec::<String>::new());
+        let b = || ServerSpec::command("b", "true", Vec::<String>::new());
+        let err = Proxy::with_servers(vec![a(), b()], ProxyOptions::new()).unwrap_err();
+        assert_eq!(err.code(), "invalid_options");
+        assert!(
+            err.message().contains("passthrough serves exactly one"),
+            "{err}"
+        );
+        let err = Proxy::with_servers(Vec::new(), ProxyOptions::new()).unwrap_err();
+        assert!(err.message().contains("no upstream"), "{err}");
+        let gateway = ProxyOptions::new().mode(Mode::Gateway);
+        let err = Proxy::with_servers(vec![a(), a()], gateway.clone()).unwrap_err();
+        assert!(
+            err.message().contains("two upstream servers are named `a`"),
+            "{err}"
+        );
+        let two = Proxy::with_servers(vec![a(), b()], gateway);
+        if cfg!(feature = "gateway") {
+            assert!(two.is_ok());
+        } else {
+            assert!(two.unwrap_err().message().contains("`gateway` feature"));
+        }
+        assert_eq!(Mode::default().name(), "passthrough");
     }
 }

@@ -128,9 +128,9 @@ impl<R: Route> Service<RoleServer> for ProxyService<R> {
     }
 }
 
-/// Everything the passthrough route shares with the upstream's pump: the client to hand the
-/// server's messages to.
-struct Downstream {
+/// Everything a route shares with its upstreams' pumps: the client to hand the servers'
+/// messages to.
+pub(crate) struct Downstream {
     peer: OnceLock<Peer<RoleServer>>,
     /// Whether notifications must go typed (rmcp's HTTP server routes progress by its typed
     /// form); over stdio they go raw, exactly as the server wrote them.
@@ -148,6 +148,29 @@ struct Downstream {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Downstream {
+    /// No client yet; `typed` when notifications must go through rmcp's typed model (HTTP).
+    pub(crate) fn new(typed: bool) -> Downstream {
+        Downstream {
+            peer: OnceLock::new(),
+            typed,
+            ready: Default::default(),
+            progress: Mutex::default(),
+            inflight: Mutex::default(),
+        }
+    }
+
+    /// The client, from the first message it sends.
+    pub(crate) fn set_peer(&self, peer: &Peer<RoleServer>) {
+        let _ = self.peer.set(peer.clone());
+    }
+
+    /// The session is past `initialize`: notifications can be awaited.
+    pub(crate) fn mark_ready(&self) {
+        self.ready.store(true, std::sync::atomic::Ordering::Release);
+    }
 }
 
 fn service_error(error: ServiceError) -> ErrorData {
@@ -274,13 +297,7 @@ impl Passthrough {
         timeout: std::time::Duration,
         raw: Option<Arc<RawInitialize>>,
     ) -> Passthrough {
-        let downstream = Arc::new(Downstream {
-            peer: OnceLock::new(),
-            typed: raw.is_none(),
-            ready: Default::default(),
-            progress: Mutex::default(),
-            inflight: Mutex::default(),
-        });
+        let downstream = Arc::new(Downstream::new(raw.is_none()));
         let upstream = Upstream::start(&spec, downstream.clone(), timeout);
         Passthrough {
             spec,
@@ -453,7 +470,7 @@ pub(crate) fn reencode_result(
 
 impl Route for Passthrough {
     async fn request(&self, request: ClientRequest, call: Call) -> Result<ServerResult, ErrorData> {
-        let _ = self.downstream.peer.set(call.peer.clone());
+        self.downstream.set_peer(&call.peer);
         match request {
             ClientRequest::CallToolRequest(request) => self.call_tool(request, &call).await,
             ClientRequest::InitializeRequest(request) => {
@@ -478,9 +495,7 @@ impl Route for Passthrough {
                     )
                 })?;
                 *lock(&self.initialized) = Some(result.clone());
-                self.downstream
-                    .ready
-                    .store(true, std::sync::atomic::Ordering::Release);
+                self.downstream.mark_ready();
                 Ok(ServerResult::InitializeResult(result))
             }
             request => Ok(ServerResult::CustomResult(CustomResult(
@@ -490,7 +505,7 @@ impl Route for Passthrough {
     }
 
     async fn notification(&self, notification: ClientNotification, peer: Peer<RoleServer>) {
-        let _ = self.downstream.peer.set(peer);
+        self.downstream.set_peer(&peer);
         match notification {
             ClientNotification::CancelledNotification(mut cancelled) => {
                 // The client's id becomes the upstream's; a request already answered (or one

@@ -106,5 +106,17 @@ proptest! {
             Outcome::NotJson => prop_assert!(false, "a container is JSON"),
             other => prop_assert!(false, "{:?}", other),
         }
+        // The fuzz target's oracle, on every format.
+        if let Err(bug) = agentwire_testkit::mcp::reencode(&pretty, "tool") {
+            prop_assert!(false, "{}", bug);
+        }
+    }
+
+    #[test]
+    fn the_fuzz_oracle_holds_for_any_text(text in "[\\[\\]{}\",:0-9a-z. \\n-]{0,40}") {
+        // Mostly not JSON; sometimes a container. Either way the oracle holds.
+        if let Err(bug) = agentwire_testkit::mcp::reencode(&text, "t") {
+            prop_assert!(false, "{}", bug);
+        }
     }
 }

@@ -14,6 +14,8 @@ pub mod gcf_graph;
 pub mod gcf_keyed;
 pub mod gcf_layouts;
 pub mod gcx1;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod toolcard;
 
 /// The verdict of a round-trip oracle on one input.
