@@ -15,21 +15,9 @@ use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(60);
 
-/// `target/mcp-servers`, installed.
-fn installed() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("the target directory")
-        .join("mcp-servers");
-    assert!(
-        dir.join("node/installed-package-lock.json").exists()
-            && dir.join("venv/installed-requirements.txt").exists(),
-        "the MCP test servers are not installed in {}: run `cargo xtask mcp-servers` (needs \
-         node 20+, npm and python3; `cargo xtask ci` runs it)",
-        dir.display()
-    );
-    dir
-}
+#[path = "mcp/support.rs"]
+mod support;
+use support::installed;
 
 /// The command line of a reference server (`memory` or `everything`, over stdio).
 fn reference(name: &str) -> Vec<String> {
@@ -772,7 +760,6 @@ mod rmcp_client {
     use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
     use rmcp::ServiceExt;
     use serde_json::json;
-    use tokio::io::AsyncBufReadExt;
 
     use super::{proxied, reference};
 
@@ -958,25 +945,16 @@ mod rmcp_client {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
         // The proxy: that server upstream (--url), its client over HTTP (--listen).
-        let mut proxy = tokio::process::Command::new(env!("CARGO_BIN_EXE_agentwire"));
-        proxy
-            .args(["mcp", "--url", &url, "--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut proxy = proxy.spawn().unwrap();
-        let mut stderr = tokio::io::BufReader::new(proxy.stderr.take().unwrap()).lines();
-        let served = loop {
-            let line = stderr
-                .next_line()
-                .await
-                .unwrap()
-                .expect("the proxy's address");
-            if let Some(url) = line.strip_prefix("agentwire mcp: serving ") {
-                break url.to_owned();
-            }
-        };
+        let (mut proxy, served) = super::support::spawn_listening(
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_agentwire")).args([
+                "mcp",
+                "--url",
+                &url,
+                "--listen",
+                "127.0.0.1:0",
+            ]),
+        )
+        .await;
         let direct = ().serve(StreamableHttpClientTransport::from_uri(url.as_str())).await.unwrap();
         let through =
             ().serve(StreamableHttpClientTransport::from_uri(served.as_str()))

@@ -16,22 +16,9 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 
-/// `target/mcp-servers`, installed.
-fn installed() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("the target directory")
-        .join("mcp-servers");
-    assert!(
-        dir.join("node/node_modules/@modelcontextprotocol/server-filesystem")
-            .exists()
-            && dir.join("venv/installed-requirements.txt").exists(),
-        "the MCP test servers are not installed in {}: run `cargo xtask mcp-servers` (needs \
-         node 20+, npm and python3; `cargo xtask ci` runs it)",
-        dir.display()
-    );
-    dir
-}
+#[path = "mcp/support.rs"]
+mod support;
+use support::installed;
 
 /// A configuration with memory, everything, filesystem (over `files`) and the test server,
 /// written into `dir`.
@@ -655,7 +642,6 @@ fn the_gateway_ends_with_its_last_upstream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_proxy_mode_over_streamable_http() {
     use rmcp::transport::StreamableHttpClientTransport;
-    use tokio::io::AsyncBufReadExt;
 
     let _ = rustls::crypto::ring::default_provider().install_default();
     let test = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/catalog_server.js");
@@ -672,23 +658,8 @@ async fn the_proxy_mode_over_streamable_http() {
             "--",
             "node",
         ])
-        .arg(test)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    let mut proxy = proxy.spawn().unwrap();
-    let mut stderr = tokio::io::BufReader::new(proxy.stderr.take().unwrap()).lines();
-    let served = loop {
-        let line = stderr
-            .next_line()
-            .await
-            .unwrap()
-            .expect("the proxy's address");
-        if let Some(url) = line.strip_prefix("agentwire mcp: serving ") {
-            break url.to_owned();
-        }
-    };
+        .arg(test);
+    let (mut child, served) = support::spawn_listening(&mut proxy).await;
     let notified = Client::default();
     let client = notified
         .clone()
@@ -725,8 +696,8 @@ async fn the_proxy_mode_over_streamable_http() {
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name.starts_with("test.extra_1.")));
     client.cancel().await.unwrap();
-    proxy.start_kill().unwrap();
-    let _ = proxy.wait().await;
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
