@@ -179,6 +179,11 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         );
     }
     let value = codec::read_json(reader, &what)?;
+    // The decoders' limits the output must stay within (and is read back with).
+    let limits = crate::stream::LimitArgs {
+        max_line_length: args.max_line_length,
+        ..Default::default()
+    };
     match args.to {
         To::Auto => {
             let options = agentwire_mcp::EncodeOptions::new()
@@ -197,18 +202,14 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         }
         To::Json => output::print_json(&value, args.pretty),
         To::Gcx1 => {
-            let limits = crate::stream::LimitArgs {
-                max_line_length: args.max_line_length,
-                ..Default::default()
-            };
             let text = codec::encode_gcx1(args.tool.as_deref(), &value, limits.gcx1())?;
             check_line_lengths(args, Format::Gcx1, &text)?;
-            check_lossless(Format::Gcx1, &text, &value, spec, args.max_line_length)?;
+            check_lossless(Format::Gcx1, &text, &value, spec, &limits)?;
             output::print(&text)
         }
         To::Toon => {
             let mut text = codec::encode_toon(&value)?;
-            check_lossless(Format::Toon, &text, &value, spec, None)?;
+            check_lossless(Format::Toon, &text, &value, spec, &limits)?;
             // The reference encoder ends without a newline; a line of output should end in one.
             text.push('\n');
             output::print(&text)
@@ -227,7 +228,7 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         To::Gcf => {
             let text = codec::encode_gcf_with(&value, &options)?;
             check_line_lengths(args, Format::Gcf, &text)?;
-            check_lossless(Format::Gcf, &text, &value, spec, args.max_line_length)?;
+            check_lossless(Format::Gcf, &text, &value, spec, &limits)?;
             output::print(&text)
         }
     }
@@ -242,14 +243,10 @@ fn check_lossless(
     text: &str,
     value: &Value,
     spec: agentwire_gcf::Spec,
-    max_line_length: Option<usize>,
+    limits: &crate::stream::LimitArgs,
 ) -> Result<(), CliError> {
     let what = format!("the {} output", format.name());
     let first_line = text.split_inclusive('\n').next().unwrap_or("").as_bytes();
-    let limits = crate::stream::LimitArgs {
-        max_line_length,
-        ..Default::default()
-    };
     let decoded = match format {
         Format::Gcf => {
             codec::decode_gcf_with(first_line, text.as_bytes(), &what, &limits.gcf(spec))?
