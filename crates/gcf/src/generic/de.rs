@@ -730,7 +730,8 @@ fn past_doubles(lexeme: &str) -> Error {
         ErrorKind::OutOfRange,
         format!(
             "the number {lexeme} is past the largest double, outside the numeric domain of spec \
-             v3.5.3 (int64 and float64, §2.3.2): model it as a string, or decode with Spec::V3_1"
+             v3.5.3 (int64 and float64, §2.3.2): model it as a string, or read it as v3.1 \
+             (`DecoderOptions::spec(Spec::V3_1)`, `agentwire decode --spec 3.1`)"
         ),
     )
 }
@@ -754,7 +755,8 @@ fn outside_int64(lexeme: &str) -> Error {
         format!(
             "the integer {lexeme} is outside the numeric domain of spec v3.5.3, the signed \
              64-bit integers [-9223372036854775808, 9223372036854775807] (§2.3.2): model \
-             larger values as strings, or decode with Spec::V3_1"
+             larger values as strings, or read them as v3.1 \
+             (`DecoderOptions::spec(Spec::V3_1)`, `agentwire decode --spec 3.1`)"
         ),
     )
 }
