@@ -292,3 +292,16 @@ proptest! {
         }
     }
 }
+
+/// Found by the `gcf_graph_decode` fuzz target on its seed corpus: a v3.1 delta whose added
+/// symbol has no distance decodes, and re-encoded at the current spec gets distance 0; the
+/// oracle compares each spec's round trip with what that spec writes.
+#[test]
+fn a_v3_1_delta_without_distances_round_trips_at_each_spec() {
+    let text = "GCF profile=graph tool=context_for_task delta=true base_root=aaa111 \
+                new_root=bbb222 tokens=30 savings=85%\n## removed\nfn pkg.OldFunc\n\
+                ## added\n@0 fn pkg.NewFunc 0.85 rwr\n";
+    if let Err(bug) = agentwire_testkit::gcf_graph::check_bytes(text.as_bytes()) {
+        panic!("{bug}");
+    }
+}

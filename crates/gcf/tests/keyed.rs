@@ -408,3 +408,17 @@ proptest! {
         prop_assert_eq!(KeyedSet::decode(&full).unwrap(), new);
     }
 }
+
+/// Found by the `gcf_layouts` fuzz target: a keyed set's repeated identity (line 5) was
+/// reported after a bad line under it (line 6) by the `Value` decoder, before it by the serde
+/// decoder. Both report the first error in reading order now.
+#[test]
+fn a_repeated_identity_is_reported_where_it_is_read() {
+    let text =
+        "GCF profile=generic pack_root=sha256:x key=id\n## [3]{@id,name=2.5}\n0\nk0\nk0\n :\n";
+    let error = agentwire_gcf::from_str::<Value>(text).unwrap_err();
+    assert_eq!((error.code(), error.line()), ("duplicate_key", Some(5)));
+    if let Err(bug) = agentwire_testkit::gcf::check_bytes(text.as_bytes()) {
+        panic!("{bug}");
+    }
+}

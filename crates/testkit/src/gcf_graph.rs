@@ -18,7 +18,7 @@
 
 use agentwire_gcf::{
     decode_graph, decode_graph_slice, encode_graph, pack_root, DecoderOptions, Delta, Edge,
-    ErrorKind, Graph, GraphStreamEncoder, Session, SessionDecoder, StreamHeader,
+    ErrorKind, Graph, GraphStreamEncoder, Session, SessionDecoder, Spec, StreamHeader,
 };
 
 use crate::{Bug, Roundtrip};
@@ -262,13 +262,26 @@ pub fn check_bytes(input: &[u8]) -> Result<Roundtrip, Bug> {
         }
         match Delta::decode(text) {
             Ok(delta) => {
-                let again = delta
-                    .encode()
-                    .map_err(|e| Bug(format!("re-encoding a decoded delta failed: {e}")))?;
-                let back = Delta::decode(&again)
-                    .map_err(|e| Bug(format!("re-decoding a delta failed: {e}\n{again}")))?;
-                if back != delta {
-                    return Err(Bug(format!("delta round trip changed it\n{again}")));
+                // v3.1 keeps an added symbol's distance as written (absent stays absent); the
+                // current spec always writes one, 0 for an absent distance.
+                let mut written = delta.clone();
+                for added in &mut written.added {
+                    added.distance.get_or_insert(0);
+                }
+                for (spec, expected) in [(Spec::V3_1, &delta), (Spec::LATEST, &written)] {
+                    let again = delta.encode_with(spec).map_err(|e| {
+                        Bug(format!(
+                            "re-encoding a decoded delta ({spec:?}) failed: {e}"
+                        ))
+                    })?;
+                    let back = Delta::decode(&again)
+                        .map_err(|e| Bug(format!("re-decoding a delta failed: {e}\n{again}")))?;
+                    if back != *expected {
+                        return Err(Bug(format!(
+                            "delta round trip ({spec:?}) changed it\nbefore: {expected:?}\n\
+                             after:  {back:?}\n{again}"
+                        )));
+                    }
                 }
             }
             Err(e) if e.code().is_empty() => {

@@ -10,7 +10,9 @@
 //!   eight hex digits of the hash follow) or `v` (the version follows, verbatim, to the end).
 //!   The hash comes before the version, so the version needs no escaping.
 //! - An encoding longer than 128 characters is cut to 118 and ended with `.z` and the first
-//!   eight hex digits of `sha256(tool_id)`. Such a name cannot be decoded by itself; a
+//!   eight hex digits of `sha256(tool_id)`; so is an encoding of exactly 128 that already
+//!   ends that way (possible only inside a version), so that every 128-character name of
+//!   that form is a shortened one. Such a name cannot be decoded by itself; a
 //!   [`Catalog`](crate::Catalog) resolves it (and refuses, as a name collision, a second
 //!   tool that would get the same name).
 //!
@@ -134,7 +136,7 @@ impl ToolId {
     /// ```
     pub fn to_mcp_name(&self) -> String {
         let full = encode(self);
-        if full.len() <= MAX_MCP_NAME_LEN {
+        if full.len() <= MAX_MCP_NAME_LEN && !looks_shortened(&full) {
             return full;
         }
         let digest = Sha256::digest(self.as_str().as_bytes());
@@ -178,6 +180,19 @@ impl ToolId {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// Whether `name` has the form of a shortened name: 128 characters ending in `.z` and eight
+/// lowercase hex digits. An id whose full encoding has that form (a version ending in
+/// `.z` and eight hex digits, at exactly that length) is shortened too, so that no full
+/// encoding can be mistaken for the shortened name of another id.
+fn looks_shortened(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() == MAX_MCP_NAME_LEN
+        && &b[SHORTENED_PREFIX..SHORTENED_PREFIX + 2] == b".z"
+        && b[SHORTENED_PREFIX + 2..]
+            .iter()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +224,24 @@ mod tests {
         round_trip("ns:x.v@1.h0123abcd", "ns.x..v.v1.h0123abcd");
         round_trip("ns:x.h@.v.#0123abcd", "ns.x..h.h0123abcd.v.v.");
         round_trip("my-ns_2:Get-It_@v-1_._", "my-ns_2.Get-It_.vv-1_._");
+    }
+
+    /// Found by the `toolcard_parse` fuzz target: a long id cut inside its version looked
+    /// like the full encoding of another id (its version ending `.z` and the digest).
+    #[test]
+    fn a_shortened_name_is_never_another_ids_full_name() {
+        let long = format!("p:{}@ll{}", "l".repeat(110), "6".repeat(18));
+        let id = ToolId::parse(&long).unwrap();
+        let name = id.to_mcp_name();
+        assert_eq!(name.len(), MAX_MCP_NAME_LEN);
+        assert!(looks_shortened(&name), "{name}");
+        assert!(ToolId::from_mcp_name(&name).is_err());
+        // The id that name would spell if read as a full encoding gets a name of its own.
+        // `p.` and 110 `l`s and `.v` are 114 characters: the rest would be the version.
+        let spelled = format!("p:{}@{}", "l".repeat(110), &name[114..]);
+        let other = ToolId::parse(&spelled).unwrap();
+        assert_ne!(other, id);
+        assert_ne!(other.to_mcp_name(), name);
     }
 
     #[test]

@@ -3095,14 +3095,10 @@ impl<'de> RowSeq<'_, 'de> {
         }
         let cursor = self.p.lines.cursor();
         self.p.lines.advance();
-        if self.p.lines.has_next()? {
-            let next = self.p.lines.peeked();
-            let level = next.level()?;
-            if level > self.st.level || (level == self.st.level && next.text.starts_with('.')) {
-                self.p.lines.seek(cursor);
-                self.p.lines.has_next()?;
-                return Ok(false);
-            }
+        if self.row_continues() {
+            self.p.lines.seek(cursor);
+            self.p.lines.has_next()?;
+            return Ok(false);
         }
         self.st.row = *line;
         self.st.row_has_id = false;
@@ -3217,6 +3213,24 @@ fn leaf(value: Option<&Value>) -> Leaf {
 }
 
 impl<'de> RowSeq<'_, 'de> {
+    /// After a fast path's row: whether the next line may belong to it (an indented line or
+    /// an attachment), or is bad. Either way the general path reads the row again, and so
+    /// reports errors in reading order (the row's own checks, such as a repeated identity,
+    /// before a bad line under it).
+    #[inline(always)]
+    fn row_continues(&mut self) -> bool {
+        match self.p.lines.has_next() {
+            Ok(false) => false,
+            Ok(true) => {
+                let next = self.p.lines.peeked();
+                next.level().map_or(true, |level| {
+                    level > self.st.level || (level == self.st.level && next.text.starts_with('.'))
+                })
+            }
+            Err(_) => true,
+        }
+    }
+
     /// Row `line` as an object, consumed, when it is plain: no `@N` id, no quotes, a cell
     /// for every field and each one a [`plain_scalar`], no attachment line after it, and room
     /// for one more level and element. `None` for any other row, which [`RowSeq::read_row`]
@@ -3254,15 +3268,11 @@ impl<'de> RowSeq<'_, 'de> {
         // What follows the row must not be an attachment of it (which `read_row` reports).
         let cursor = self.p.lines.cursor();
         self.p.lines.advance();
-        if self.p.lines.has_next()? {
-            let next = self.p.lines.peeked();
-            let level = next.level()?;
-            if level > self.st.level || (level == self.st.level && next.text.starts_with('.')) {
-                // Back to the row, peeked again, for `read_row`.
-                self.p.lines.seek(cursor);
-                self.p.lines.has_next()?;
-                return Ok(None);
-            }
+        if self.row_continues() {
+            // Back to the row, peeked again, for `read_row`.
+            self.p.lines.seek(cursor);
+            self.p.lines.has_next()?;
+            return Ok(None);
         }
         self.st.found += 1;
         self.st.row = *line;
