@@ -421,4 +421,12 @@ fn a_repeated_identity_is_reported_where_it_is_read() {
     if let Err(bug) = agentwire_testkit::gcf::check_bytes(text.as_bytes()) {
         panic!("{bug}");
     }
+    // The same with a keyed map's member key (`gcf_decode`), a comment line between.
+    let text =
+        "GCF profile=generic\n## m [?:]{key,\"a,b\"}\nk2|99\nk2|#\n# [2]{id}\n \x0c[3]{id}\n";
+    let error = agentwire_gcf::from_str::<Value>(text).unwrap_err();
+    assert_eq!((error.code(), error.line()), ("duplicate_key", Some(4)));
+    if let Err(bug) = agentwire_testkit::gcf::check_bytes(text.as_bytes()) {
+        panic!("{bug}");
+    }
 }
