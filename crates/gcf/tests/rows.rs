@@ -272,3 +272,22 @@ fn collect_inputs(v: &Value, out: &mut Vec<String>) {
         _ => {}
     }
 }
+
+/// Found by the `gcf_stream` fuzz target: a generic delta's header (`delta=true`) was refused
+/// by the whole decoder at line 1 (`profile_mismatch`) but read on by the row reader, which
+/// then failed on the table's declaration. Both run the same header checks now.
+#[test]
+fn a_delta_or_unchanged_header_is_refused_first() {
+    for text in [
+        "GCF profile=generic delta=true base_root=sha256:00 new_root=sha256:11 key=id\n\
+         ## added [1]{rue base_root\n1|2\n",
+        "GCF profile=generic unchanged=true pack_root=sha256:00\n## [1]{a}\n1\n",
+        "GCF profile=generic tokens=x\n## [1]{a}\n1\n",
+    ] {
+        let error = rows(text).unwrap_err();
+        assert_eq!(error.line(), Some(1), "{text}");
+        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+            panic!("{bug}");
+        }
+    }
+}

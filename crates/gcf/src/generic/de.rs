@@ -82,6 +82,18 @@ fn decode_with<'de, R>(
 ) -> Result<R> {
     let mut p = Parser::new(input, opts);
     let header = header::read_header(&mut p.lines)?;
+    p.identity = check_header(&header, p.spec)?;
+    let (pending, root) = p.root(header.line)?;
+    let value = read(&mut p, pending)?;
+    p.finish(root)?;
+    Ok(value)
+}
+
+/// The checks of a generic payload's header line that come before its body (the profile,
+/// `tokens=`, and in the current spec no generic delta or `unchanged` reply, spec §10a):
+/// shared with [`RowReader`](crate::RowReader), so that both report the same first error.
+/// Returns the identity column (`key=`) the header declares.
+pub(crate) fn check_header<'h>(header: &header::Header<'h>, spec: Spec) -> Result<Option<&'h str>> {
     if header.profile != Profile::Generic {
         return Err(header.line.error(
             ErrorKind::ProfileMismatch,
@@ -100,7 +112,7 @@ fn decode_with<'de, R>(
             ));
         }
     }
-    if p.spec.current() {
+    if spec.current() {
         // A generic delta or an `unchanged` reply (spec §10a) stands for a change to a set,
         // not a value.
         for (key, what) in [
@@ -118,12 +130,9 @@ fn decode_with<'de, R>(
                 ));
             }
         }
-        p.identity = header.get("key");
+        return Ok(header.get("key"));
     }
-    let (pending, root) = p.root(header.line)?;
-    let value = read(&mut p, pending)?;
-    p.finish(root)?;
-    Ok(value)
+    Ok(None)
 }
 
 /// What the root value is, for the checks after it.

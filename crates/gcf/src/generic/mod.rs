@@ -27,7 +27,7 @@ use crate::options::{DecoderOptions, EncoderOptions};
 pub use stream::{GenericStreamEncoder, ListWriter, TableWriter};
 
 #[cfg(feature = "generic-delta")]
-pub(crate) use de::scalar_value;
+pub(crate) use de::{check_header, scalar_value};
 
 /// Whether serde_json is built with `arbitrary_precision` (Cargo may unify the feature in from
 /// anywhere in the build): then a `Number` serializes as its private struct.

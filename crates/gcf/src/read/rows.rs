@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::lines::{is_significant, LineReader};
 use crate::error::{Error, ErrorKind, Limit, Position, Result};
-use crate::header::{self, Profile};
+use crate::header;
 use crate::lex::{self, Count, Line};
 use crate::options::DecoderOptions;
 
@@ -301,15 +301,8 @@ impl<R: BufRead> RowReader<R> {
         {
             let line = self.lines.line()?;
             let head = header::parse_header(line)?;
-            if head.profile != Profile::Generic {
-                return Err(line.error(
-                    ErrorKind::ProfileMismatch,
-                    format!(
-                        "this is a {} payload; the generic decoder reads profile=generic",
-                        head.profile
-                    ),
-                ));
-            }
+            // The whole decoder's header checks, so that both report the same first error.
+            crate::generic::check_header(&head, self.opts.spec)?;
             self.header = format!("{}{}", " ".repeat(line.indent), line.text);
         }
         if !self.peek()? {
