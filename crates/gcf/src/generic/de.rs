@@ -150,12 +150,23 @@ struct Parser<'de> {
     /// Field lists of finished tables, reused by the next (a `Cell`: table headers are read
     /// through `&self`).
     spare_fields: Shared<Vec<Fields<'de>>>,
+    /// The layouts of the last eight field declarations that had one (a `Cell` as well).
+    shapes: Shared<Vec<CachedShape<'de>>>,
     /// The objects of plain rows, by their keys (the `Value` builder's).
     templates: build::Templates,
     /// A plain row's values, before they go into its object.
     row_values: Vec<Option<Value>>,
     /// Value buffers of general rows (one per nesting level in use).
     spare_values: Vec<Vec<Option<Value>>>,
+}
+
+/// A field declaration's layout, kept for the next header with the same declaration.
+struct CachedShape<'de> {
+    /// The declaration from its `{`, with any `group=` clause.
+    decl: &'de str,
+    keyed: bool,
+    fields: Fields<'de>,
+    shape: Rc<Shape<'de>>,
 }
 
 /// The value the deserializer is about to read.
@@ -212,6 +223,7 @@ impl<'de> Parser<'de> {
             deferred: Vec::new(),
             spare_rows: Vec::new(),
             spare_fields: Shared::new(Vec::new()),
+            shapes: Shared::new(Vec::new()),
             templates: build::Templates::default(),
             row_values: Vec::new(),
             spare_values: Vec::new(),
@@ -350,6 +362,21 @@ impl<'de> Parser<'de> {
                 None => Body::Items { level },
             }
         } else if rest.starts_with('{') {
+            // A declaration with a layout seen before in this document: its shape again.
+            if current {
+                if let Some((fields, shape)) = self.cached_shape(rest, keyed) {
+                    return Ok(Pending::Array {
+                        line,
+                        at: s,
+                        count,
+                        body: Body::Rows {
+                            fields,
+                            level,
+                            shape: Some(shape),
+                        },
+                    });
+                }
+            }
             let mut fields = self.spare_fields();
             let mut extras = Vec::new();
             let after = lex::field_decl_ext(
@@ -419,8 +446,13 @@ impl<'de> Parser<'de> {
         keyed: bool,
         group: Option<(Cow<'de, str>, &'de str)>,
     ) -> Result<Pending<'de>> {
+        let decl = at
+            .find('{')
+            .map_or("", |i| &at[i..])
+            .trim_end_matches([' ', '\t']);
         let declared = Declared {
             line: &line,
+            decl,
             names: std::mem::take(Rc::make_mut(&mut fields)),
             extras,
             keyed,
@@ -433,6 +465,17 @@ impl<'de> Parser<'de> {
             visit_scalar(spec, line, token, Build)
         })?;
         *Rc::make_mut(&mut fields) = cells;
+        let shape = Rc::new(shape);
+        let mut shapes = self.shapes.take();
+        if shapes.len() < 8 {
+            shapes.push(CachedShape {
+                decl,
+                keyed,
+                fields: Rc::clone(&fields),
+                shape: Rc::clone(&shape),
+            });
+        }
+        self.shapes.set(shapes);
         Ok(Pending::Array {
             line,
             at,
@@ -440,9 +483,21 @@ impl<'de> Parser<'de> {
             body: Body::Rows {
                 fields,
                 level,
-                shape: Some(Rc::new(shape)),
+                shape: Some(shape),
             },
         })
+    }
+
+    /// The cells and layout of a field declaration read before in this document (`decl` from
+    /// its `{`, with any `group=` clause), if one of the last eight.
+    fn cached_shape(&self, decl: &str, keyed: bool) -> Option<(Fields<'de>, Rc<Shape<'de>>)> {
+        let shapes = self.shapes.take();
+        let found = shapes
+            .iter()
+            .find(|c| c.keyed == keyed && c.decl == decl)
+            .map(|c| (Rc::clone(&c.fields), Rc::clone(&c.shape)));
+        self.shapes.set(shapes);
+        found
     }
 
     /// The column of a ` group=name` clause (`s` after the `=`), with its text.
@@ -3456,7 +3511,14 @@ impl<'de> ShapeAccess<'_, 'de> {
         let spec = self.row.p.spec;
         match &shape.members.sources[i] {
             Member::Cell(c) => self.row.read_at(*c, Seed(seed)),
-            Member::Const { line, token, .. } => seed.deserialize(ScalarDe { spec, line, token }),
+            member @ Member::Const { .. } => {
+                let (line, token) = member.const_token(&self.row.st.line, self.row.st.at);
+                seed.deserialize(ScalarDe {
+                    spec,
+                    line: &line,
+                    token,
+                })
+            }
             Member::Group => match self.row.st.group() {
                 Some(group) => seed.deserialize(ScalarDe {
                     spec,
@@ -3631,11 +3693,14 @@ impl<'de> de::MapAccess<'de> for NestedAccess<'_, 'de> {
                 spec: self.spec,
                 top: false,
             }),
-            Member::Const { line, token, .. } => seed.deserialize(ScalarDe {
-                spec: self.spec,
-                line,
-                token,
-            }),
+            member @ Member::Const { .. } => {
+                let (line, token) = member.const_token(&self.st.line, self.st.at);
+                seed.deserialize(ScalarDe {
+                    spec: self.spec,
+                    line: &line,
+                    token,
+                })
+            }
             Member::Group => Err(self.st.row.error(
                 ErrorKind::InvalidGroupHeader,
                 "a group column inside a flattened object",
