@@ -158,6 +158,11 @@ struct Parser<'de> {
     row_values: Vec<Option<Value>>,
     /// Value buffers of general rows (one per nesting level in use).
     spare_values: Vec<Vec<Option<Value>>>,
+    /// Whether the `Value` builder is reading a row's `.field` bodies as they come (an
+    /// attempt that starts over without it if anything fails: see [`RowSeq::read_row`]).
+    eager_attempt: bool,
+    /// Whether that reading is off (while a row whose attempt failed is read again).
+    eager_off: bool,
 }
 
 /// A field declaration's layout, kept for the next header with the same declaration.
@@ -227,6 +232,8 @@ impl<'de> Parser<'de> {
             templates: build::Templates::default(),
             row_values: Vec::new(),
             spare_values: Vec::new(),
+            eager_attempt: false,
+            eager_off: false,
         }
     }
 
@@ -2361,6 +2368,8 @@ enum Child<'de> {
         cursor: Cursor,
         end: Option<usize>,
     },
+    /// A `.field` body the `Value` builder read as it came (in the table's `built`).
+    Built,
 }
 
 /// The state of one tabular array: its fields, schemas established so far, and the row being
@@ -2380,6 +2389,8 @@ struct Table<'de> {
     row: Line<'de>,
     cells: Vec<Cell<'de>>,
     children: Vec<Option<Child<'de>>>,
+    /// The values of the current row's [`Child::Built`] attachments, by column.
+    built: Vec<Option<Value>>,
     /// Where the current row's attachment region ends.
     after_row: Cursor,
     /// The table's layout beyond its field names and its state, when its header has one
@@ -2441,6 +2452,7 @@ impl<'de> Table<'de> {
             row: line,
             cells,
             children,
+            built: Vec::new(),
             after_row: Cursor {
                 offset: 0,
                 number: 0,
@@ -2732,7 +2744,14 @@ impl<'de> RowSeq<'_, 'de> {
     }
 
     /// Splits a row line into cells and finds its attachments.
-    fn read_row(&mut self, line: Line<'de>) -> Result<()> {
+    ///
+    /// With `eager` (the `Value` builder), the bodies of `.field` attachments are read as they
+    /// come, in one pass, and kept for the row's object ([`Child::Built`]); otherwise each
+    /// body is skipped, to be read when its cell is. An eager reading that fails is started
+    /// over by its outermost row alone, with eager reading off for that row and everything in
+    /// it, so that every error is the one, at the place, that reading the cells in order
+    /// gives (the serde path's), and a failure costs one more pass, whatever the nesting.
+    fn read_row(&mut self, line: Line<'de>, eager: bool) -> Result<()> {
         let st = &mut self.st;
         let mut text = line.text;
         let mut has_id = false;
@@ -2819,8 +2838,93 @@ impl<'de> RowSeq<'_, 'de> {
         if !st.extras.is_empty() {
             st.extras.clear();
         }
-        // The attachment region: `.field` lines and positional bodies at the row's level or
-        // one below, until the next row, a section, or a dedent.
+        if eager && has_id && markers && !self.p.eager_off {
+            self.eager_attachments(&line)?;
+        } else {
+            self.attachments(has_id, false)?;
+        }
+        let st = &mut self.st;
+        if markers {
+            if let Some(c) = (0..st.cells.len()).find(|&c| {
+                matches!(st.cells[c].kind, CellKind::Marker | CellKind::InlineMarker)
+                    && (!has_id || st.children[c].is_none())
+            }) {
+                let field = &st.fields[c];
+                let token = st.cells[c].token;
+                return Err(line.error_at(
+                    ErrorKind::MissingAttachment,
+                    token,
+                    if has_id {
+                        format!("field {field:?} is marked `^` but has no attachment body")
+                    } else {
+                        format!(
+                            "field {field:?} is marked `^` but the row has no `@N` prefix to \
+                             attach a body to"
+                        )
+                    },
+                ));
+            }
+        }
+        self.st.after_row = self.p.lines.cursor();
+        self.st.row_has_id = has_id;
+        if self.st.shaped.is_some() {
+            self.st.count_grouped_row();
+        }
+        Ok(())
+    }
+
+    /// [`RowSeq::attachments`] of an `@N` row with markers, reading `.field` bodies as they
+    /// come; the outermost attempt starts the region over without that if it fails.
+    fn eager_attachments(&mut self, line: &Line<'de>) -> Result<()> {
+        let n = self.st.cells.len();
+        self.st.built.clear();
+        self.st.built.resize_with(n, || None);
+        if self.p.eager_attempt {
+            // Inside an attempt: a failure is the outermost row's to handle.
+            self.p.enter(line)?;
+            self.attachments(true, true)?;
+            self.p.leave();
+            return Ok(());
+        }
+        let region = self.p.lines.cursor();
+        let (depth, deferred) = (self.p.depth, self.p.deferred.len());
+        // At the depth the row's cells are read at.
+        self.p.eager_attempt = true;
+        let read = self
+            .p
+            .enter(line)
+            .and_then(|()| self.attachments(true, true));
+        self.p.eager_attempt = false;
+        if read.is_ok() {
+            self.p.leave();
+            return Ok(());
+        }
+        self.start_over(region, depth, deferred)
+    }
+
+    /// Reads the attachment region at `region` again, lazily, after a failed eager attempt
+    /// (the row's reader turns eager reading back on when the row is done).
+    #[cold]
+    #[inline(never)]
+    fn start_over(&mut self, region: Cursor, depth: usize, deferred: usize) -> Result<()> {
+        self.p.lines.seek(region);
+        self.p.depth = depth;
+        self.p.deferred.truncate(deferred);
+        self.p.eager_off = true;
+        let st = &mut self.st;
+        let n = st.cells.len();
+        st.children.clear();
+        st.children.resize(n, None);
+        st.built.clear();
+        st.extras.clear();
+        self.attachments(true, false)
+    }
+
+    /// The attachment region of the row just read: `.field` lines and positional bodies at
+    /// the row's level or one below, until the next row, a section, or a dedent. With
+    /// `eager`, `.field` bodies of marker cells are read now (see [`RowSeq::read_row`]).
+    fn attachments(&mut self, has_id: bool, eager: bool) -> Result<()> {
+        let st = &mut self.st;
         let level = st.level;
         while self.p.lines.has_next()? {
             let child = self.p.lines.peeked();
@@ -2858,6 +2962,19 @@ impl<'de> RowSeq<'_, 'de> {
                     ));
                 }
                 self.p.lines.advance();
+                if eager {
+                    let rest = rest.strip_prefix(' ').unwrap_or(rest);
+                    let value = RowAccess {
+                        p: &mut *self.p,
+                        st: &mut *st,
+                        col: 0,
+                        value: None,
+                    }
+                    .body(child, rest, Some(c), None, Direct, None)?;
+                    st.built[c] = Some(value);
+                    st.children[c] = Some(Child::Built);
+                    continue;
+                }
                 st.children[c] = Some(traditional(self.p, child, rest, level)?);
                 continue;
             }
@@ -2881,32 +2998,6 @@ impl<'de> RowSeq<'_, 'de> {
                     ))
                 }
             }
-        }
-        if markers {
-            if let Some(c) = (0..st.cells.len()).find(|&c| {
-                matches!(st.cells[c].kind, CellKind::Marker | CellKind::InlineMarker)
-                    && (!has_id || st.children[c].is_none())
-            }) {
-                let field = &st.fields[c];
-                let token = st.cells[c].token;
-                return Err(line.error_at(
-                    ErrorKind::MissingAttachment,
-                    token,
-                    if has_id {
-                        format!("field {field:?} is marked `^` but has no attachment body")
-                    } else {
-                        format!(
-                            "field {field:?} is marked `^` but the row has no `@N` prefix to \
-                             attach a body to"
-                        )
-                    },
-                ));
-            }
-        }
-        self.st.after_row = self.p.lines.cursor();
-        self.st.row_has_id = has_id;
-        if self.st.shaped.is_some() {
-            self.st.count_grouped_row();
         }
         Ok(())
     }
@@ -2934,7 +3025,8 @@ impl<'de> RowSeq<'_, 'de> {
     /// through `RowAccess::read_at` (a table without a layout).
     #[inline(never)]
     fn general_row(&mut self, line: Line<'de>) -> Result<Value> {
-        self.read_row(line)?;
+        let eager_off = self.p.eager_off;
+        self.read_row(line, true)?;
         self.st.found += 1;
         self.p.check_elements(&line, self.st.found)?;
         let row = self.st.row;
@@ -2960,7 +3052,10 @@ impl<'de> RowSeq<'_, 'de> {
                     continue;
                 }
                 CellKind::Scalar => scalar_value(spec, &row, cell.token),
-                _ => access.read_at(c, Direct),
+                _ => match access.st.built.get_mut(c).and_then(Option::take) {
+                    Some(value) => Ok(value),
+                    None => access.read_at(c, Direct),
+                },
             }
             .map_err(|e| e.or_position(|| line_position(&row)))?;
             values.push(Some(value));
@@ -2971,6 +3066,7 @@ impl<'de> RowSeq<'_, 'de> {
             self.add_extras(&row, &mut members)?;
         }
         self.p.leave();
+        self.p.eager_off = eager_off;
         Ok(Value::Object(members))
     }
 
@@ -2978,7 +3074,8 @@ impl<'de> RowSeq<'_, 'de> {
     /// member key in a keyed map).
     #[inline(never)]
     fn general_object(&mut self, line: Line<'de>) -> Result<(Option<String>, Map<String, Value>)> {
-        self.read_row(line)?;
+        let eager_off = self.p.eager_off;
+        self.read_row(line, true)?;
         self.st.found += 1;
         self.p.check_elements(&line, self.st.found)?;
         let row = self.st.row;
@@ -2994,14 +3091,22 @@ impl<'de> RowSeq<'_, 'de> {
             col: n,
             value: None,
         };
+        let spec = access.p.spec;
         for c in 0..n {
-            if access.st.cells[c].kind == CellKind::Missing {
-                values.push(None);
-                continue;
+            let cell = access.st.cells[c];
+            // Scalars here, attachments (the uncommon cells) through `read_at`.
+            let value = match cell.kind {
+                CellKind::Missing => {
+                    values.push(None);
+                    continue;
+                }
+                CellKind::Scalar => scalar_value(spec, &row, cell.token),
+                _ => match access.st.built.get_mut(c).and_then(Option::take) {
+                    Some(value) => Ok(value),
+                    None => access.read_at(c, Direct),
+                },
             }
-            let value = access
-                .read_at(c, Direct)
-                .map_err(|e| e.or_position(|| line_position(&row)))?;
+            .map_err(|e| e.or_position(|| line_position(&row)))?;
             values.push(Some(value));
         }
         let (key, mut members) = match self.st.shape().cloned() {
@@ -3013,6 +3118,7 @@ impl<'de> RowSeq<'_, 'de> {
             self.add_extras(&row, &mut members)?;
         }
         self.p.leave();
+        self.p.eager_off = eager_off;
         Ok((key, members))
     }
 
@@ -3342,7 +3448,7 @@ impl<'de> de::SeqAccess<'de> for RowSeq<'_, 'de> {
         let Some(line) = self.next_row_line()? else {
             return Ok(None);
         };
-        self.read_row(line)?;
+        self.read_row(line, false)?;
         self.st.found += 1;
         self.p.check_elements(&line, self.st.found)?;
         seed.deserialize(RowDe {
@@ -3757,7 +3863,7 @@ impl<'de> de::MapAccess<'de> for KeyedAccess<'_, '_, 'de> {
         let Some(line) = self.seq.next_row_line()? else {
             return Ok(None);
         };
-        self.seq.read_row(line)?;
+        self.seq.read_row(line, false)?;
         self.seq.st.found += 1;
         self.seq.p.check_elements(&line, self.seq.st.found)?;
         // A string (checked with the row).
@@ -3877,92 +3983,117 @@ impl<'de> RowAccess<'_, 'de> {
                 cursor,
                 end,
             } => {
-                let level = st.level + 2;
-                let trimmed = rest.trim_end_matches([' ', '\t']);
                 let resume = self.p.lines.cursor();
                 self.p.lines.seek(cursor);
-                // `.field [N]` without `{fields}` uses the column's shared schema; but an
-                // expanded array has no other spelling, so a body of `@N` items is expanded
-                // (the rule the reference decoders apply; shared-schema rows never carry `@N`).
-                let shared = match self.p.lines.peek()? {
-                    Some(first) if first.text.starts_with('@') => None,
-                    _ => match (c, extra) {
-                        (Some(c), _) => st.shared_schema(c),
-                        (None, Some(name)) => st
-                            .extra_shared
-                            .iter()
-                            .find(|(n, _)| n == name)
-                            .map(|(_, schema)| schema),
-                        (None, None) => None,
-                    },
-                };
-                let pending = if trimmed == "{}" {
-                    Pending::Object { line, level }
-                } else if trimmed.starts_with('[') {
-                    let pending = self.p.array_header(line, trimmed, level, shared)?;
-                    // A tabular array's declaration establishes the field's shared schema
-                    // (spec §7.4.5.3); a keyed map is an object and establishes none.
-                    let tabular = match &pending {
-                        Pending::Array {
-                            body: Body::Rows { fields, shape, .. },
-                            ..
-                        } if !shape.as_ref().is_some_and(|s| s.keyed) => Some((fields, shape)),
-                        _ => None,
-                    };
-                    if let Some((fields, shape)) = tabular {
-                        let schema = (Rc::clone(fields), shape.clone());
-                        match (c, extra) {
-                            (Some(c), _) => {
-                                if st.shared_schema(c).is_none() {
-                                    let n = st.fields.len();
-                                    Table::set(&mut st.shared, n, c, schema);
-                                }
-                            }
-                            (None, Some(name)) => {
-                                if !st.extra_shared.iter().any(|(n, _)| n == name) {
-                                    st.extra_shared.push((name.clone(), schema));
-                                }
-                            }
-                            (None, None) => {}
-                        }
-                    }
-                    pending
-                } else if let Some(token) = trimmed.strip_prefix('=').filter(|_| c.is_none()) {
-                    // A scalar member whose name contains `>` (spec §7.4.6.1.4).
-                    Pending::Scalar {
-                        line,
-                        token: lex::trim(token),
-                    }
-                } else {
-                    return Err(line.error_at(
-                        ErrorKind::InvalidLine,
-                        rest,
-                        "an attachment is `.field {}` or `.field [N]...`",
-                    ));
-                };
-                let counted = matches!(pending, Pending::Array { .. });
-                let value = read.pending(&mut *self.p, pending)?;
-                let next = self.p.lines.peek()?;
-                if next.map(|l| l.number) != end {
-                    if let Some(next) = next {
-                        return Err(next.error(
-                            if counted {
-                                ErrorKind::CountMismatch
-                            } else {
-                                ErrorKind::InvalidIndent
-                            },
-                            if counted {
-                                "more items than the attachment's declared count"
-                            } else {
-                                "unexpected line in an attachment body"
-                            },
-                        ));
-                    }
-                }
+                let value = self.body(line, rest, c, extra, read, Some(end))?;
                 self.p.lines.seek(resume);
                 Ok(value)
             }
+            Child::Built => Err(st.row.error(
+                ErrorKind::InvalidLine,
+                "an attachment read twice (a bug: please report it)",
+            )),
         }
+    }
+
+    /// The value of the `.field` attachment `line` (`rest` after its name) whose body starts
+    /// at the reader's position, which ends after it. With `end` (the body's extent found by
+    /// [`traditional`]) the reading must stop at that line; without it, at the first line
+    /// less indented than a body.
+    fn body<R: Read<'de>>(
+        &mut self,
+        line: Line<'de>,
+        rest: &'de str,
+        c: Option<usize>,
+        extra: Option<&Cow<'de, str>>,
+        read: R,
+        end: Option<Option<usize>>,
+    ) -> Result<R::Out> {
+        let st = &mut *self.st;
+        let level = st.level + 2;
+        let trimmed = rest.trim_end_matches([' ', '\t']);
+        // `.field [N]` without `{fields}` uses the column's shared schema; but an
+        // expanded array has no other spelling, so a body of `@N` items is expanded
+        // (the rule the reference decoders apply; shared-schema rows never carry `@N`).
+        let shared = match self.p.lines.peek()? {
+            Some(first) if first.text.starts_with('@') => None,
+            _ => match (c, extra) {
+                (Some(c), _) => st.shared_schema(c),
+                (None, Some(name)) => st
+                    .extra_shared
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, schema)| schema),
+                (None, None) => None,
+            },
+        };
+        let pending = if trimmed == "{}" {
+            Pending::Object { line, level }
+        } else if trimmed.starts_with('[') {
+            let pending = self.p.array_header(line, trimmed, level, shared)?;
+            // A tabular array's declaration establishes the field's shared schema
+            // (spec §7.4.5.3); a keyed map is an object and establishes none.
+            let tabular = match &pending {
+                Pending::Array {
+                    body: Body::Rows { fields, shape, .. },
+                    ..
+                } if !shape.as_ref().is_some_and(|s| s.keyed) => Some((fields, shape)),
+                _ => None,
+            };
+            if let Some((fields, shape)) = tabular {
+                let schema = (Rc::clone(fields), shape.clone());
+                match (c, extra) {
+                    (Some(c), _) => {
+                        if st.shared_schema(c).is_none() {
+                            let n = st.fields.len();
+                            Table::set(&mut st.shared, n, c, schema);
+                        }
+                    }
+                    (None, Some(name)) => {
+                        if !st.extra_shared.iter().any(|(n, _)| n == name) {
+                            st.extra_shared.push((name.clone(), schema));
+                        }
+                    }
+                    (None, None) => {}
+                }
+            }
+            pending
+        } else if let Some(token) = trimmed.strip_prefix('=').filter(|_| c.is_none()) {
+            // A scalar member whose name contains `>` (spec §7.4.6.1.4).
+            Pending::Scalar {
+                line,
+                token: lex::trim(token),
+            }
+        } else {
+            return Err(line.error_at(
+                ErrorKind::InvalidLine,
+                rest,
+                "an attachment is `.field {}` or `.field [N]...`",
+            ));
+        };
+        let counted = matches!(pending, Pending::Array { .. });
+        let value = read.pending(&mut *self.p, pending)?;
+        let next = self.p.lines.peek()?;
+        let overrun = match (end, next) {
+            (Some(end), next) => next.filter(|l| Some(l.number) != end),
+            (None, Some(next)) if next.level()? >= level => Some(next),
+            (None, _) => None,
+        };
+        if let Some(next) = overrun {
+            return Err(next.error(
+                if counted {
+                    ErrorKind::CountMismatch
+                } else {
+                    ErrorKind::InvalidIndent
+                },
+                if counted {
+                    "more items than the attachment's declared count"
+                } else {
+                    "unexpected line in an attachment body"
+                },
+            ));
+        }
+        Ok(value)
     }
 }
 
