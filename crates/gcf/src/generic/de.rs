@@ -1443,6 +1443,16 @@ fn plain_scalar(token: &str) -> Option<Value> {
     }
 }
 
+/// A quoted cell `token` as [`scalar_value`] reads it, when it is one well-formed quoted
+/// string (`None` otherwise: the general reading reports the error).
+#[inline(never)]
+fn plain_quoted<'a>(line: &Line<'a>, token: &'a str) -> Option<Value> {
+    match lex::quoted(line, token) {
+        Ok((s, used)) if used == token.len() => Some(Value::String(s.into_owned())),
+        _ => None,
+    }
+}
+
 /// A value-position scalar token as `Build` makes it from [`ScalarDe`]: [`plain_scalar`]
 /// first, [`visit_scalar`] for the rest.
 #[inline(always)]
@@ -3385,7 +3395,7 @@ impl<'de> RowSeq<'_, 'de> {
         let text = line.text;
         let fields = &*self.st.fields;
         if text.starts_with('@')
-            || lex::has_quote_or_marker(text.as_bytes())
+            || lex::has_byte(text.as_bytes(), b'^')
             || self.p.depth >= self.p.limits.max_depth
             || self.st.found >= self.p.limits.max_elements as u64
         {
@@ -3393,7 +3403,9 @@ impl<'de> RowSeq<'_, 'de> {
         }
         let values = &mut self.p.row_values;
         values.clear();
-        let mut cells = lex::plain_cells(text, b'|');
+        // Quoted cells too (a row with one would otherwise take the general reading, whose
+        // code, in a table of mostly plain rows, crowds the instruction cache).
+        let mut cells = lex::cells(text, b'|');
         for _ in 0..fields.len() {
             let Some(token) = cells.next() else {
                 return Ok(None);
@@ -3402,8 +3414,13 @@ impl<'de> RowSeq<'_, 'de> {
                 values.push(None);
                 continue;
             }
-            let Some(value) = plain_scalar(token) else {
-                return Ok(None);
+            let value = match plain_scalar(token) {
+                Some(value) => value,
+                None if token.starts_with('"') => match plain_quoted(line, token) {
+                    Some(value) => value,
+                    None => return Ok(None),
+                },
+                None => return Ok(None),
             };
             values.push(Some(value));
         }
