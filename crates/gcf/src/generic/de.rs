@@ -1443,6 +1443,46 @@ fn plain_scalar(token: &str) -> Option<Value> {
     }
 }
 
+/// The values of a plain row's cells (`n` of them, from `cells`) into `values`: `false` when
+/// a cell is not a plain scalar or a well-formed quoted string, or there are not `n` cells.
+#[inline(always)]
+fn row_values<'de>(
+    values: &mut Vec<Option<Value>>,
+    n: usize,
+    line: &Line<'de>,
+    mut cells: impl Iterator<Item = &'de str>,
+) -> bool {
+    values.clear();
+    for _ in 0..n {
+        let Some(token) = cells.next() else {
+            return false;
+        };
+        if token == "~" {
+            values.push(None);
+            continue;
+        }
+        let value = match plain_scalar(token) {
+            Some(value) => value,
+            None if token.starts_with('"') => match plain_quoted(line, token) {
+                Some(value) => value,
+                None => return false,
+            },
+            None => return false,
+        };
+        values.push(Some(value));
+    }
+    cells.next().is_none()
+}
+
+/// [`row_values`] of a row with a `"` (quoted cells, which stay on the plain-row path: a row
+/// with one would otherwise take the general reading, whose code, in a table of mostly plain
+/// rows, crowds the instruction cache), unless it has a `^` (an attachment marker).
+#[inline(never)]
+fn quoted_row_values<'de>(values: &mut Vec<Option<Value>>, n: usize, line: &Line<'de>) -> bool {
+    !lex::has_byte(line.text.as_bytes(), b'^')
+        && row_values(values, n, line, lex::split(line.text, b'|'))
+}
+
 /// A quoted cell `token` as [`scalar_value`] reads it, when it is one well-formed quoted
 /// string (`None` otherwise: the general reading reports the error).
 #[inline(never)]
@@ -3393,38 +3433,20 @@ impl<'de> RowSeq<'_, 'de> {
     #[inline]
     fn plain_row(&mut self, line: &Line<'de>) -> Result<Option<Value>> {
         let text = line.text;
-        let fields = &*self.st.fields;
+        let n = self.st.fields.len();
         if text.starts_with('@')
-            || lex::has_byte(text.as_bytes(), b'^')
             || self.p.depth >= self.p.limits.max_depth
             || self.st.found >= self.p.limits.max_elements as u64
         {
             return Ok(None);
         }
         let values = &mut self.p.row_values;
-        values.clear();
-        // Quoted cells too (a row with one would otherwise take the general reading, whose
-        // code, in a table of mostly plain rows, crowds the instruction cache).
-        let mut cells = lex::cells(text, b'|');
-        for _ in 0..fields.len() {
-            let Some(token) = cells.next() else {
-                return Ok(None);
-            };
-            if token == "~" {
-                values.push(None);
-                continue;
-            }
-            let value = match plain_scalar(token) {
-                Some(value) => value,
-                None if token.starts_with('"') => match plain_quoted(line, token) {
-                    Some(value) => value,
-                    None => return Ok(None),
-                },
-                None => return Ok(None),
-            };
-            values.push(Some(value));
-        }
-        if cells.next().is_some() {
+        let read = if lex::has_quote_or_marker(text.as_bytes()) {
+            quoted_row_values(values, n, line)
+        } else {
+            row_values(values, n, line, lex::plain_cells(text, b'|'))
+        };
+        if !read {
             return Ok(None);
         }
         // What follows the row must not be an attachment of it (which `read_row` reports).
