@@ -15,7 +15,9 @@
 //! `key=value`, `key[N]: a,b`, `## key`, `## key [N]{a,b}` and plain table rows) are read by
 //! fast paths that consume nothing when a line is anything else, and the general reading
 //! (which reports every error) takes it. The two give the same value or the same error; the
-//! testkit oracle checks it on every fixture, property-test case and fuzz input.
+//! testkit oracle checks it on every fixture, property-test case and fuzz input. The builder
+//! also reads a row's `.field` bodies as they come, once; where that fails, the row's
+//! attachments are read again the serde path's way (see [`RowSeq::read_row`]).
 
 use std::borrow::Cow;
 use std::cell::Cell as Shared;
