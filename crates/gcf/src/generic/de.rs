@@ -3073,57 +3073,17 @@ impl<'de> RowSeq<'_, 'de> {
         }
     }
 
-    /// A row that is not [`RowSeq::plain_row`]: as `RowDe` reads one into `Build`, each cell
-    /// through `RowAccess::read_at` (a table without a layout).
-    #[inline(never)]
+    /// A row that is not [`RowSeq::plain_row`]: as `RowDe` reads one into `Build` (a table
+    /// without a layout; [`RowSeq::general_object`]'s reading, one copy of it for both).
+    #[inline]
     fn general_row(&mut self, line: Line<'de>) -> Result<Value> {
-        let eager_off = self.p.eager_off;
-        self.read_row(line, true)?;
-        self.st.found += 1;
-        self.p.check_elements(&line, self.st.found)?;
-        let row = self.st.row;
-        self.p.enter(&row)?;
-        let n = self.st.cells.len();
-        // The values first (attachments may hold tables, whose rows use the parser's own
-        // buffer), then the object.
-        let mut values = self.p.spare_values.pop().unwrap_or_default();
-        values.clear();
-        let mut access = RowAccess {
-            p: &mut *self.p,
-            st: &mut self.st,
-            col: n,
-            value: None,
-        };
-        let spec = access.p.spec;
-        for c in 0..n {
-            let cell = access.st.cells[c];
-            // Scalars here, attachments (the uncommon cells) through `read_at`.
-            let value = match cell.kind {
-                CellKind::Missing => {
-                    values.push(None);
-                    continue;
-                }
-                CellKind::Scalar => scalar_value(spec, &row, cell.token),
-                _ => match access.st.built.get_mut(c).and_then(Option::take) {
-                    Some(value) => Ok(value),
-                    None => access.read_at(c, Direct),
-                },
-            }
-            .map_err(|e| e.or_position(|| line_position(&row)))?;
-            values.push(Some(value));
-        }
-        let mut members = self.p.templates.object(&self.st.fields, &mut values);
-        self.p.spare_values.push(values);
-        if !self.st.extras.is_empty() {
-            self.add_extras(&row, &mut members)?;
-        }
-        self.p.leave();
-        self.p.eager_off = eager_off;
+        let (_, members) = self.general_object(line)?;
         Ok(Value::Object(members))
     }
 
-    /// A row of a table with a layout read by [`RowSeq::read_row`], as an object (and its
-    /// member key in a keyed map).
+    /// A row read by [`RowSeq::read_row`], as an object (and its member key in a keyed map):
+    /// its scalar cells here, its attachments through `RowAccess::read_at` (or as the eager
+    /// reading kept them), the object by the table's layout if it has one.
     #[inline(never)]
     fn general_object(&mut self, line: Line<'de>) -> Result<(Option<String>, Map<String, Value>)> {
         let eager_off = self.p.eager_off;
