@@ -154,6 +154,8 @@ struct Parser<'de> {
     spare_fields: Shared<Vec<Fields<'de>>>,
     /// The layouts of the last eight field declarations that had one (a `Cell` as well).
     shapes: Shared<Vec<CachedShape<'de>>>,
+    /// The state of a finished shaped table, reused by the next.
+    spare_shaped: Option<Box<Shaped<'de>>>,
     /// The objects of plain rows, by their keys (the `Value` builder's).
     templates: build::Templates,
     /// A plain row's values, before they go into its object.
@@ -231,6 +233,7 @@ impl<'de> Parser<'de> {
             spare_rows: Vec::new(),
             spare_fields: Shared::new(Vec::new()),
             shapes: Shared::new(Vec::new()),
+            spare_shaped: None,
             templates: build::Templates::default(),
             row_values: Vec::new(),
             spare_values: Vec::new(),
@@ -256,9 +259,10 @@ impl<'de> Parser<'de> {
     /// Keeps a finished table's row buffers for the next table.
     fn recycle(&mut self, table: Table<'de>) {
         let Table {
-            mut fields,
+            fields,
             mut cells,
             mut children,
+            shaped,
             ..
         } = table;
         if self.spare_rows.len() < 8 {
@@ -266,6 +270,18 @@ impl<'de> Parser<'de> {
             children.clear();
             self.spare_rows.push((cells, children));
         }
+        self.give_fields(fields);
+        if let Some(mut shaped) = shaped {
+            shaped.group = None;
+            shaped.group_left = 0;
+            shaped.groups.clear();
+            shaped.ids.clear();
+            self.spare_shaped = Some(shaped);
+        }
+    }
+
+    /// Keeps a field list no table holds any more for the next table header.
+    fn give_fields(&self, mut fields: Fields<'de>) {
         if let Some(names) = Rc::get_mut(&mut fields) {
             names.clear();
             let mut spare = self.spare_fields.take();
@@ -274,6 +290,24 @@ impl<'de> Parser<'de> {
             }
             self.spare_fields.set(spare);
         }
+    }
+
+    /// The state of a shaped table with layout `shape` (a finished table's, or a new one).
+    fn shaped(&mut self, shape: Layout<'de>) -> Option<Box<Shaped<'de>>> {
+        let shape = shape?;
+        Some(match self.spare_shaped.take() {
+            Some(mut shaped) => {
+                shaped.shape = shape;
+                shaped
+            }
+            None => Box::new(Shaped {
+                shape,
+                group: None,
+                group_left: 0,
+                groups: HashSet::new(),
+                ids: BTreeSet::new(),
+            }),
+        })
     }
 
     /// An empty field list for a table header: a finished table's, or a new one.
@@ -1175,11 +1209,12 @@ impl<'de> Parser<'de> {
     ) -> Result<Value> {
         self.enter(&line)?;
         let keyed = shape.keyed;
+        let shaped = self.shaped(Some(shape));
         let buffers = self.spare_rows.pop().unwrap_or_default();
         let room = self.lines.remaining_bytes();
         let mut seq = RowSeq {
             p: &mut *self,
-            st: Table::new(fields, Some(shape), level, count, line, at, buffers),
+            st: Table::new(fields, shaped, level, count, line, at, buffers),
         };
         let value = if keyed {
             let mut map = Map::with_capacity(build::reserve(remaining(count, 0, room)));
@@ -1369,20 +1404,26 @@ impl<'de> Parser<'de> {
         let mut fields = self.spare_fields();
         let names = Rc::make_mut(&mut fields);
         let mut at = close + 2;
-        loop {
+        let plain = loop {
             let n = lex::bare_key_len(&s[at..]);
             let name = &s[at..at + n];
             if n == 0 || names.len() == self.limits.max_fields || names.iter().any(|f| f == name) {
-                return None;
+                break false;
             }
             names.push(Cow::Borrowed(name));
             at += n + 1;
             match b.get(at - 1) {
                 Some(b',') => {}
-                Some(b'}') if at == b.len() => return Some((Count::Known(count), fields)),
-                _ => return None,
+                Some(b'}') if at == b.len() => break true,
+                _ => break false,
             }
+        };
+        if !plain {
+            // (A header the general reading takes: its list is the next header's.)
+            self.give_fields(fields);
+            return None;
         }
+        Some((Count::Known(count), fields))
     }
 
     /// The elements of a `[N]: values` inline array (`s` starts at its `[`) when it is plain:
@@ -1841,9 +1882,10 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
                     } => {
                         let buffers = p.spare_rows.pop().unwrap_or_default();
                         let keyed = shape.as_ref().is_some_and(|s| s.keyed);
+                        let shaped = p.shaped(shape);
                         let mut seq = RowSeq {
                             p: &mut *p,
-                            st: Table::new(fields, shape, level, count, line, at, buffers),
+                            st: Table::new(fields, shaped, level, count, line, at, buffers),
                         };
                         let value = if keyed {
                             let mut access = KeyedAccess {
@@ -2485,7 +2527,7 @@ impl<'de> Table<'de> {
     #[allow(clippy::too_many_arguments)]
     fn new(
         fields: Fields<'de>,
-        shape: Layout<'de>,
+        shaped: Option<Box<Shaped<'de>>>,
         level: usize,
         count: Count,
         line: Line<'de>,
@@ -2509,15 +2551,7 @@ impl<'de> Table<'de> {
                 offset: 0,
                 number: 0,
             },
-            shaped: shape.map(|shape| {
-                Box::new(Shaped {
-                    shape,
-                    group: None,
-                    group_left: 0,
-                    groups: HashSet::new(),
-                    ids: BTreeSet::new(),
-                })
-            }),
+            shaped,
             extras: Vec::new(),
             extra_shared: Vec::new(),
             row_has_id: false,
