@@ -738,6 +738,17 @@ fn values_built_directly_match_serde_jsons_visitor() {
             "GCF profile=generic\n## u [2]{a,b}\n1|x\n.a {}\n  y=1\n2|z\n",
             "GCF profile=generic\n## u [1]{a,b}\n1|~\n## v [1]{a}\n-\n",
             "GCF profile=generic\nk[2]: 1,\"2\"\nl[0]:\nm[1]: ~\nn[01]: 1\n",
+            // `.field` bodies read as they come (the `Value` builder), in another order than
+            // the columns', each with an error: the first column's is reported.
+            "GCF profile=generic\n## t [1]{a,b}\n@0 ^|^\n.b [2]{x}\n    1\n.a [1]{y}\n    1\n    2\n",
+            "GCF profile=generic\n## t [1]{a,b}\n@0 ^|^\n.b {}\n    x=\"\n.a {}\n    y=1\n    y=2\n",
+            // An error three attachments deep, and a row after it that reads well.
+            "GCF profile=generic\n## t [2]{a}\n@0 ^\n.a [1]{b}\n    @0 ^\n    .b [1]{c}\n        @0 ^\n        .c [1]{d}\n            1|2\n@1 ^\n.a [0]\n",
+            "GCF profile=generic\n## t [2]{a}\n@0 ^\n.a [1]{b}\n    @0 ^\n    .b [1]{c}\n        @0 ^\n        .c [1]{d}\n            1\n@1 ^\n.a [0]\n",
+            // A body that runs past its attachment, and a quoted cell in a plain row.
+            "GCF profile=generic\n## t [1]{a}\n@0 ^\n.a {}\n    x=1\n      y=2\n",
+            "GCF profile=generic\n## t [2]{a,b}\n\"x|y\"|1\n\"q\\\"\"|\"\\u0041\"\n",
+            "GCF profile=generic\n## t [1]{a,b}\n\"x\"y|1\n",
         ]
         .map(str::to_owned),
     );

@@ -15,7 +15,9 @@
 //! `key=value`, `key[N]: a,b`, `## key`, `## key [N]{a,b}` and plain table rows) are read by
 //! fast paths that consume nothing when a line is anything else, and the general reading
 //! (which reports every error) takes it. The two give the same value or the same error; the
-//! testkit oracle checks it on every fixture, property-test case and fuzz input.
+//! testkit oracle checks it on every fixture, property-test case and fuzz input. The builder
+//! also reads a row's `.field` bodies as they come, once; where that fails, the row's
+//! attachments are read again the serde path's way (see [`RowSeq::read_row`]).
 
 use std::borrow::Cow;
 use std::cell::Cell as Shared;
@@ -159,12 +161,30 @@ struct Parser<'de> {
     /// Field lists of finished tables, reused by the next (a `Cell`: table headers are read
     /// through `&self`).
     spare_fields: Shared<Vec<Fields<'de>>>,
+    /// The layouts of the last eight field declarations that had one (a `Cell` as well).
+    shapes: Shared<Vec<CachedShape<'de>>>,
+    /// The state of a finished shaped table, reused by the next.
+    spare_shaped: Option<Box<Shaped<'de>>>,
     /// The objects of plain rows, by their keys (the `Value` builder's).
     templates: build::Templates,
     /// A plain row's values, before they go into its object.
     row_values: Vec<Option<Value>>,
     /// Value buffers of general rows (one per nesting level in use).
     spare_values: Vec<Vec<Option<Value>>>,
+    /// Whether the `Value` builder is reading a row's `.field` bodies as they come (an
+    /// attempt that starts over without it if anything fails: see [`RowSeq::read_row`]).
+    eager_attempt: bool,
+    /// Whether that reading is off (while a row whose attempt failed is read again).
+    eager_off: bool,
+}
+
+/// A field declaration's layout, kept for the next header with the same declaration.
+struct CachedShape<'de> {
+    /// The declaration from its `{`, with any `group=` clause.
+    decl: &'de str,
+    keyed: bool,
+    fields: Fields<'de>,
+    shape: Rc<Shape<'de>>,
 }
 
 /// The value the deserializer is about to read.
@@ -221,9 +241,13 @@ impl<'de> Parser<'de> {
             deferred: Vec::new(),
             spare_rows: Vec::new(),
             spare_fields: Shared::new(Vec::new()),
+            shapes: Shared::new(Vec::new()),
+            spare_shaped: None,
             templates: build::Templates::default(),
             row_values: Vec::new(),
             spare_values: Vec::new(),
+            eager_attempt: false,
+            eager_off: false,
         }
     }
 
@@ -244,9 +268,10 @@ impl<'de> Parser<'de> {
     /// Keeps a finished table's row buffers for the next table.
     fn recycle(&mut self, table: Table<'de>) {
         let Table {
-            mut fields,
+            fields,
             mut cells,
             mut children,
+            shaped,
             ..
         } = table;
         if self.spare_rows.len() < 8 {
@@ -254,6 +279,18 @@ impl<'de> Parser<'de> {
             children.clear();
             self.spare_rows.push((cells, children));
         }
+        self.give_fields(fields);
+        if let Some(mut shaped) = shaped {
+            shaped.group = None;
+            shaped.group_left = 0;
+            shaped.groups.clear();
+            shaped.ids.clear();
+            self.spare_shaped = Some(shaped);
+        }
+    }
+
+    /// Keeps a field list no table holds any more for the next table header.
+    fn give_fields(&self, mut fields: Fields<'de>) {
         if let Some(names) = Rc::get_mut(&mut fields) {
             names.clear();
             let mut spare = self.spare_fields.take();
@@ -262,6 +299,24 @@ impl<'de> Parser<'de> {
             }
             self.spare_fields.set(spare);
         }
+    }
+
+    /// The state of a shaped table with layout `shape` (a finished table's, or a new one).
+    fn shaped(&mut self, shape: Layout<'de>) -> Option<Box<Shaped<'de>>> {
+        let shape = shape?;
+        Some(match self.spare_shaped.take() {
+            Some(mut shaped) => {
+                shaped.shape = shape;
+                shaped
+            }
+            None => Box::new(Shaped {
+                shape,
+                group: None,
+                group_left: 0,
+                groups: HashSet::new(),
+                ids: BTreeSet::new(),
+            }),
+        })
     }
 
     /// An empty field list for a table header: a finished table's, or a new one.
@@ -359,6 +414,21 @@ impl<'de> Parser<'de> {
                 None => Body::Items { level },
             }
         } else if rest.starts_with('{') {
+            // A declaration with a layout seen before in this document: its shape again.
+            if current {
+                if let Some((fields, shape)) = self.cached_shape(rest, keyed) {
+                    return Ok(Pending::Array {
+                        line,
+                        at: s,
+                        count,
+                        body: Body::Rows {
+                            fields,
+                            level,
+                            shape: Some(shape),
+                        },
+                    });
+                }
+            }
             let mut fields = self.spare_fields();
             let mut extras = Vec::new();
             let after = lex::field_decl_ext(
@@ -428,8 +498,13 @@ impl<'de> Parser<'de> {
         keyed: bool,
         group: Option<(Cow<'de, str>, &'de str)>,
     ) -> Result<Pending<'de>> {
+        let decl = at
+            .find('{')
+            .map_or("", |i| &at[i..])
+            .trim_end_matches([' ', '\t']);
         let declared = Declared {
             line: &line,
+            decl,
             names: std::mem::take(Rc::make_mut(&mut fields)),
             extras,
             keyed,
@@ -442,6 +517,17 @@ impl<'de> Parser<'de> {
             visit_scalar(spec, line, token, Build)
         })?;
         *Rc::make_mut(&mut fields) = cells;
+        let shape = Rc::new(shape);
+        let mut shapes = self.shapes.take();
+        if shapes.len() < 8 {
+            shapes.push(CachedShape {
+                decl,
+                keyed,
+                fields: Rc::clone(&fields),
+                shape: Rc::clone(&shape),
+            });
+        }
+        self.shapes.set(shapes);
         Ok(Pending::Array {
             line,
             at,
@@ -449,9 +535,21 @@ impl<'de> Parser<'de> {
             body: Body::Rows {
                 fields,
                 level,
-                shape: Some(Rc::new(shape)),
+                shape: Some(shape),
             },
         })
+    }
+
+    /// The cells and layout of a field declaration read before in this document (`decl` from
+    /// its `{`, with any `group=` clause), if one of the last eight.
+    fn cached_shape(&self, decl: &str, keyed: bool) -> Option<(Fields<'de>, Rc<Shape<'de>>)> {
+        let shapes = self.shapes.take();
+        let found = shapes
+            .iter()
+            .find(|c| c.keyed == keyed && c.decl == decl)
+            .map(|c| (Rc::clone(&c.fields), Rc::clone(&c.shape)));
+        self.shapes.set(shapes);
+        found
     }
 
     /// The column of a ` group=name` clause (`s` after the `=`), with its text.
@@ -1122,11 +1220,12 @@ impl<'de> Parser<'de> {
     ) -> Result<Value> {
         self.enter(&line)?;
         let keyed = shape.keyed;
+        let shaped = self.shaped(Some(shape));
         let buffers = self.spare_rows.pop().unwrap_or_default();
         let room = self.lines.remaining_bytes();
         let mut seq = RowSeq {
             p: &mut *self,
-            st: Table::new(fields, Some(shape), level, count, line, at, buffers),
+            st: Table::new(fields, shaped, level, count, line, at, buffers),
         };
         let value = if keyed {
             let mut map = Map::with_capacity(build::reserve(remaining(count, 0, room)));
@@ -1316,20 +1415,26 @@ impl<'de> Parser<'de> {
         let mut fields = self.spare_fields();
         let names = Rc::make_mut(&mut fields);
         let mut at = close + 2;
-        loop {
+        let plain = loop {
             let n = lex::bare_key_len(&s[at..]);
             let name = &s[at..at + n];
             if n == 0 || names.len() == self.limits.max_fields || names.iter().any(|f| f == name) {
-                return None;
+                break false;
             }
             names.push(Cow::Borrowed(name));
             at += n + 1;
             match b.get(at - 1) {
                 Some(b',') => {}
-                Some(b'}') if at == b.len() => return Some((Count::Known(count), fields)),
-                _ => return None,
+                Some(b'}') if at == b.len() => break true,
+                _ => break false,
             }
+        };
+        if !plain {
+            // (A header the general reading takes: its list is the next header's.)
+            self.give_fields(fields);
+            return None;
         }
+        Some((Count::Known(count), fields))
     }
 
     /// The elements of a `[N]: values` inline array (`s` starts at its `[`) when it is plain:
@@ -1389,6 +1494,56 @@ fn plain_scalar(token: &str) -> Option<Value> {
         Some(b't') if token == "true" => Some(Value::Bool(true)),
         Some(b'f') if token == "false" => Some(Value::Bool(false)),
         Some(_) => Some(Value::String(token.to_owned())),
+    }
+}
+
+/// The values of a plain row's cells (`n` of them, from `cells`) into `values`: `false` when
+/// a cell is not a plain scalar or a well-formed quoted string, or there are not `n` cells.
+#[inline(always)]
+fn row_values<'de>(
+    values: &mut Vec<Option<Value>>,
+    n: usize,
+    line: &Line<'de>,
+    mut cells: impl Iterator<Item = &'de str>,
+) -> bool {
+    values.clear();
+    for _ in 0..n {
+        let Some(token) = cells.next() else {
+            return false;
+        };
+        if token == "~" {
+            values.push(None);
+            continue;
+        }
+        let value = match plain_scalar(token) {
+            Some(value) => value,
+            None if token.starts_with('"') => match plain_quoted(line, token) {
+                Some(value) => value,
+                None => return false,
+            },
+            None => return false,
+        };
+        values.push(Some(value));
+    }
+    cells.next().is_none()
+}
+
+/// [`row_values`] of a row with a `"` (quoted cells, which stay on the plain-row path: a row
+/// with one would otherwise take the general reading, whose code, in a table of mostly plain
+/// rows, crowds the instruction cache), unless it has a `^` (an attachment marker).
+#[inline(never)]
+fn quoted_row_values<'de>(values: &mut Vec<Option<Value>>, n: usize, line: &Line<'de>) -> bool {
+    !lex::has_byte(line.text.as_bytes(), b'^')
+        && row_values(values, n, line, lex::split(line.text, b'|'))
+}
+
+/// A quoted cell `token` as [`scalar_value`] reads it, when it is one well-formed quoted
+/// string (`None` otherwise: the general reading reports the error).
+#[inline(never)]
+fn plain_quoted<'a>(line: &Line<'a>, token: &'a str) -> Option<Value> {
+    match lex::quoted(line, token) {
+        Ok((s, used)) if used == token.len() => Some(Value::String(s.into_owned())),
+        _ => None,
     }
 }
 
@@ -1738,9 +1893,10 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
                     } => {
                         let buffers = p.spare_rows.pop().unwrap_or_default();
                         let keyed = shape.as_ref().is_some_and(|s| s.keyed);
+                        let shaped = p.shaped(shape);
                         let mut seq = RowSeq {
                             p: &mut *p,
-                            st: Table::new(fields, shape, level, count, line, at, buffers),
+                            st: Table::new(fields, shaped, level, count, line, at, buffers),
                         };
                         let value = if keyed {
                             let mut access = KeyedAccess {
@@ -2317,6 +2473,8 @@ enum Child<'de> {
         cursor: Cursor,
         end: Option<usize>,
     },
+    /// A `.field` body the `Value` builder read as it came (in the table's `built`).
+    Built,
 }
 
 /// The state of one tabular array: its fields, schemas established so far, and the row being
@@ -2336,6 +2494,8 @@ struct Table<'de> {
     row: Line<'de>,
     cells: Vec<Cell<'de>>,
     children: Vec<Option<Child<'de>>>,
+    /// The values of the current row's [`Child::Built`] attachments, by column.
+    built: Vec<Option<Value>>,
     /// Where the current row's attachment region ends.
     after_row: Cursor,
     /// The table's layout beyond its field names and its state, when its header has one
@@ -2378,7 +2538,7 @@ impl<'de> Table<'de> {
     #[allow(clippy::too_many_arguments)]
     fn new(
         fields: Fields<'de>,
-        shape: Layout<'de>,
+        shaped: Option<Box<Shaped<'de>>>,
         level: usize,
         count: Count,
         line: Line<'de>,
@@ -2397,19 +2557,12 @@ impl<'de> Table<'de> {
             row: line,
             cells,
             children,
+            built: Vec::new(),
             after_row: Cursor {
                 offset: 0,
                 number: 0,
             },
-            shaped: shape.map(|shape| {
-                Box::new(Shaped {
-                    shape,
-                    group: None,
-                    group_left: 0,
-                    groups: HashSet::new(),
-                    ids: BTreeSet::new(),
-                })
-            }),
+            shaped,
             extras: Vec::new(),
             extra_shared: Vec::new(),
             row_has_id: false,
@@ -2688,7 +2841,14 @@ impl<'de> RowSeq<'_, 'de> {
     }
 
     /// Splits a row line into cells and finds its attachments.
-    fn read_row(&mut self, line: Line<'de>) -> Result<()> {
+    ///
+    /// With `eager` (the `Value` builder), the bodies of `.field` attachments are read as they
+    /// come, in one pass, and kept for the row's object ([`Child::Built`]); otherwise each
+    /// body is skipped, to be read when its cell is. An eager reading that fails is started
+    /// over by its outermost row alone, with eager reading off for that row and everything in
+    /// it, so that every error is the one, at the place, that reading the cells in order
+    /// gives (the serde path's), and a failure costs one more pass, whatever the nesting.
+    fn read_row(&mut self, line: Line<'de>, eager: bool) -> Result<()> {
         let st = &mut self.st;
         let mut text = line.text;
         let mut has_id = false;
@@ -2775,8 +2935,93 @@ impl<'de> RowSeq<'_, 'de> {
         if !st.extras.is_empty() {
             st.extras.clear();
         }
-        // The attachment region: `.field` lines and positional bodies at the row's level or
-        // one below, until the next row, a section, or a dedent.
+        if eager && has_id && markers && !self.p.eager_off {
+            self.eager_attachments(&line)?;
+        } else {
+            self.attachments(has_id, false)?;
+        }
+        let st = &mut self.st;
+        if markers {
+            if let Some(c) = (0..st.cells.len()).find(|&c| {
+                matches!(st.cells[c].kind, CellKind::Marker | CellKind::InlineMarker)
+                    && (!has_id || st.children[c].is_none())
+            }) {
+                let field = &st.fields[c];
+                let token = st.cells[c].token;
+                return Err(line.error_at(
+                    ErrorKind::MissingAttachment,
+                    token,
+                    if has_id {
+                        format!("field {field:?} is marked `^` but has no attachment body")
+                    } else {
+                        format!(
+                            "field {field:?} is marked `^` but the row has no `@N` prefix to \
+                             attach a body to"
+                        )
+                    },
+                ));
+            }
+        }
+        self.st.after_row = self.p.lines.cursor();
+        self.st.row_has_id = has_id;
+        if self.st.shaped.is_some() {
+            self.st.count_grouped_row();
+        }
+        Ok(())
+    }
+
+    /// [`RowSeq::attachments`] of an `@N` row with markers, reading `.field` bodies as they
+    /// come; the outermost attempt starts the region over without that if it fails.
+    fn eager_attachments(&mut self, line: &Line<'de>) -> Result<()> {
+        let n = self.st.cells.len();
+        self.st.built.clear();
+        self.st.built.resize_with(n, || None);
+        if self.p.eager_attempt {
+            // Inside an attempt: a failure is the outermost row's to handle.
+            self.p.enter(line)?;
+            self.attachments(true, true)?;
+            self.p.leave();
+            return Ok(());
+        }
+        let region = self.p.lines.cursor();
+        let (depth, deferred) = (self.p.depth, self.p.deferred.len());
+        // At the depth the row's cells are read at.
+        self.p.eager_attempt = true;
+        let read = self
+            .p
+            .enter(line)
+            .and_then(|()| self.attachments(true, true));
+        self.p.eager_attempt = false;
+        if read.is_ok() {
+            self.p.leave();
+            return Ok(());
+        }
+        self.start_over(region, depth, deferred)
+    }
+
+    /// Reads the attachment region at `region` again, lazily, after a failed eager attempt
+    /// (the row's reader turns eager reading back on when the row is done).
+    #[cold]
+    #[inline(never)]
+    fn start_over(&mut self, region: Cursor, depth: usize, deferred: usize) -> Result<()> {
+        self.p.lines.seek(region);
+        self.p.depth = depth;
+        self.p.deferred.truncate(deferred);
+        self.p.eager_off = true;
+        let st = &mut self.st;
+        let n = st.cells.len();
+        st.children.clear();
+        st.children.resize(n, None);
+        st.built.clear();
+        st.extras.clear();
+        self.attachments(true, false)
+    }
+
+    /// The attachment region of the row just read: `.field` lines and positional bodies at
+    /// the row's level or one below, until the next row, a section, or a dedent. With
+    /// `eager`, `.field` bodies of marker cells are read now (see [`RowSeq::read_row`]).
+    fn attachments(&mut self, has_id: bool, eager: bool) -> Result<()> {
+        let st = &mut self.st;
         let level = st.level;
         while self.p.lines.has_next()? {
             let child = self.p.lines.peeked();
@@ -2814,6 +3059,19 @@ impl<'de> RowSeq<'_, 'de> {
                     ));
                 }
                 self.p.lines.advance();
+                if eager {
+                    let rest = rest.strip_prefix(' ').unwrap_or(rest);
+                    let value = RowAccess {
+                        p: &mut *self.p,
+                        st: &mut *st,
+                        col: 0,
+                        value: None,
+                    }
+                    .body(child, rest, Some(c), None, Direct, None)?;
+                    st.built[c] = Some(value);
+                    st.children[c] = Some(Child::Built);
+                    continue;
+                }
                 st.children[c] = Some(traditional(self.p, child, rest, level)?);
                 continue;
             }
@@ -2838,32 +3096,6 @@ impl<'de> RowSeq<'_, 'de> {
                 }
             }
         }
-        if markers {
-            if let Some(c) = (0..st.cells.len()).find(|&c| {
-                matches!(st.cells[c].kind, CellKind::Marker | CellKind::InlineMarker)
-                    && (!has_id || st.children[c].is_none())
-            }) {
-                let field = &st.fields[c];
-                let token = st.cells[c].token;
-                return Err(line.error_at(
-                    ErrorKind::MissingAttachment,
-                    token,
-                    if has_id {
-                        format!("field {field:?} is marked `^` but has no attachment body")
-                    } else {
-                        format!(
-                            "field {field:?} is marked `^` but the row has no `@N` prefix to \
-                             attach a body to"
-                        )
-                    },
-                ));
-            }
-        }
-        self.st.after_row = self.p.lines.cursor();
-        self.st.row_has_id = has_id;
-        if self.st.shaped.is_some() {
-            self.st.count_grouped_row();
-        }
         Ok(())
     }
 
@@ -2886,11 +3118,21 @@ impl<'de> RowSeq<'_, 'de> {
         }
     }
 
-    /// A row that is not [`RowSeq::plain_row`]: as `RowDe` reads one into `Build`, each cell
-    /// through `RowAccess::read_at` (a table without a layout).
-    #[inline(never)]
+    /// A row that is not [`RowSeq::plain_row`]: as `RowDe` reads one into `Build` (a table
+    /// without a layout; [`RowSeq::general_object`]'s reading, one copy of it for both).
+    #[inline]
     fn general_row(&mut self, line: Line<'de>) -> Result<Value> {
-        self.read_row(line)?;
+        let (_, members) = self.general_object(line)?;
+        Ok(Value::Object(members))
+    }
+
+    /// A row read by [`RowSeq::read_row`], as an object (and its member key in a keyed map):
+    /// its scalar cells here, its attachments through `RowAccess::read_at` (or as the eager
+    /// reading kept them), the object by the table's layout if it has one.
+    #[inline(never)]
+    fn general_object(&mut self, line: Line<'de>) -> Result<(Option<String>, Map<String, Value>)> {
+        let eager_off = self.p.eager_off;
+        self.read_row(line, true)?;
         self.st.found += 1;
         self.p.check_elements(&line, self.st.found)?;
         let row = self.st.row;
@@ -2916,48 +3158,12 @@ impl<'de> RowSeq<'_, 'de> {
                     continue;
                 }
                 CellKind::Scalar => scalar_value(spec, &row, cell.token),
-                _ => access.read_at(c, Direct),
+                _ => match access.st.built.get_mut(c).and_then(Option::take) {
+                    Some(value) => Ok(value),
+                    None => access.read_at(c, Direct),
+                },
             }
             .map_err(|e| e.or_position(|| line_position(&row)))?;
-            values.push(Some(value));
-        }
-        let mut members = self.p.templates.object(&self.st.fields, &mut values);
-        self.p.spare_values.push(values);
-        if !self.st.extras.is_empty() {
-            self.add_extras(&row, &mut members)?;
-        }
-        self.p.leave();
-        Ok(Value::Object(members))
-    }
-
-    /// A row of a table with a layout read by [`RowSeq::read_row`], as an object (and its
-    /// member key in a keyed map).
-    #[inline(never)]
-    fn general_object(&mut self, line: Line<'de>) -> Result<(Option<String>, Map<String, Value>)> {
-        self.read_row(line)?;
-        self.st.found += 1;
-        self.p.check_elements(&line, self.st.found)?;
-        let row = self.st.row;
-        self.p.enter(&row)?;
-        let n = self.st.cells.len();
-        // The values first (attachments may hold tables, whose rows use the parser's own
-        // buffer), then the object.
-        let mut values = self.p.spare_values.pop().unwrap_or_default();
-        values.clear();
-        let mut access = RowAccess {
-            p: &mut *self.p,
-            st: &mut self.st,
-            col: n,
-            value: None,
-        };
-        for c in 0..n {
-            if access.st.cells[c].kind == CellKind::Missing {
-                values.push(None);
-                continue;
-            }
-            let value = access
-                .read_at(c, Direct)
-                .map_err(|e| e.or_position(|| line_position(&row)))?;
             values.push(Some(value));
         }
         let (key, mut members) = match self.st.shape().cloned() {
@@ -2969,6 +3175,7 @@ impl<'de> RowSeq<'_, 'de> {
             self.add_extras(&row, &mut members)?;
         }
         self.p.leave();
+        self.p.eager_off = eager_off;
         Ok((key, members))
     }
 
@@ -3247,31 +3454,20 @@ impl<'de> RowSeq<'_, 'de> {
     #[inline]
     fn plain_row(&mut self, line: &Line<'de>) -> Result<Option<Value>> {
         let text = line.text;
-        let fields = &*self.st.fields;
+        let n = self.st.fields.len();
         if text.starts_with('@')
-            || lex::has_quote_or_marker(text.as_bytes())
             || self.p.depth >= self.p.limits.max_depth
             || self.st.found >= self.p.limits.max_elements as u64
         {
             return Ok(None);
         }
         let values = &mut self.p.row_values;
-        values.clear();
-        let mut cells = lex::plain_cells(text, b'|');
-        for _ in 0..fields.len() {
-            let Some(token) = cells.next() else {
-                return Ok(None);
-            };
-            if token == "~" {
-                values.push(None);
-                continue;
-            }
-            let Some(value) = plain_scalar(token) else {
-                return Ok(None);
-            };
-            values.push(Some(value));
-        }
-        if cells.next().is_some() {
+        let read = if lex::has_quote_or_marker(text.as_bytes()) {
+            quoted_row_values(values, n, line)
+        } else {
+            row_values(values, n, line, lex::plain_cells(text, b'|'))
+        };
+        if !read {
             return Ok(None);
         }
         // What follows the row must not be an attachment of it (which `read_row` reports).
@@ -3308,7 +3504,7 @@ impl<'de> de::SeqAccess<'de> for RowSeq<'_, 'de> {
         let Some(line) = self.next_row_line()? else {
             return Ok(None);
         };
-        self.read_row(line)?;
+        self.read_row(line, false)?;
         self.st.found += 1;
         self.p.check_elements(&line, self.st.found)?;
         seed.deserialize(RowDe {
@@ -3477,7 +3673,14 @@ impl<'de> ShapeAccess<'_, 'de> {
         let spec = self.row.p.spec;
         match &shape.members.sources[i] {
             Member::Cell(c) => self.row.read_at(*c, Seed(seed)),
-            Member::Const { line, token, .. } => seed.deserialize(ScalarDe { spec, line, token }),
+            member @ Member::Const { .. } => {
+                let (line, token) = member.const_token(&self.row.st.line, self.row.st.at);
+                seed.deserialize(ScalarDe {
+                    spec,
+                    line: &line,
+                    token,
+                })
+            }
             Member::Group => match self.row.st.group() {
                 Some(group) => seed.deserialize(ScalarDe {
                     spec,
@@ -3652,11 +3855,14 @@ impl<'de> de::MapAccess<'de> for NestedAccess<'_, 'de> {
                 spec: self.spec,
                 top: false,
             }),
-            Member::Const { line, token, .. } => seed.deserialize(ScalarDe {
-                spec: self.spec,
-                line,
-                token,
-            }),
+            member @ Member::Const { .. } => {
+                let (line, token) = member.const_token(&self.st.line, self.st.at);
+                seed.deserialize(ScalarDe {
+                    spec: self.spec,
+                    line: &line,
+                    token,
+                })
+            }
             Member::Group => Err(self.st.row.error(
                 ErrorKind::InvalidGroupHeader,
                 "a group column inside a flattened object",
@@ -3713,7 +3919,7 @@ impl<'de> de::MapAccess<'de> for KeyedAccess<'_, '_, 'de> {
         let Some(line) = self.seq.next_row_line()? else {
             return Ok(None);
         };
-        self.seq.read_row(line)?;
+        self.seq.read_row(line, false)?;
         self.seq.st.found += 1;
         self.seq.p.check_elements(&line, self.seq.st.found)?;
         // A string (checked with the row).
@@ -3833,92 +4039,117 @@ impl<'de> RowAccess<'_, 'de> {
                 cursor,
                 end,
             } => {
-                let level = st.level + 2;
-                let trimmed = rest.trim_end_matches([' ', '\t']);
                 let resume = self.p.lines.cursor();
                 self.p.lines.seek(cursor);
-                // `.field [N]` without `{fields}` uses the column's shared schema; but an
-                // expanded array has no other spelling, so a body of `@N` items is expanded
-                // (the rule the reference decoders apply; shared-schema rows never carry `@N`).
-                let shared = match self.p.lines.peek()? {
-                    Some(first) if first.text.starts_with('@') => None,
-                    _ => match (c, extra) {
-                        (Some(c), _) => st.shared_schema(c),
-                        (None, Some(name)) => st
-                            .extra_shared
-                            .iter()
-                            .find(|(n, _)| n == name)
-                            .map(|(_, schema)| schema),
-                        (None, None) => None,
-                    },
-                };
-                let pending = if trimmed == "{}" {
-                    Pending::Object { line, level }
-                } else if trimmed.starts_with('[') {
-                    let pending = self.p.array_header(line, trimmed, level, shared)?;
-                    // A tabular array's declaration establishes the field's shared schema
-                    // (spec §7.4.5.3); a keyed map is an object and establishes none.
-                    let tabular = match &pending {
-                        Pending::Array {
-                            body: Body::Rows { fields, shape, .. },
-                            ..
-                        } if !shape.as_ref().is_some_and(|s| s.keyed) => Some((fields, shape)),
-                        _ => None,
-                    };
-                    if let Some((fields, shape)) = tabular {
-                        let schema = (Rc::clone(fields), shape.clone());
-                        match (c, extra) {
-                            (Some(c), _) => {
-                                if st.shared_schema(c).is_none() {
-                                    let n = st.fields.len();
-                                    Table::set(&mut st.shared, n, c, schema);
-                                }
-                            }
-                            (None, Some(name)) => {
-                                if !st.extra_shared.iter().any(|(n, _)| n == name) {
-                                    st.extra_shared.push((name.clone(), schema));
-                                }
-                            }
-                            (None, None) => {}
-                        }
-                    }
-                    pending
-                } else if let Some(token) = trimmed.strip_prefix('=').filter(|_| c.is_none()) {
-                    // A scalar member whose name contains `>` (spec §7.4.6.1.4).
-                    Pending::Scalar {
-                        line,
-                        token: lex::trim(token),
-                    }
-                } else {
-                    return Err(line.error_at(
-                        ErrorKind::InvalidLine,
-                        rest,
-                        "an attachment is `.field {}` or `.field [N]...`",
-                    ));
-                };
-                let counted = matches!(pending, Pending::Array { .. });
-                let value = read.pending(&mut *self.p, pending)?;
-                let next = self.p.lines.peek()?;
-                if next.map(|l| l.number) != end {
-                    if let Some(next) = next {
-                        return Err(next.error(
-                            if counted {
-                                ErrorKind::CountMismatch
-                            } else {
-                                ErrorKind::InvalidIndent
-                            },
-                            if counted {
-                                "more items than the attachment's declared count"
-                            } else {
-                                "unexpected line in an attachment body"
-                            },
-                        ));
-                    }
-                }
+                let value = self.body(line, rest, c, extra, read, Some(end))?;
                 self.p.lines.seek(resume);
                 Ok(value)
             }
+            Child::Built => Err(st.row.error(
+                ErrorKind::InvalidLine,
+                "an attachment read twice (a bug: please report it)",
+            )),
         }
+    }
+
+    /// The value of the `.field` attachment `line` (`rest` after its name) whose body starts
+    /// at the reader's position, which ends after it. With `end` (the body's extent found by
+    /// [`traditional`]) the reading must stop at that line; without it, at the first line
+    /// less indented than a body.
+    fn body<R: Read<'de>>(
+        &mut self,
+        line: Line<'de>,
+        rest: &'de str,
+        c: Option<usize>,
+        extra: Option<&Cow<'de, str>>,
+        read: R,
+        end: Option<Option<usize>>,
+    ) -> Result<R::Out> {
+        let st = &mut *self.st;
+        let level = st.level + 2;
+        let trimmed = rest.trim_end_matches([' ', '\t']);
+        // `.field [N]` without `{fields}` uses the column's shared schema; but an
+        // expanded array has no other spelling, so a body of `@N` items is expanded
+        // (the rule the reference decoders apply; shared-schema rows never carry `@N`).
+        let shared = match self.p.lines.peek()? {
+            Some(first) if first.text.starts_with('@') => None,
+            _ => match (c, extra) {
+                (Some(c), _) => st.shared_schema(c),
+                (None, Some(name)) => st
+                    .extra_shared
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, schema)| schema),
+                (None, None) => None,
+            },
+        };
+        let pending = if trimmed == "{}" {
+            Pending::Object { line, level }
+        } else if trimmed.starts_with('[') {
+            let pending = self.p.array_header(line, trimmed, level, shared)?;
+            // A tabular array's declaration establishes the field's shared schema
+            // (spec §7.4.5.3); a keyed map is an object and establishes none.
+            let tabular = match &pending {
+                Pending::Array {
+                    body: Body::Rows { fields, shape, .. },
+                    ..
+                } if !shape.as_ref().is_some_and(|s| s.keyed) => Some((fields, shape)),
+                _ => None,
+            };
+            if let Some((fields, shape)) = tabular {
+                let schema = (Rc::clone(fields), shape.clone());
+                match (c, extra) {
+                    (Some(c), _) => {
+                        if st.shared_schema(c).is_none() {
+                            let n = st.fields.len();
+                            Table::set(&mut st.shared, n, c, schema);
+                        }
+                    }
+                    (None, Some(name)) => {
+                        if !st.extra_shared.iter().any(|(n, _)| n == name) {
+                            st.extra_shared.push((name.clone(), schema));
+                        }
+                    }
+                    (None, None) => {}
+                }
+            }
+            pending
+        } else if let Some(token) = trimmed.strip_prefix('=').filter(|_| c.is_none()) {
+            // A scalar member whose name contains `>` (spec §7.4.6.1.4).
+            Pending::Scalar {
+                line,
+                token: lex::trim(token),
+            }
+        } else {
+            return Err(line.error_at(
+                ErrorKind::InvalidLine,
+                rest,
+                "an attachment is `.field {}` or `.field [N]...`",
+            ));
+        };
+        let counted = matches!(pending, Pending::Array { .. });
+        let value = read.pending(&mut *self.p, pending)?;
+        let next = self.p.lines.peek()?;
+        let overrun = match (end, next) {
+            (Some(end), next) => next.filter(|l| Some(l.number) != end),
+            (None, Some(next)) if next.level()? >= level => Some(next),
+            (None, _) => None,
+        };
+        if let Some(next) = overrun {
+            return Err(next.error(
+                if counted {
+                    ErrorKind::CountMismatch
+                } else {
+                    ErrorKind::InvalidIndent
+                },
+                if counted {
+                    "more items than the attachment's declared count"
+                } else {
+                    "unexpected line in an attachment body"
+                },
+            ));
+        }
+        Ok(value)
     }
 }
 

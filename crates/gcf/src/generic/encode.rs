@@ -28,6 +28,10 @@ use crate::options::EncoderOptions;
 /// wrong costs a second write).
 const ONE_PASS_ROWS: usize = 16;
 
+/// After this many rows of a one-pass table, the output reserves room for the rest at their
+/// average size ([`Encoder::reserve_rows`]).
+const SIZED_AFTER: usize = 8;
+
 /// Where a value is written; decides the spelling of its header line.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Head<'k> {
@@ -666,6 +670,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         self.table_header(head, table, n, depth)?;
         let body = head.body(depth);
         let mut slots = Vec::new();
+        let from = self.out.len();
         self.row(table, 0, key, first, body, level, &mut slots, None)?;
         let mut values = Vec::with_capacity(table.names.len());
         // The fields a later row can take out of their form (a column of cells takes anything).
@@ -678,6 +683,9 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             for (r, (key, row)) in rows.by_ref() {
                 if !row.is_object() {
                     return Ok(false);
+                }
+                if r == SIZED_AFTER {
+                    self.reserve_rows(from, r, n);
                 }
                 let mark = self.out.len();
                 if !self.fused_row(table, state, r, key, row, allow, body, level)? {
@@ -697,12 +705,26 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             if !row.is_object() || !self.scan_row(table, state, r, row, allow, Some(&mut values)) {
                 return Ok(false);
             }
+            if r == SIZED_AFTER {
+                self.reserve_rows(from, r, n);
+            }
             if guarded && !self.plan_holds(table) {
                 return Ok(false);
             }
             self.row(table, r, key, row, body, level, &mut slots, Some(&values))?;
         }
         Ok(true)
+    }
+
+    /// Reserves room for a table's rows from `r` to `n` at the average size of the `r` written
+    /// from `from`, with a quarter more for rows that run longer (at most 64 MiB in all): the
+    /// output then grows once, not by doubling, each step of which copies everything written
+    /// so far.
+    #[inline(never)]
+    fn reserve_rows(&mut self, from: usize, r: usize, n: usize) {
+        let per_row = self.out.len().saturating_sub(from) / r.max(1);
+        let rest = per_row.saturating_mul(n.saturating_sub(r));
+        self.out.reserve(rest.saturating_add(rest / 4).min(1 << 26));
     }
 
     /// Reads (for the planner) and writes row `r` of a one-pass table whose fields are

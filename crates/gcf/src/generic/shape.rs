@@ -53,10 +53,13 @@ pub(crate) struct Members<'de> {
 pub(crate) enum Member<'de> {
     /// A cell of the row (its index among the row's cells).
     Cell(usize),
-    /// A constant column: its token in the header line and the value it makes.
+    /// A constant column: its token in the header the shape was read from, where that token
+    /// is in the field declaration (from its `{`: a shape serves every header with the same
+    /// declaration, see [`Member::const_token`]), and the value it makes.
     Const {
         line: Line<'de>,
         token: &'de str,
+        offset: usize,
         value: Value,
     },
     /// The value-grouping column: the value of the row's group sub-header.
@@ -107,6 +110,8 @@ impl Nested<'_> {
 /// A table header's declaration as the current spec reads it.
 pub(crate) struct Declared<'a, 'de> {
     pub(crate) line: &'a Line<'de>,
+    /// The field declaration's text, from its `{`.
+    pub(crate) decl: &'de str,
     /// Every declared name, in order (constants and the group column included).
     pub(crate) names: Vec<Cow<'de, str>>,
     pub(crate) extras: &'a [DeclExtra<'de>],
@@ -125,6 +130,32 @@ pub(crate) fn is_path(name: &str) -> bool {
     name.contains('>') && name.split('>').all(|s| !s.is_empty())
 }
 
+impl<'de> Member<'de> {
+    /// A constant's token and line, for a table whose header is `line` with its count
+    /// bracket at `at`: in that header when it holds the declaration (the shape may have
+    /// been read from an earlier header with the same one), else (a shared schema's
+    /// `.field [N]`) in the header that declared it.
+    pub(crate) fn const_token(&self, line: &Line<'de>, at: &'de str) -> (Line<'de>, &'de str) {
+        let Member::Const {
+            line: first,
+            token,
+            offset,
+            ..
+        } = self
+        else {
+            return (*line, "");
+        };
+        let here = at
+            .find('{')
+            .and_then(|i| at.get(i + offset..i + offset + token.len()))
+            .filter(|t| t == token);
+        match here {
+            Some(t) => (*line, t),
+            None => (*first, token),
+        }
+    }
+}
+
 impl<'de> Shape<'de> {
     /// The shape of a declaration, and the names of the cells each row has (the declared
     /// names without constants and the group column). `constant` makes a constant's value
@@ -135,6 +166,7 @@ impl<'de> Shape<'de> {
     ) -> Result<(Vec<Cow<'de, str>>, Shape<'de>)> {
         let Declared {
             line,
+            decl,
             names,
             extras,
             keyed,
@@ -242,6 +274,7 @@ impl<'de> Shape<'de> {
                     Member::Const {
                         line: *line,
                         token,
+                        offset: lex::offset_in(decl, token),
                         value,
                     },
                 )?;
