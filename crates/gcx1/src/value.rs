@@ -2025,22 +2025,24 @@ fn read_section<S: SectionSource>(
 }
 
 /// One row as an object, members in field order; missing cells leave their members out.
+///
+/// The members are gathered first and the map built from them at once: fields are unique,
+/// and usually sorted already (the encoder writes a map's order), so that building costs
+/// less than inserting member by member into a sorted map.
 fn object_of(row: Row<'_>, fields: &[String], readings: &[Reading]) -> Result<Map<String, Value>> {
-    let mut object = Map::new();
+    let mut members = Vec::with_capacity(fields.len());
     let mut raw = row.raw_cells();
     for (field, &reading) in fields.iter().zip(readings) {
         let (cell, offset, escaped) =
             raw.next_cell()
                 .unwrap_or(("", row.as_raw_str().len(), false));
         match read_cell(reading, cell, escaped, field) {
-            Ok(Some(value)) => {
-                object.insert(field.clone(), value);
-            }
+            Ok(Some(value)) => members.push((field.clone(), value)),
             Ok(None) => {}
             Err(e) => return Err(e.or_position(row.position(offset))),
         }
     }
-    Ok(object)
+    Ok(members.into_iter().collect())
 }
 
 /// Reads every section and assembles the value.
