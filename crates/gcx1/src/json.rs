@@ -12,6 +12,7 @@ use serde_json::{Number, Value};
 
 use crate::encoder::CellWriter;
 use crate::error::{ErrorKind, Result};
+use crate::escape::{push_bytes, push_marked};
 use crate::float::write_go_json_f64;
 
 /// The deepest nesting a cell's JSON may have: serde_json refuses to parse deeper text, so
@@ -46,9 +47,9 @@ pub(crate) fn write_number(out: &mut Vec<u8>, n: &Number) -> Result<()> {
             return Err(ErrorKind::NumberOutOfRange { number }.into());
         }
     } else if let Some(u) = n.as_u64() {
-        out.extend_from_slice(itoa::Buffer::new().format(u).as_bytes());
+        push_bytes(out, itoa::Buffer::new().format(u).as_bytes());
     } else if let Some(i) = n.as_i64() {
-        out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
+        push_bytes(out, itoa::Buffer::new().format(i).as_bytes());
     } else {
         match n.as_f64() {
             Some(f) if f.is_finite() => write_go_json_f64(out, f),
@@ -127,20 +128,46 @@ pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
     write_string_as(out, s, false);
 }
 
+/// Non-zero (in the high bit of a byte) when one of the eight bytes of `word` is
+/// [`SPECIAL`]: a control byte, `"`, `\\`, `<`, `>`, `&` or 0xE2. `<` and `>` (0x3C, 0x3E)
+/// differ in one bit, as `"` and `&` (0x22, 0x26) do: each pair is one test, exact.
+#[inline(always)]
+fn json_marks(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    #[inline(always)]
+    fn has(word: u64, byte: u8) -> u64 {
+        let x = word ^ (ONES * u64::from(byte));
+        x.wrapping_sub(ONES) & !x
+    }
+    let below = word.wrapping_sub(ONES * 0x20) & !word;
+    let angles = has(word | (ONES * 0x02), b'>');
+    let quotes = has(word & !(ONES * 0x04), b'"');
+    (below | angles | quotes | has(word, b'\\') | has(word, 0xe2)) & HIGHS
+}
+
+/// Appends `bytes` after an opening quote and returns whether they need escapes; when they
+/// do, nothing is appended (the quote included).
+#[inline(always)]
+fn push_plain_string(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
+    let at = out.len();
+    out.push(b'"');
+    if push_marked(out, bytes, |w| json_marks(w)) != 0 && next_special(bytes, 0) < bytes.len() {
+        out.truncate(at);
+        return false;
+    }
+    out.push(b'"');
+    true
+}
+
 /// Appends a JSON string literal with Go's escapes; with `cell`, every backslash of it
 /// doubled (the row escape, applied as it is written: JSON text has no raw TAB or LF).
 #[inline]
 fn write_string_as(out: &mut Vec<u8>, s: &str, cell: bool) {
     let bytes = s.as_bytes();
-    let first = next_special(bytes, 0);
-    if first == bytes.len() {
-        // Most strings: nothing to escape.
-        out.reserve(bytes.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(bytes);
-        out.push(b'"');
-    } else {
-        write_escaped(out, bytes, first, cell);
+    // Most strings: nothing to escape.
+    if !push_plain_string(out, bytes) {
+        write_escaped(out, bytes, next_special(bytes, 0), cell);
     }
 }
 
@@ -148,22 +175,13 @@ fn write_string_as(out: &mut Vec<u8>, s: &str, cell: bool) {
 #[inline]
 fn write_key(out: &mut Vec<u8>, key: &str, comma: bool, cell: bool) {
     let bytes = key.as_bytes();
-    let first = next_special(bytes, 0);
-    if first == bytes.len() {
-        out.reserve(bytes.len() + 4);
-        if comma {
-            out.push(b',');
-        }
-        out.push(b'"');
-        out.extend_from_slice(bytes);
-        out.extend_from_slice(b"\":");
-    } else {
-        if comma {
-            out.push(b',');
-        }
-        write_escaped(out, bytes, first, cell);
-        out.push(b':');
+    if comma {
+        out.push(b',');
     }
+    if !push_plain_string(out, bytes) {
+        write_escaped(out, bytes, next_special(bytes, 0), cell);
+    }
+    out.push(b':');
 }
 
 /// [`write_string_as`] for a string with a byte to look at, the first at `i`.
