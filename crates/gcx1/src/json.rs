@@ -160,12 +160,82 @@ fn push_plain_string(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
     true
 }
 
+/// Appends a short string (at most 12 bytes: most keys and many values) as a JSON string
+/// literal, after a comma with `comma` and before a colon with `colon`, and returns `true`;
+/// `false` (nothing appended) when it is longer or needs escapes. The literal is put
+/// together in a 16-byte array (the text as two overlapping words) and appended at once.
+#[inline(always)]
+fn push_short_string(out: &mut Vec<u8>, bytes: &[u8], comma: bool, colon: bool) -> bool {
+    let len = bytes.len();
+    if len > 12 {
+        return false;
+    }
+    let mut literal = [b','; 16];
+    let c = usize::from(comma);
+    literal[c] = b'"';
+    let marks = if len >= 8 {
+        let (head, tail) = (word_at(bytes, 0), word_at(bytes, len - 8));
+        literal[c + 1..c + 9].copy_from_slice(&head.to_le_bytes());
+        literal[c + len - 7..c + len + 1].copy_from_slice(&tail.to_le_bytes());
+        json_marks(head) | json_marks(tail)
+    } else if len >= 4 {
+        let (head, tail) = (half_at(bytes, 0), half_at(bytes, len - 4));
+        literal[c + 1..c + 5].copy_from_slice(&head.to_le_bytes());
+        literal[c + len - 3..c + len + 1].copy_from_slice(&tail.to_le_bytes());
+        json_marks(u64::from(head) | u64::from(tail) << 32)
+    } else if len > 0 {
+        // The first, middle and last byte are all of the bytes, some of them twice.
+        let (first, middle, last) = (bytes[0], bytes[len / 2], bytes[len - 1]);
+        literal[c + 1] = first;
+        literal[c + 1 + len / 2] = middle;
+        literal[c + len] = last;
+        json_marks(u64::from_le_bytes([
+            first, middle, last, b' ', b' ', b' ', b' ', b' ',
+        ]))
+    } else {
+        0
+    };
+    if marks != 0 {
+        return false;
+    }
+    literal[c + 1 + len] = b'"';
+    literal[c + 2 + len] = b':';
+    let at = out.len();
+    out.extend_from_slice(&literal);
+    out.truncate(at + c + 2 + len + usize::from(colon));
+    true
+}
+
+/// The eight bytes of `bytes` from `at`, little-endian.
+#[inline(always)]
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
+}
+
+/// The four bytes of `bytes` from `at`, little-endian.
+#[inline(always)]
+fn half_at(bytes: &[u8], at: usize) -> u32 {
+    let mut half = [0u8; 4];
+    half.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_le_bytes(half)
+}
+
 /// Appends a JSON string literal with Go's escapes; with `cell`, every backslash of it
 /// doubled (the row escape, applied as it is written: JSON text has no raw TAB or LF).
-#[inline]
+#[inline(always)]
 fn write_string_as(out: &mut Vec<u8>, s: &str, cell: bool) {
     let bytes = s.as_bytes();
-    // Most strings: nothing to escape.
+    // Most strings: short, nothing to escape.
+    if !push_short_string(out, bytes, false, false) {
+        write_long_string(out, bytes, cell);
+    }
+}
+
+/// [`write_string_as`] for text that is longer than 12 bytes or needs escapes.
+#[inline(never)]
+fn write_long_string(out: &mut Vec<u8>, bytes: &[u8], cell: bool) {
     if !push_plain_string(out, bytes) {
         write_escaped(out, bytes, next_special(bytes, 0), cell);
     }
@@ -175,12 +245,13 @@ fn write_string_as(out: &mut Vec<u8>, s: &str, cell: bool) {
 #[inline]
 fn write_key(out: &mut Vec<u8>, key: &str, comma: bool, cell: bool) {
     let bytes = key.as_bytes();
+    if push_short_string(out, bytes, comma, true) {
+        return;
+    }
     if comma {
         out.push(b',');
     }
-    if !push_plain_string(out, bytes) {
-        write_escaped(out, bytes, next_special(bytes, 0), cell);
-    }
+    write_long_string(out, bytes, cell);
     out.push(b':');
 }
 
