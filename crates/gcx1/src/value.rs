@@ -1283,16 +1283,19 @@ impl<'o> Writer<'o> {
         let Some(first) = items.first().and_then(Value::as_object) else {
             return false;
         };
-        self.tool.is_none()
-            && first.len() >= 2
-            && first.len() <= self.options.limits.max_fields
-            && first.keys().all(|k| is_field_name(k))
-            && items.iter().all(|item| {
-                item.as_object().is_some_and(|o| {
-                    o.len() == first.len()
-                        && o.keys().zip(first.keys()).all(|(a, b)| same_text(a, b))
-                })
+        if self.tool.is_some()
+            || first.len() < 2
+            || first.len() > self.options.limits.max_fields
+            || !first.keys().all(|k| is_field_name(k))
+        {
+            return false;
+        }
+        let fields: Vec<&str> = first.keys().map(String::as_str).collect();
+        items[1..].iter().all(|item| {
+            item.as_object().is_some_and(|o| {
+                o.len() == fields.len() && o.keys().zip(&fields).all(|(a, b)| same_text(a, b))
             })
+        })
     }
 
     /// The common table in one pass: objects with the same keys in the same order, of a
