@@ -69,7 +69,7 @@ fn push_overlapping<const N: usize>(out: &mut Vec<u8>, head: [u8; N], tail: [u8;
 /// check branches once, at the end.
 #[inline(always)]
 fn push_checked(out: &mut Vec<u8>, bytes: &[u8]) -> u64 {
-    push_marked(out, bytes, |w| marks(w))
+    push_marked(out, bytes, marks)
 }
 
 /// [`push_checked`] with another test: `marks` flags (in the high bit of each byte of a

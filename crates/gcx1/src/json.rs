@@ -152,7 +152,7 @@ fn json_marks(word: u64) -> u64 {
 fn push_plain_string(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
     let at = out.len();
     out.push(b'"');
-    if push_marked(out, bytes, |w| json_marks(w)) != 0 && next_special(bytes, 0) < bytes.len() {
+    if push_marked(out, bytes, json_marks) != 0 && next_special(bytes, 0) < bytes.len() {
         out.truncate(at);
         return false;
     }
