@@ -3110,6 +3110,58 @@ mod tests {
         }
     }
 
+    /// The two-pass table writer's bytes for a bare array of objects.
+    fn two_pass(items: &[Value]) -> String {
+        let options = Options::new();
+        let writer = Writer::new(&options);
+        let mut encoder = Encoder::in_memory(options.limits);
+        let table = writer.table(items).unwrap();
+        let header = Header::new(DEFAULT_TOOL, Vec::<String>::new());
+        writer
+            .write_table(&mut encoder, header, "", table, true)
+            .unwrap();
+        encoder.into_text().unwrap()
+    }
+
+    #[test]
+    fn uniform_tables_write_the_two_pass_bytes() {
+        let cases = [
+            // Plain columns.
+            json!([{"a": "x", "b": 1}, {"a": "y", "b": 2.5}]),
+            // A later row changes a column's letter: the header is rewritten.
+            json!([{"a": "x", "b": 1}, {"a": "123", "b": 2}]),
+            json!([{"a": "1", "b": true}, {"a": "x", "b": false}]),
+            // Escapes, a first cell that reads as a comment or header, JSON cells, empty text.
+            json!([{"a": "#x", "b": "t\tab\nline\\", "c": [1, {"k": "v\\"}]},
+                   {"a": "GCX1", "b": "", "c": {"z": null}}]),
+            // One row: `rows=1`.
+            json!([{"a": "x", "b": 1}]),
+            // Declined: a null, mixed types, keys out of order, a missing key.
+            json!([{"a": null, "b": 1}, {"a": "x", "b": 2}]),
+            json!([{"a": 1, "b": 1}, {"a": "x", "b": 2}]),
+            json!([{"a": 1, "b": 1}, {"b": 2, "c": 3}]),
+            json!([{"a": 1, "b": 1}, {"a": 2}]),
+        ];
+        for value in cases {
+            let text = round_as(DEFAULT_TOOL, &value);
+            let items = value.as_array().unwrap();
+            assert_eq!(text, two_pass(items), "{value}");
+        }
+        // A rewritten header, exactly.
+        assert_eq!(
+            round_as(
+                DEFAULT_TOOL,
+                &json!([{"a": "x", "b": 1}, {"a": "123", "b": 2}])
+            ),
+            "GCX1 tool=response fields=a,b types=sn\nx\t1\n123\t2\n"
+        );
+        // Wrapper members take the same path.
+        round_as(
+            DEFAULT_TOOL,
+            &json!({"total": 2, "items": [{"a": "x", "b": 1}, {"a": "123", "b": 2}]}),
+        );
+    }
+
     #[test]
     fn duplicate_fields_are_an_error() {
         let e = decode_any("GCX1 tool=t fields=a,b,a\n1\t2\t3\n").unwrap_err();
