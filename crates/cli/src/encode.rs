@@ -66,11 +66,12 @@ pub(crate) struct Args {
     #[arg(long, value_enum, value_name = "FORMAT")]
     to: To,
     /// GCX1: the tool whose per-tool layout to use, or the generic fallback's tool name (with
-    /// auto, the name in a GCX1 header).
+    /// auto, the name in a GCX1 header). With --to gcx1, members are written in the input's
+    /// order or sorted (as Gortex writes them), whichever costs fewer tokens.
     #[arg(long, value_name = "NAME")]
     tool: Option<String>,
     /// auto and GCF --fewest-tokens: the tokenizer that counts, o200k (o200k_base, the
-    /// default) or cl100k (cl100k_base).
+    /// default) or cl100k (cl100k_base); GCX1 --tool counts with both unless it is given.
     #[arg(long, value_parser = crate::count::parse_tokenizer, value_name = "TOKENIZER")]
     tokenizer: Option<Tokenizer>,
     /// GCF: encode a graph-shaped input with the graph profile.
@@ -202,7 +203,10 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         }
         To::Json => output::print_json(&value, args.pretty),
         To::Gcx1 => {
-            let text = codec::encode_gcx1(args.tool.as_deref(), &value, limits.gcx1())?;
+            let text = match args.tool.as_deref() {
+                Some(tool) => gcx1_fewest_tokens(tool, &value, args.tokenizer, limits.gcx1())?,
+                None => codec::encode_gcx1(None, &value, limits.gcx1())?,
+            };
             check_line_lengths(args, Format::Gcx1, &text)?;
             check_lossless(Format::Gcx1, &text, &value, spec, &limits)?;
             output::print(&text)
@@ -232,6 +236,36 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
             output::print(&text)
         }
     }
+}
+
+/// `value` as GCX1 under `tool`, its members in the input's order or sorted (as Go's
+/// `encoding/json` and Gortex's encoder write them), whichever costs fewer tokens: with
+/// `--tokenizer`, its count; otherwise cl100k_base's and o200k_base's together (a tie keeps
+/// the input's order). The column order is the only difference: both read back as `value`.
+fn gcx1_fewest_tokens(
+    tool: &str,
+    value: &Value,
+    tokenizer: Option<Tokenizer>,
+    limits: agentwire_gcx1::Limits,
+) -> Result<String, CliError> {
+    let as_given = codec::encode_gcx1(Some(tool), value, limits)?;
+    let mut sorted_value = value.clone();
+    sorted_value.sort_all_objects();
+    let Ok(sorted) = codec::encode_gcx1(Some(tool), &sorted_value, limits) else {
+        return Ok(as_given);
+    };
+    if sorted == as_given {
+        return Ok(as_given);
+    }
+    let cost = |text: &str| match tokenizer {
+        Some(tokenizer) => tokenizer.count(text),
+        None => Tokenizer::Cl100kBase.count(text) + Tokenizer::O200kBase.count(text),
+    };
+    Ok(if cost(&sorted) < cost(&as_given) {
+        sorted
+    } else {
+        as_given
+    })
 }
 
 /// Fails unless `text`, the `format` encoding of `value`, decodes to `value` again: the same

@@ -235,6 +235,13 @@ impl Cell for serde_json::Value {
     }
 }
 
+/// Where a section begun by [`Encoder::begin_raw_section`] sits in the buffer.
+#[derive(Debug)]
+pub(crate) struct RawSection {
+    start: usize,
+    header_end: usize,
+}
+
 /// The state of the section being written.
 #[derive(Debug)]
 struct OpenSection {
@@ -417,6 +424,59 @@ impl<W: Write> Encoder<W> {
             line,
             1,
         )
+    }
+
+    /// Begins a section whose rows the caller writes straight into [`Encoder::raw_rows`],
+    /// under a header it may still change: nothing is flushed until
+    /// [`Encoder::finish_raw_section`], and [`Encoder::undo_raw_section`] takes it all back.
+    pub(crate) fn begin_raw_section(&mut self, header: &Header) -> Result<RawSection> {
+        self.close_section()?;
+        let start = self.buf.len();
+        self.write_checked_header(header, self.lines + 1)?;
+        Ok(RawSection {
+            start,
+            header_end: self.buf.len(),
+        })
+    }
+
+    /// The buffer rows of a raw section are appended to, each ended by LF, checked by the
+    /// caller as [`Encoder::write_row`] would check them.
+    pub(crate) fn raw_rows(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    /// Removes a raw section's header and rows.
+    pub(crate) fn undo_raw_section(&mut self, section: &RawSection) {
+        self.buf.truncate(section.start);
+    }
+
+    /// Ends a raw section of `rows` rows, whose header is `header`: when `rewrite`, it
+    /// replaces the header the section began with. On error nothing has changed.
+    pub(crate) fn finish_raw_section(
+        &mut self,
+        section: &RawSection,
+        header: &Header,
+        rewrite: bool,
+        rows: u64,
+    ) -> Result<()> {
+        if rewrite {
+            let end = self.buf.len();
+            self.write_checked_header(header, self.lines + 1)?;
+            let new_len = self.buf.len() - end;
+            let old_len = section.header_end - section.start;
+            self.buf[section.start..].rotate_right(new_len);
+            let old = section.start + new_len;
+            self.buf.drain(old..old + old_len);
+        }
+        self.lines += 1 + rows;
+        self.section = Some(OpenSection {
+            header: header.clone(),
+            width: header.fields.len(),
+            deferred: false,
+            comments: Vec::new(),
+            names: vec![None; header.fields.len()],
+        });
+        self.maybe_flush()
     }
 
     /// Writes an empty row line: the reference's row for `{}`, one empty field.

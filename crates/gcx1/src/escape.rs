@@ -33,13 +33,6 @@ fn marks(word: u64) -> u64 {
     (low | backslash) & HIGHS
 }
 
-/// [`marks`] of the sixteen bytes of `chunk`.
-#[inline]
-fn marks16(chunk: [u8; 16]) -> u64 {
-    let (low, high) = chunk.split_at(8);
-    marks(word(low)) | marks(word(high))
-}
-
 /// The first eight bytes of `bytes`, little-endian.
 #[inline]
 fn word(bytes: &[u8]) -> u64 {
@@ -76,6 +69,18 @@ fn push_overlapping<const N: usize>(out: &mut Vec<u8>, head: [u8; N], tail: [u8;
 /// check branches once, at the end.
 #[inline(always)]
 fn push_checked(out: &mut Vec<u8>, bytes: &[u8]) -> u64 {
+    push_marked(out, bytes, marks)
+}
+
+/// [`push_checked`] with another test: `marks` flags (in the high bit of each byte of a
+/// little-endian word) the bytes that may need a look; it must not flag spaces, which pad
+/// words of short text.
+#[inline(always)]
+pub(crate) fn push_marked<M: Fn(u64) -> u64 + Copy>(
+    out: &mut Vec<u8>,
+    bytes: &[u8],
+    marks: M,
+) -> u64 {
     let len = bytes.len();
     if len > 32 {
         out.extend_from_slice(bytes);
@@ -88,7 +93,8 @@ fn push_checked(out: &mut Vec<u8>, bytes: &[u8]) -> u64 {
     } else if len >= 16 {
         let (head, tail) = (chunk::<16>(bytes), chunk::<16>(&bytes[len - 16..]));
         push_overlapping(out, head, tail, len);
-        marks16(head) | marks16(tail)
+        let (h, t) = (head.split_at(8), tail.split_at(8));
+        marks(word(h.0)) | marks(word(h.1)) | marks(word(t.0)) | marks(word(t.1))
     } else if len >= 8 {
         let (head, tail) = (chunk::<8>(bytes), chunk::<8>(&bytes[len - 8..]));
         push_overlapping(out, head, tail, len);

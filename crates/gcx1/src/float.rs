@@ -208,12 +208,12 @@ fn write_hundredths(out: &mut Vec<u8>, value: f64) -> bool {
     if value < 0.0 {
         out.push(b'-');
     }
-    out.extend_from_slice(itoa::Buffer::new().format(hundredths / 100).as_bytes());
+    crate::escape::push_bytes(out, itoa::Buffer::new().format(hundredths / 100).as_bytes());
     let fraction = hundredths % 100;
-    out.push(b'.');
-    out.push(b'0' + (fraction / 10) as u8);
-    if !fraction.is_multiple_of(10) {
-        out.push(b'0' + (fraction % 10) as u8);
+    let (tenths, last) = ((fraction / 10) as u8, (fraction % 10) as u8);
+    out.extend_from_slice(&[b'.', b'0' + tenths, b'0' + last]);
+    if last == 0 {
+        out.pop();
     }
     true
 }

@@ -12,6 +12,7 @@ use serde_json::{Number, Value};
 
 use crate::encoder::CellWriter;
 use crate::error::{ErrorKind, Result};
+use crate::escape::{push_bytes, push_marked};
 use crate::float::write_go_json_f64;
 
 /// The deepest nesting a cell's JSON may have: serde_json refuses to parse deeper text, so
@@ -46,9 +47,9 @@ pub(crate) fn write_number(out: &mut Vec<u8>, n: &Number) -> Result<()> {
             return Err(ErrorKind::NumberOutOfRange { number }.into());
         }
     } else if let Some(u) = n.as_u64() {
-        out.extend_from_slice(itoa::Buffer::new().format(u).as_bytes());
+        push_bytes(out, itoa::Buffer::new().format(u).as_bytes());
     } else if let Some(i) = n.as_i64() {
-        out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
+        push_bytes(out, itoa::Buffer::new().format(i).as_bytes());
     } else {
         match n.as_f64() {
             Some(f) if f.is_finite() => write_go_json_f64(out, f),
@@ -127,20 +128,116 @@ pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
     write_string_as(out, s, false);
 }
 
+/// Non-zero (in the high bit of a byte) when one of the eight bytes of `word` is
+/// [`SPECIAL`]: a control byte, `"`, `\\`, `<`, `>`, `&` or 0xE2. `<` and `>` (0x3C, 0x3E)
+/// differ in one bit, as `"` and `&` (0x22, 0x26) do: each pair is one test, exact.
+#[inline(always)]
+fn json_marks(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    #[inline(always)]
+    fn has(word: u64, byte: u8) -> u64 {
+        let x = word ^ (ONES * u64::from(byte));
+        x.wrapping_sub(ONES) & !x
+    }
+    let below = word.wrapping_sub(ONES * 0x20) & !word;
+    let angles = has(word | (ONES * 0x02), b'>');
+    let quotes = has(word & !(ONES * 0x04), b'"');
+    (below | angles | quotes | has(word, b'\\') | has(word, 0xe2)) & HIGHS
+}
+
+/// Appends `bytes` after an opening quote and returns whether they need escapes; when they
+/// do, nothing is appended (the quote included).
+#[inline(always)]
+fn push_plain_string(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
+    let at = out.len();
+    out.push(b'"');
+    if push_marked(out, bytes, json_marks) != 0 && next_special(bytes, 0) < bytes.len() {
+        out.truncate(at);
+        return false;
+    }
+    out.push(b'"');
+    true
+}
+
+/// Appends a short string (at most 12 bytes: most keys and many values) as a JSON string
+/// literal, after a comma with `comma` and before a colon with `colon`, and returns `true`;
+/// `false` (nothing appended) when it is longer or needs escapes. The literal is put
+/// together in a 16-byte array (the text as two overlapping words) and appended at once.
+#[inline(always)]
+fn push_short_string(out: &mut Vec<u8>, bytes: &[u8], comma: bool, colon: bool) -> bool {
+    let len = bytes.len();
+    if len > 12 {
+        return false;
+    }
+    let mut literal = [b','; 16];
+    let c = usize::from(comma);
+    literal[c] = b'"';
+    let marks = if len >= 8 {
+        let (head, tail) = (word_at(bytes, 0), word_at(bytes, len - 8));
+        literal[c + 1..c + 9].copy_from_slice(&head.to_le_bytes());
+        literal[c + len - 7..c + len + 1].copy_from_slice(&tail.to_le_bytes());
+        json_marks(head) | json_marks(tail)
+    } else if len >= 4 {
+        let (head, tail) = (half_at(bytes, 0), half_at(bytes, len - 4));
+        literal[c + 1..c + 5].copy_from_slice(&head.to_le_bytes());
+        literal[c + len - 3..c + len + 1].copy_from_slice(&tail.to_le_bytes());
+        json_marks(u64::from(head) | u64::from(tail) << 32)
+    } else if len > 0 {
+        // The first, middle and last byte are all of the bytes, some of them twice.
+        let (first, middle, last) = (bytes[0], bytes[len / 2], bytes[len - 1]);
+        literal[c + 1] = first;
+        literal[c + 1 + len / 2] = middle;
+        literal[c + len] = last;
+        json_marks(u64::from_le_bytes([
+            first, middle, last, b' ', b' ', b' ', b' ', b' ',
+        ]))
+    } else {
+        0
+    };
+    if marks != 0 {
+        return false;
+    }
+    literal[c + 1 + len] = b'"';
+    literal[c + 2 + len] = b':';
+    let at = out.len();
+    out.extend_from_slice(&literal);
+    out.truncate(at + c + 2 + len + usize::from(colon));
+    true
+}
+
+/// The eight bytes of `bytes` from `at`, little-endian.
+#[inline(always)]
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
+}
+
+/// The four bytes of `bytes` from `at`, little-endian.
+#[inline(always)]
+fn half_at(bytes: &[u8], at: usize) -> u32 {
+    let mut half = [0u8; 4];
+    half.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_le_bytes(half)
+}
+
 /// Appends a JSON string literal with Go's escapes; with `cell`, every backslash of it
 /// doubled (the row escape, applied as it is written: JSON text has no raw TAB or LF).
-#[inline]
+#[inline(always)]
 fn write_string_as(out: &mut Vec<u8>, s: &str, cell: bool) {
     let bytes = s.as_bytes();
-    let first = next_special(bytes, 0);
-    if first == bytes.len() {
-        // Most strings: nothing to escape.
-        out.reserve(bytes.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(bytes);
-        out.push(b'"');
-    } else {
-        write_escaped(out, bytes, first, cell);
+    // Most strings: short, nothing to escape.
+    if !push_short_string(out, bytes, false, false) {
+        write_long_string(out, bytes, cell);
+    }
+}
+
+/// [`write_string_as`] for text that is longer than 12 bytes or needs escapes.
+#[inline(never)]
+fn write_long_string(out: &mut Vec<u8>, bytes: &[u8], cell: bool) {
+    if !push_plain_string(out, bytes) {
+        write_escaped(out, bytes, next_special(bytes, 0), cell);
     }
 }
 
@@ -148,22 +245,14 @@ fn write_string_as(out: &mut Vec<u8>, s: &str, cell: bool) {
 #[inline]
 fn write_key(out: &mut Vec<u8>, key: &str, comma: bool, cell: bool) {
     let bytes = key.as_bytes();
-    let first = next_special(bytes, 0);
-    if first == bytes.len() {
-        out.reserve(bytes.len() + 4);
-        if comma {
-            out.push(b',');
-        }
-        out.push(b'"');
-        out.extend_from_slice(bytes);
-        out.extend_from_slice(b"\":");
-    } else {
-        if comma {
-            out.push(b',');
-        }
-        write_escaped(out, bytes, first, cell);
-        out.push(b':');
+    if push_short_string(out, bytes, comma, true) {
+        return;
     }
+    if comma {
+        out.push(b',');
+    }
+    write_long_string(out, bytes, cell);
+    out.push(b':');
 }
 
 /// [`write_string_as`] for a string with a byte to look at, the first at `i`.

@@ -25,7 +25,7 @@ use serde_json::{Map, Number, Value};
 use crate::decoder::{Decoder, Limits, Row, SectionSource, StrDecoder};
 use crate::encoder::{Cell, CellWriter, Encoder};
 use crate::error::{Error, ErrorKind, Position, Result};
-use crate::escape::{escape_into, unescape};
+use crate::escape::{escape_first_into, escape_into, unescape};
 use crate::header::Header;
 use crate::json::{
     arbitrary_precision, parse_json, write_json_cell_text, write_number, write_string,
@@ -1087,6 +1087,8 @@ struct Plan<'v> {
 
 enum Member<'v> {
     Table(Table<'v>),
+    /// Rows for [`Writer::write_uniform_table`] (a [`Member::Table`] if it declines them).
+    Uniform(&'v [Value]),
     Values(&'v [Value]),
     Single(&'v Map<String, Value>),
     Merge(&'v Value),
@@ -1260,6 +1262,9 @@ impl<'o> Writer<'o> {
         bare: bool,
     ) -> Result<()> {
         if items.iter().all(Value::is_object) && !items.is_empty() {
+            if self.write_uniform_table(encoder, &header, items, bare)? {
+                return Ok(());
+            }
             if let Some(table) = self.table(items) {
                 return self
                     .write_table(encoder, header, order_key, table, bare)
@@ -1269,6 +1274,114 @@ impl<'o> Writer<'o> {
         // Scalars, or objects that cannot be rows: one value per row.
         self.write_values(encoder, header, order_key, items, bare)
             .map(drop)
+    }
+
+    /// Whether `items` are rows [`Writer::write_uniform_table`] may take: objects of two or
+    /// more members whose keys are field names, all with the same keys in the same order,
+    /// of a tool without column kinds.
+    fn uniform(&self, items: &[Value]) -> bool {
+        let Some(first) = items.first().and_then(Value::as_object) else {
+            return false;
+        };
+        if self.tool.is_some()
+            || first.len() < 2
+            || first.len() > self.options.limits.max_fields
+            || !first.keys().all(|k| is_field_name(k))
+        {
+            return false;
+        }
+        let fields: Vec<&str> = first.keys().map(String::as_str).collect();
+        items[1..].iter().all(|item| {
+            item.as_object().is_some_and(|o| {
+                o.len() == fields.len() && o.keys().zip(&fields).all(|(a, b)| same_text(a, b))
+            })
+        })
+    }
+
+    /// The common table in one pass: objects with the same keys in the same order, of a
+    /// tool without column kinds, every value a string, number, boolean, array or object.
+    /// Each row is written as it is looked at (its cells read the same whatever type letters
+    /// the columns get), under a header with the first row's types, rewritten at the end in
+    /// the rare case later rows change them. `false` (nothing written) for any other table,
+    /// which [`Writer::write_table`] writes: the same bytes, at the cost of a second walk over
+    /// the rows.
+    fn write_uniform_table<W: Write>(
+        &self,
+        encoder: &mut Encoder<W>,
+        header: &Header,
+        items: &[Value],
+        bare: bool,
+    ) -> Result<bool> {
+        let Some(first) = items.first().and_then(Value::as_object) else {
+            return Ok(false);
+        };
+        let width = first.len();
+        let limits = &self.options.limits;
+        if self.tool.is_some()
+            || (self.options.comments && self.comment(items.len()).is_some())
+            || width < 2
+            || width > limits.max_fields
+            || !first.keys().all(|k| is_field_name(k))
+        {
+            return Ok(false);
+        }
+        let fields: Vec<&str> = first.keys().map(String::as_str).collect();
+        let mut columns = vec![Column::new(Kind::Auto); width];
+        let mut row = Vec::new();
+        if !uniform_row(
+            &mut row,
+            first,
+            &fields,
+            &mut columns,
+            limits.max_line_length,
+        ) {
+            return Ok(false);
+        }
+        let mut header = header.clone();
+        header.fields = fields.iter().map(|f| (*f).to_owned()).collect();
+        if bare && items.len() == 1 && !header.meta.contains_key(SHAPE_META) {
+            header.meta.insert(ROWS_META.into(), "1".into());
+        }
+        let typed = |columns: &[Column]| {
+            let modes = modes(columns, false);
+            let mut header = header.clone();
+            add_types(&mut header, &modes);
+            (!modes.iter().any(|m| matches!(m, Mode::Letter(b'v')))).then_some(header)
+        };
+        let Some(guess) = typed(&columns) else {
+            return Ok(false);
+        };
+        let Ok(section) = encoder.begin_raw_section(&guess) else {
+            return Ok(false);
+        };
+        let out = encoder.raw_rows();
+        out.extend_from_slice(&row);
+        // The other rows are likely about as long as the first.
+        out.reserve(row.len().saturating_mul(items.len()).saturating_add(64));
+        let mut fits = true;
+        for item in &items[1..] {
+            fits = item.as_object().is_some_and(|object| {
+                object.len() == width
+                    && uniform_row(out, object, &fields, &mut columns, limits.max_line_length)
+            });
+            if !fits {
+                break;
+            }
+        }
+        let last = if fits { typed(&columns) } else { None };
+        let Some(header) = last else {
+            encoder.undo_raw_section(&section);
+            return Ok(false);
+        };
+        let rewrite = header.meta_value(TYPES_META) != guess.meta_value(TYPES_META);
+        if encoder
+            .finish_raw_section(&section, &header, rewrite, items.len() as u64)
+            .is_err()
+        {
+            encoder.undo_raw_section(&section);
+            return Ok(false);
+        }
+        Ok(true)
     }
 
     pub(crate) fn write_table<W: Write>(
@@ -1537,6 +1650,11 @@ impl<'o> Writer<'o> {
                 {
                     // A table of the lone column `value` needs `shape=`, which would make a
                     // lone section read as bare rows: such a member rides as JSON instead.
+                    if self.uniform(items) {
+                        tables += 1;
+                        plan.sections.push((key, Member::Uniform(items)));
+                        continue;
+                    }
                     match self.table(items).filter(|t| t.fields != ["value"]) {
                         Some(table) => {
                             tables += 1;
@@ -1658,16 +1776,24 @@ impl<'o> Writer<'o> {
                 Some(tool) if layout => !tool.seed("").is_empty(),
                 _ => !meta.is_empty(),
             };
-            Some(*key) == wrapper && matches!(member, Member::Table(_) | Member::Empty(_)) && base
+            Some(*key) == wrapper
+                && matches!(
+                    member,
+                    Member::Table(_) | Member::Uniform(_) | Member::Empty(_)
+                )
+                && base
         }) {
             let (_, member) = sections.remove(at);
             let mut header = Header::new(self.name, Vec::<String>::new());
             header.meta = std::mem::take(&mut meta);
             // Without meta the section reads as bare rows: one row needs `rows=1`.
-            if let (true, Member::Table(table)) = (header.meta.is_empty(), &member) {
-                if table.rows == 1 {
-                    header.meta.insert(ROWS_META.into(), "1".into());
-                }
+            let rows = match &member {
+                Member::Table(table) => table.rows,
+                Member::Uniform(items) => items.len(),
+                _ => 0,
+            };
+            if header.meta.is_empty() && rows == 1 {
+                header.meta.insert(ROWS_META.into(), "1".into());
             }
             self.write_member(encoder, header, "", member)?;
         }
@@ -1695,6 +1821,16 @@ impl<'o> Writer<'o> {
             Member::Table(table) => self
                 .write_table(encoder, header, key, table, false)
                 .map(drop),
+            Member::Uniform(items) => {
+                if self.write_uniform_table(encoder, &header, items, false)? {
+                    return Ok(());
+                }
+                match self.table(items) {
+                    Some(table) => self.write_table(encoder, header, key, table, false),
+                    None => self.write_values(encoder, header, key, items, false),
+                }
+                .map(drop)
+            }
             Member::Values(items) => self
                 .write_values(encoder, header, key, items, false)
                 .map(drop),
@@ -1715,6 +1851,55 @@ impl<'o> Writer<'o> {
             }
         }
     }
+}
+
+/// Appends one row of [`Writer::write_uniform_table`] (`object` has the table's width),
+/// each cell as it reads under any type letter its column may get, and adds its values to
+/// `columns`; `false` when the row is not one such a table can hold (other keys, a null, a
+/// number or nesting the JSON writer refuses, a line over `max_line`).
+#[inline]
+fn uniform_row(
+    out: &mut Vec<u8>,
+    object: &Map<String, Value>,
+    fields: &[&str],
+    columns: &mut [Column],
+    max_line: usize,
+) -> bool {
+    let start = out.len();
+    for (j, ((key, value), column)) in object.iter().zip(columns.iter_mut()).enumerate() {
+        if !same_text(fields[j], key) {
+            return false;
+        }
+        column.add(Some(value));
+        if j > 0 {
+            out.push(b'\t');
+        }
+        let written = match value {
+            Value::String(s) if j == 0 => {
+                escape_first_into(out, s);
+                Ok(())
+            }
+            Value::String(s) => {
+                escape_into(out, s);
+                Ok(())
+            }
+            Value::Number(n) => write_number(out, n),
+            Value::Bool(b) => {
+                out.extend_from_slice(if *b { b"true" } else { b"false" });
+                Ok(())
+            }
+            Value::Null => return false,
+            Value::Array(_) | Value::Object(_) => write_json_cell_text(out, value),
+        };
+        if written.is_err() {
+            return false;
+        }
+    }
+    if out.len() - start > max_line {
+        return false;
+    }
+    out.push(b'\n');
+    true
 }
 
 /// `a == b`, without a call for short text: two overlapping words compare up to 16 bytes.
@@ -2025,22 +2210,24 @@ fn read_section<S: SectionSource>(
 }
 
 /// One row as an object, members in field order; missing cells leave their members out.
+///
+/// The members are gathered first and the map built from them at once: fields are unique,
+/// and usually sorted already (the encoder writes a map's order), so that building costs
+/// less than inserting member by member into a sorted map.
 fn object_of(row: Row<'_>, fields: &[String], readings: &[Reading]) -> Result<Map<String, Value>> {
-    let mut object = Map::new();
+    let mut members = Vec::with_capacity(fields.len());
     let mut raw = row.raw_cells();
     for (field, &reading) in fields.iter().zip(readings) {
         let (cell, offset, escaped) =
             raw.next_cell()
                 .unwrap_or(("", row.as_raw_str().len(), false));
         match read_cell(reading, cell, escaped, field) {
-            Ok(Some(value)) => {
-                object.insert(field.clone(), value);
-            }
+            Ok(Some(value)) => members.push((field.clone(), value)),
             Ok(None) => {}
             Err(e) => return Err(e.or_position(row.position(offset))),
         }
     }
-    Ok(object)
+    Ok(members.into_iter().collect())
 }
 
 /// Reads every section and assembles the value.
@@ -2921,6 +3108,58 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The two-pass table writer's bytes for a bare array of objects.
+    fn two_pass(items: &[Value]) -> String {
+        let options = Options::new();
+        let writer = Writer::new(&options);
+        let mut encoder = Encoder::in_memory(options.limits);
+        let table = writer.table(items).unwrap();
+        let header = Header::new(DEFAULT_TOOL, Vec::<String>::new());
+        writer
+            .write_table(&mut encoder, header, "", table, true)
+            .unwrap();
+        encoder.into_text().unwrap()
+    }
+
+    #[test]
+    fn uniform_tables_write_the_two_pass_bytes() {
+        let cases = [
+            // Plain columns.
+            json!([{"a": "x", "b": 1}, {"a": "y", "b": 2.5}]),
+            // A later row changes a column's letter: the header is rewritten.
+            json!([{"a": "x", "b": 1}, {"a": "123", "b": 2}]),
+            json!([{"a": "1", "b": true}, {"a": "x", "b": false}]),
+            // Escapes, a first cell that reads as a comment or header, JSON cells, empty text.
+            json!([{"a": "#x", "b": "t\tab\nline\\", "c": [1, {"k": "v\\"}]},
+                   {"a": "GCX1", "b": "", "c": {"z": null}}]),
+            // One row: `rows=1`.
+            json!([{"a": "x", "b": 1}]),
+            // Declined: a null, mixed types, keys out of order, a missing key.
+            json!([{"a": null, "b": 1}, {"a": "x", "b": 2}]),
+            json!([{"a": 1, "b": 1}, {"a": "x", "b": 2}]),
+            json!([{"a": 1, "b": 1}, {"b": 2, "c": 3}]),
+            json!([{"a": 1, "b": 1}, {"a": 2}]),
+        ];
+        for value in cases {
+            let text = round_as(DEFAULT_TOOL, &value);
+            let items = value.as_array().unwrap();
+            assert_eq!(text, two_pass(items), "{value}");
+        }
+        // A rewritten header, exactly.
+        assert_eq!(
+            round_as(
+                DEFAULT_TOOL,
+                &json!([{"a": "x", "b": 1}, {"a": "123", "b": 2}])
+            ),
+            "GCX1 tool=response fields=a,b types=sn\nx\t1\n123\t2\n"
+        );
+        // Wrapper members take the same path.
+        round_as(
+            DEFAULT_TOOL,
+            &json!({"total": 2, "items": [{"a": "x", "b": 1}, {"a": "123", "b": 2}]}),
+        );
     }
 
     #[test]
