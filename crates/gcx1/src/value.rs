@@ -1153,7 +1153,9 @@ impl<'o> Writer<'o> {
         Writer {
             options,
             name: &options.tool,
-            tool: schema::tool(&options.tool),
+            // As the decoder reads the payload's first section (`tool=` `options.tool`): a
+            // dotted name the crate does not know reads by the tool before its last dot.
+            tool: section_tool(&options.tool),
         }
     }
 
@@ -1615,11 +1617,15 @@ impl<'o> Writer<'o> {
         let meta_room = self.options.limits.max_meta.saturating_sub(3);
         let mut tables = 0;
         let layout = self.options.layout_columns;
+        // Under a dotted name read by the tool before its last dot (`find_usages.x`), a section
+        // `find_usages.x.key` would read by no tool: such a name gets one section.
+        let by_prefix = self.tool.is_some() && schema::tool(self.name).is_none();
         for (key, value) in map {
             let key = key.as_str();
             // A section `tool.key` must not be named like a tool of its own.
-            let sectionable =
-                is_section_key(key) && schema::tool(&format!("{}.{key}", self.name)).is_none();
+            let sectionable = !by_prefix
+                && is_section_key(key)
+                && schema::tool(&format!("{}.{key}", self.name)).is_none();
             let holds = self.tool.map_or(Holds::List, |t| t.holds(key));
             // The tool's main rows (under its wrapper key) have the seed's `""` columns.
             let seed = self.tool.map_or(&[][..], |t| match t.seed(key) {

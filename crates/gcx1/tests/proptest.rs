@@ -404,3 +404,27 @@ proptest! {
         prop_assert_eq!(read, validated, "{:?}", text);
     }
 }
+
+/// Found by the `gcx1_decode` fuzz target: under a dotted tool name the crate does not know
+/// (`find_usages.x`), the decoder reads columns by the tool before the last dot, the encoder
+/// by none; a string in a column that tool types (`total_nodes`) was written without its
+/// letter and did not read back. The encoder resolves the name as the decoder does now.
+#[test]
+fn a_dotted_unknown_tool_name_reads_back() {
+    let input = "GCX1 %tool=finasdu_ges.nodes fields=file_pa \
+                 tool=find_usages.no,kinm,#name,startternal/search/search_1.go: total_nodes=GCXna";
+    if let Err(bug) = decode_roundtrip(input.as_bytes()) {
+        panic!("{bug}");
+    }
+    for tool in ["find_usages.x", "get_callers.extra", "find_usages.no,kinm"] {
+        let value = serde_json::json!({
+            "total_nodes": "GCXna",
+            "symbols": [{"name": "a", "line": "x"}],
+            "edges": [{"from": "a", "to": "b"}],
+            "note": "n",
+        });
+        if let Err(bug) = value_roundtrip(tool, &value) {
+            panic!("{tool}: {bug}");
+        }
+    }
+}
