@@ -14,6 +14,7 @@ mod plan;
 mod shape;
 mod stream;
 pub(crate) mod tape;
+mod units;
 mod view;
 
 use std::io;
@@ -250,6 +251,11 @@ impl DecoderOptions {
     /// Reads `reader` a line at a time and decodes the payload with these options (see
     /// [`from_reader`]).
     pub fn from_reader<R: io::Read, T: DeserializeOwned>(&self, reader: R) -> Result<T> {
+        if is_value::<T>() && !arbitrary_precision() && !raw_value() {
+            let value = units::value_from_reader(io::BufReader::new(reader), self)?;
+            return value_into::<T>(value)
+                .map_err(|_| Error::new(ErrorKind::TypeMismatch, "not a serde_json::Value"));
+        }
         let (text, map) = crate::read::read_content(io::BufReader::new(reader), &self.limits)?;
         self.from_str(&text).map_err(|e| map.fix(e))
     }
