@@ -27,8 +27,8 @@
 //! `agentwire_testkit::gcf::check_streaming` compares the two), except that malformed UTF-8
 //! and the input-size limit are found where they are read, not before anything else. A line
 //! past the line limit is read no further than its limit: the unit before it is decoded with
-//! a stand-in line of the limit's length plus one, so that an earlier error in that unit is
-//! the one reported, as the in-memory decoder reports it.
+//! a stand-in line past its longest line in its place, so that an earlier error in that unit
+//! is the one reported, as the in-memory decoder reports it.
 
 use std::io::BufRead;
 
@@ -38,10 +38,6 @@ use super::de::{self, Carry, Resume};
 use crate::error::{Error, ErrorKind, Limit, Position, Result};
 use crate::options::DecoderOptions;
 use crate::read::{is_significant, LineMap, LineReader};
-
-/// The longest stand-in line built for a line past the limit (a larger limit reports the
-/// read error as it is).
-const MAX_STAND_IN: usize = 16 << 20;
 
 /// Decodes the generic payload `reader` holds into a `serde_json::Value`, a unit at a time.
 pub(crate) fn value_from_reader<R: BufRead>(reader: R, opts: &DecoderOptions) -> Result<Value> {
@@ -57,6 +53,7 @@ pub(crate) fn value_from_reader<R: BufRead>(reader: R, opts: &DecoderOptions) ->
         carry: Carry::default(),
         table: None,
         done: false,
+        longest: 0,
     };
     units.run()
 }
@@ -98,6 +95,8 @@ struct Units<R> {
     table: Option<Table>,
     /// Whether nothing more is read (the rest of the input cannot change the outcome).
     done: bool,
+    /// The longest line in the current unit (with its indentation).
+    longest: usize,
 }
 
 impl<R: BufRead> Units<R> {
@@ -265,7 +264,13 @@ impl<R: BufRead> Units<R> {
             Some(key) if t.before.is_empty() => {
                 // The first piece, with the members before it: its key is checked against
                 // them. Its rows come out again (the last member: the order stays).
-                decode(&self.text, &self.opts, &mut self.carry, Some(resume), &self.map)?;
+                decode(
+                    &self.text,
+                    &self.opts,
+                    &mut self.carry,
+                    Some(resume),
+                    &self.map,
+                )?;
                 self.carry.members.remove(key)
             }
             Some(_) => {
@@ -274,13 +279,24 @@ impl<R: BufRead> Units<R> {
                     members: serde_json::Map::new(),
                     deferred: std::mem::take(&mut self.carry.deferred),
                 };
-                let decoded =
-                    decode(&self.text, &self.opts, &mut scratch, Some(resume), &self.map);
+                let decoded = decode(
+                    &self.text,
+                    &self.opts,
+                    &mut scratch,
+                    Some(resume),
+                    &self.map,
+                );
                 self.carry.deferred = scratch.deferred;
                 decoded?;
                 scratch.members.into_iter().next().map(|(_, v)| v)
             }
-            None => decode(&self.text, &self.opts, &mut self.carry, Some(resume), &self.map)?,
+            None => decode(
+                &self.text,
+                &self.opts,
+                &mut self.carry,
+                Some(resume),
+                &self.map,
+            )?,
         };
         let Some(t) = self.table.as_mut() else {
             return Ok(());
@@ -371,6 +387,7 @@ impl<R: BufRead> Units<R> {
         self.map = LineMap::default();
         self.kept = 1;
         self.dropped = 0;
+        self.longest = self.header.len() - 1;
     }
 
     /// Makes the next significant line the held one; `false` at the end of input (or when
@@ -384,9 +401,11 @@ impl<R: BufRead> Units<R> {
             return Ok(false);
         }
         loop {
-            match self.lines.advance().and_then(|more| {
-                Ok(more && is_significant(&self.lines.line()?)).map(|s| (more, s))
-            }) {
+            match self
+                .lines
+                .advance()
+                .and_then(|more| Ok(more && is_significant(&self.lines.line()?)).map(|s| (more, s)))
+            {
                 Ok((false, _)) => return Ok(false),
                 Ok((true, true)) => {
                     self.held = true;
@@ -400,19 +419,21 @@ impl<R: BufRead> Units<R> {
 
     /// The error for a line that could not be read: the current unit's first error when a
     /// stand-in for a line past the limit shows one (the in-memory decoder reads up to that
-    /// line first), else `e`.
+    /// line first), else `e`. The stand-in is one byte longer than the unit's longest line
+    /// (and the unit is decoded with that as its limit): past the limit, and no longer.
     #[cold]
     fn unreadable(&mut self, e: Error) -> Error {
-        let max = self.opts.limits.max_line_length;
-        let (ErrorKind::LimitExceeded(Limit::LineLength), Some(line)) = (e.kind(), e.line())
-        else {
+        let (ErrorKind::LimitExceeded(Limit::LineLength), Some(line)) = (e.kind(), e.line()) else {
             return e;
         };
-        if max >= MAX_STAND_IN {
-            return e;
-        }
-        let stand_in = "x".repeat(max + 1);
-        self.push(&stand_in, line as usize);
+        let mut opts = self.opts.clone();
+        opts.limits.max_line_length = self.longest.min(opts.limits.max_line_length);
+        self.text.reserve_exact(self.longest + 2);
+        self.text
+            .extend(std::iter::repeat_n('x', opts.limits.max_line_length + 1));
+        self.text.push('\n');
+        self.kept += 1;
+        self.record(line as usize);
         let resume = self.resume().or_else(|| {
             self.table.as_ref().map(|t| Resume {
                 found: t.before.len() as u64,
@@ -423,7 +444,9 @@ impl<R: BufRead> Units<R> {
             members: std::mem::take(&mut self.carry.members),
             deferred: Vec::new(),
         };
-        match decode(&self.text, &self.opts, &mut carry, resume, &self.map) {
+        match decode(&self.text, &opts, &mut carry, resume, &self.map) {
+            // The stand-in's own error: the reader's is the one to report.
+            Err(found) if found.kind() == e.kind() && found.line() == Some(line) => e,
             Err(found) => found,
             Ok(_) => e,
         }
@@ -445,8 +468,9 @@ impl<R: BufRead> Units<R> {
     fn take(&mut self) {
         self.held = false;
         let number = self.lines.number();
-        self.text
-            .push_str(std::str::from_utf8(self.lines.bytes()).unwrap_or_default());
+        let line = std::str::from_utf8(self.lines.bytes()).unwrap_or_default();
+        self.longest = self.longest.max(line.len());
+        self.text.push_str(line);
         self.text.push('\n');
         self.kept += 1;
         self.record(number);
@@ -454,6 +478,7 @@ impl<R: BufRead> Units<R> {
 
     /// Adds `line`, input line `number`, to the current unit.
     fn push(&mut self, line: &str, number: usize) {
+        self.longest = self.longest.max(line.len());
         self.text.push_str(line);
         self.text.push('\n');
         self.kept += 1;
