@@ -297,6 +297,13 @@ fn has_private_key(input: &[u8]) -> bool {
 ///   `invalid_surrogate`, which the in-memory decoder finds before anything else, nor for a
 ///   row-count limit, which the row reader checks as rows arrive).
 pub fn check_streaming(input: &[u8]) -> Result<(), Bug> {
+    check_from_reader(input)?;
+    check_row_reader(input)
+}
+
+/// `from_reader` against the in-memory decoder, on arbitrary bytes (the first half of
+/// [`check_streaming`]).
+pub fn check_from_reader(input: &[u8]) -> Result<(), Bug> {
     let whole = agentwire_gcf::from_slice::<Value>(input);
     // With the default unit size, and cut at every place the reader may cut.
     for unit in [None, Some(1)] {
@@ -323,6 +330,13 @@ pub fn check_streaming(input: &[u8]) -> Result<(), Bug> {
             }
         }
     }
+    Ok(())
+}
+
+/// The [`RowReader`](agentwire_gcf::RowReader) against the in-memory decoder, on arbitrary
+/// bytes (the second half of [`check_streaming`]).
+pub fn check_row_reader(input: &[u8]) -> Result<(), Bug> {
+    let whole = agentwire_gcf::from_slice::<Value>(input);
     let rows = agentwire_gcf::RowReader::new(input)
         .and_then(|mut r| r.values().collect::<agentwire_gcf::Result<Vec<Value>>>());
     let table = match &whole {
