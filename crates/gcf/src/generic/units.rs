@@ -5,26 +5,27 @@
 //!
 //! - a root object is cut before its `## key ...` section lines (at indentation 0): every
 //!   value before such a line ends there (an object's members are indented, a table's rows
-//!   and a list's items stop at a `##` line). Units are gathered up to that size; the
-//!   members decoded so far go with the next unit, which checks a repeated key and the element
-//!   limit against them, and the deferred `[?]` sections found so far go with the last, which
-//!   checks them against the trailer;
+//!   and a list's items stop at a `##` line). A unit gathers lines up to
+//!   [`DecoderOptions::stream_unit_size`] bytes (64 KiB) and is decoded at the next such
+//!   line; a table member starts a unit of its own. The members decoded so far go with each
+//!   unit, which checks a repeated key and the element limit against them, and the deferred
+//!   `[?]` sections found so far go with the last, which checks them against the trailer;
 //! - a table without a layout (a root table, or a root member that is one) is cut between its
-//!   rows, into pieces of about [`DecoderOptions::stream_unit_size`] bytes (64 KiB): each piece is the table's header line and the
-//!   next rows, read as the continuation of the rows before it ([`Resume`]: `@N` row ids and
-//!   the count go on from there), and its rows join the ones read before. A table stops being
-//!   cut once a row declares a schema (a `{` in its lines: later rows may use it) or has a
-//!   `.field` line at the table's level;
+//!   rows into pieces of about that size: each piece is the table's header line and the next
+//!   rows, read as the continuation of the rows before it ([`Resume`]: `@N` row ids, the
+//!   count and the element limit go on from there), and its rows join the ones read before.
+//!   A table stops being cut once a row has a `{` in its lines (an inline or shared schema
+//!   later rows may use) or a `.field` line at the table's level;
 //! - anything else is one unit: a root scalar, a root list of `@N` items, a table with a
 //!   layout (keyed, grouped, with constants or paths), and a section with everything nested
 //!   in it.
 //!
-//! So memory holds the value being built, one unit's text (about [`DecoderOptions::stream_unit_size`] bytes (64 KiB), or the
-//! largest section, list or uncut table), and the current line (bounded by the line limit).
-//! Blank and comment lines are never kept (a run of them costs one entry of a [`LineMap`]).
+//! So memory holds the value being built, one unit's text (about 64 KiB, or the largest
+//! section, list or uncut table), and the current line (bounded by the line limit). Blank and
+//! comment lines are never kept (a run of them costs one entry of a [`LineMap`]).
 //!
 //! Errors are the in-memory decoder's, at the input's positions (the oracle
-//! `agentwire_testkit::gcf::check_streaming` compares the two), except that malformed UTF-8
+//! `agentwire_testkit::gcf::check_from_reader` compares the two), except that malformed UTF-8
 //! and the input-size limit are found where they are read, not before anything else. A line
 //! past the line limit is read no further than its limit: the unit before it is decoded with
 //! a stand-in line past its longest line in its place, so that an earlier error in that unit
@@ -362,21 +363,18 @@ impl<R: BufRead> Units<R> {
 
     /// Puts the rows of a table's earlier pieces before the rows of its last; gives a root
     /// that is not an object.
-    fn join(&mut self, decoded: Option<Value>) -> Option<Value> {
+    fn join(&mut self, mut decoded: Option<Value>) -> Option<Value> {
         let Some(t) = self.table.take() else {
             return decoded;
         };
-        let slot = match &t.key {
+        let rows = match &t.key {
             Some(key) => self.carry.members.get_mut(key),
-            None => None,
+            None => decoded.as_mut(),
         };
-        let mut decoded = decoded;
-        let rows = match (slot, &mut decoded) {
-            (Some(Value::Array(rows)), _) | (None, Some(Value::Array(rows))) => rows,
-            _ => return decoded,
-        };
-        let tail = std::mem::replace(rows, t.before);
-        rows.extend(tail);
+        if let Some(Value::Array(rows)) = rows {
+            let tail = std::mem::replace(rows, t.before);
+            rows.extend(tail);
+        }
         decoded
     }
 
