@@ -408,6 +408,8 @@ pub struct DecoderOptions {
     pub(crate) limits: Limits,
     pub(crate) require_trailer: bool,
     pub(crate) spec: Spec,
+    /// The text `from_reader` gathers before it decodes a unit (see `generic/units.rs`).
+    pub(crate) unit_size: usize,
 }
 
 impl DecoderOptions {
@@ -418,7 +420,18 @@ impl DecoderOptions {
             limits: Limits::DEFAULT,
             require_trailer: true,
             spec: Spec::LATEST,
+            unit_size: 64 * 1024,
         }
+    }
+
+    /// The bytes of text [`from_reader`](crate::from_reader) gathers before it decodes them
+    /// (default 64 KiB): tests set it to 1 to make every place a payload may be cut a cut.
+    /// The value decoded is the same whatever it is.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn stream_unit_size(mut self, bytes: usize) -> Self {
+        self.unit_size = bytes;
+        self
     }
 
     /// Reads payloads by `spec` (default [`Spec::V3_6`], the current specification). The one

@@ -477,6 +477,43 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
+
+    /// Root objects of several members (tables, sections, lists, scalars), as written and
+    /// damaged by one edit (a line dropped, repeated or moved to the top level, a byte
+    /// changed): `from_reader`, cut into units at every place it may cut, reads what the
+    /// in-memory decoder reads, or fails with its error at its position.
+    #[test]
+    fn objects_stream_as_they_decode(
+        members in prop::collection::vec((nasty(), value()), 1..6),
+        v31 in any::<bool>(),
+        edit in 0usize..5,
+        at in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+    ) {
+        let value = Value::Object(members.into_iter().collect());
+        let options = EncoderOptions::new().spec(if v31 { Spec::V3_1 } else { Spec::V3_6 });
+        let Ok(text) = options.to_string(&value) else { return Ok(()) };
+        if let Err(bug) = agentwire_testkit::gcf::check_from_reader(text.as_bytes()) {
+            prop_assert!(false, "{}\n{}", bug, text);
+        }
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let i = at.index(lines.len());
+        match edit {
+            0 => { lines.remove(i); }
+            1 => { let l = lines[i].clone(); lines.insert(i, l); }
+            2 => { let l = lines[i].trim_start().to_owned(); lines[i] = l; }
+            3 => { let l = lines[i].clone(); lines.push(l); }
+            _ => { let l = &mut lines[i]; if !l.is_empty() { let n = at.index(l.len()); let mut b = l.clone().into_bytes(); b[n] = byte; *l = String::from_utf8_lossy(&b).into_owned(); } }
+        }
+        let damaged = lines.join("\n") + "\n";
+        if let Err(bug) = agentwire_testkit::gcf::check_from_reader(damaged.as_bytes()) {
+            prop_assert!(false, "{}\n{}", bug, damaged);
+        }
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig { cases: cases(128), ..ProptestConfig::default() })]
 
     /// Value-grouped tables (and the same records damaged by one edit) read by the streaming

@@ -291,3 +291,47 @@ fn a_delta_or_unchanged_header_is_refused_first() {
         }
     }
 }
+
+#[test]
+fn from_reader_reads_the_corpus_as_from_str() {
+    // Every response of the corpus, as each encoder writes it, and with one of its lines
+    // dropped: `from_reader` (cut at every place it may cut) reads it as the in-memory decoder.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let fixture: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let response = &fixture["response"];
+        for options in [
+            agentwire_gcf::EncoderOptions::new(),
+            agentwire_gcf::EncoderOptions::new().spec(agentwire_gcf::Spec::V3_1),
+            agentwire_gcf::EncoderOptions::new()
+                .inline_schemas(false)
+                .shared_schemas(false),
+        ] {
+            let Ok(text) = options.to_string(response) else {
+                continue;
+            };
+            let lines: Vec<&str> = text.lines().collect();
+            // A dozen lines spread over the payload (every line makes the test quadratic).
+            let step = (lines.len() / 12).max(1);
+            let dropped = (1..lines.len()).step_by(step).map(|i| {
+                let mut l = lines.clone();
+                l.remove(i);
+                l.join("\n") + "\n"
+            });
+            for input in std::iter::once(text.clone()).chain(dropped) {
+                if let Err(bug) = agentwire_testkit::gcf::check_from_reader(input.as_bytes()) {
+                    panic!("{}: {bug}\ninput:\n{input}", path.display());
+                }
+                checked += 1;
+            }
+        }
+    }
+    eprintln!("{checked} inputs checked");
+    assert!(checked > 100, "only {checked} inputs");
+}

@@ -138,3 +138,105 @@ fn graph_comment_lines_are_never_kept() {
     assert_eq!(graph.unwrap().symbols.len(), 1);
     assert!(peak < 256 * 1024, "peak {peak} bytes");
 }
+
+/// The bytes a value holds on the heap (what cloning it allocates). The value is dropped
+/// while the counters are held: the tests of this file run at once, and a large value freed
+/// while another test measures would skew its count.
+fn value_bytes(value: Value) -> usize {
+    peak_during(move || {
+        drop(value.clone());
+        drop(value);
+    })
+    .1
+}
+
+/// A root object of several large tables (deferred and declared counts), a section and
+/// scalar members, written while it is read.
+fn object_payload(rows: u64, filler: &str) -> Generated<impl FnMut(u64, &mut Vec<u8>) + '_> {
+    use std::io::Write;
+    // Three tables of `rows` rows each, with members between them.
+    Generated::new(
+        "GCF profile=generic\nname=big\nlimits[3]: 1,2,3\n",
+        3 * rows,
+        move |i, out| {
+            let (table, row) = (i / rows, i % rows);
+            if row == 0 {
+                match table {
+                    0 => out.extend_from_slice(b"## first [?]{id,name,note}\n"),
+                    1 => {
+                        let _ = write!(
+                            out,
+                            "## config\n  depth=3\n  ## inner\n    on=true\n\
+                             ## second [{rows}]{{id,name,note}}\n"
+                        );
+                    }
+                    _ => {
+                        let _ = write!(out, "count={rows}\n## third [{rows}]{{id,name,note}}\n");
+                    }
+                }
+            }
+            let _ = writeln!(out, "{row}|name {row}|{filler}");
+        },
+        &format!("after=1\n##! summary counts={rows}\n"),
+    )
+}
+
+#[test]
+fn from_reader_holds_the_value_and_one_unit_not_the_input() {
+    let filler = "x".repeat(400);
+    let rows = 36_000u64; // ~45 MiB in all
+    let mut input = object_payload(rows, &filler);
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Value>(&mut input).unwrap());
+    assert!(input.total >= 40 * MB, "generated {} bytes", input.total);
+    for table in ["first", "second", "third"] {
+        let rows_read = value[table].as_array().unwrap();
+        assert_eq!(rows_read.len() as u64, rows);
+        assert_eq!(rows_read[rows as usize - 1]["id"], rows - 1);
+    }
+    assert_eq!(value["config"]["inner"]["on"], true);
+    assert_eq!(
+        (value["count"].as_u64(), value["after"].as_u64()),
+        (Some(rows), Some(1))
+    );
+    let held = value_bytes(value);
+    eprintln!(
+        "from_reader: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    // The value, the growth of its arrays, and a unit: never the input beside the value.
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+}
+
+#[test]
+fn from_reader_reads_a_root_table_in_pieces() {
+    use std::io::Write;
+    let filler = "y".repeat(900);
+    let rows = 50_000u64; // ~45 MiB of rows
+    let mut input = Generated::new(
+        "GCF profile=generic\n## [?]{id,name,note}\n",
+        rows,
+        |i, out| {
+            let _ = writeln!(out, "{i}|~|{filler}");
+        },
+        &format!("##! summary counts={rows}\n"),
+    );
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Value>(&mut input).unwrap());
+    let items = value.as_array().unwrap();
+    assert_eq!(items.len() as u64, rows);
+    assert_eq!(items[7], serde_json::json!({"id": 7, "note": filler}));
+    let held = value_bytes(value);
+    eprintln!(
+        "root table: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    assert!(input.total >= 40 * MB);
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+}

@@ -82,13 +82,114 @@ fn decode_with<'de, R>(
     opts: &DecoderOptions,
     read: impl FnOnce(&mut Parser<'de>, Pending<'de>) -> Result<R>,
 ) -> Result<R> {
-    let mut p = Parser::new(input, opts);
-    let header = header::read_header(&mut p.lines)?;
-    p.identity = check_header(&header, p.spec)?;
-    let (pending, root) = p.root(header.line)?;
+    let (mut p, header) = start(input, opts)?;
+    let (pending, root) = p.root(header)?;
     let value = read(&mut p, pending)?;
     p.finish(root)?;
     Ok(value)
+}
+
+/// Where a table read in pieces resumes (see [`decode_unit`]): the rows earlier pieces held,
+/// and whether more rows follow this piece (then its end is not checked: no count, no
+/// trailer entry, unless the declared count is reached in it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Resume {
+    pub(crate) found: u64,
+    pub(crate) partial: bool,
+}
+
+/// What a unit of a payload read a unit at a time (`units.rs`) carries between units.
+#[derive(Debug, Default)]
+pub(crate) struct Carry {
+    /// The root object's members decoded so far (a repeated key and the element limit are
+    /// checked against them).
+    pub(crate) members: Map<String, Value>,
+    /// The deferred `[?]` sections found so far, at their positions in the input.
+    pub(crate) deferred: Vec<(Position, u64)>,
+}
+
+/// Decodes one unit of a payload read a unit at a time: `text` is the payload's header line
+/// and a run of the root's lines, read as the whole payload's decoder reads them. A root
+/// object's members go into `carry.members`; any other root is returned. The first table
+/// the unit opens resumes as `resume` says. `to_input` moves a position in `text` to the
+/// input's. With `last`, the unit ends the payload: what follows the root (the trailer) is
+/// checked, against every unit's deferred sections.
+pub(crate) fn decode_unit(
+    text: &str,
+    opts: &DecoderOptions,
+    carry: &mut Carry,
+    resume: Option<Resume>,
+    to_input: &dyn Fn(Position) -> Position,
+    last: bool,
+) -> Result<Option<Value>> {
+    let (mut p, header) = start(text, opts)?;
+    p.resume = resume;
+    let (pending, root) = p.root(header)?;
+    let value = match pending {
+        Pending::Object { line, level: 0 } => {
+            p.enter(&line)?;
+            p.build_members(0, &mut carry.members)
+                .map_err(|e| e.or_position(|| line_position(&line)))?;
+            p.leave();
+            None
+        }
+        pending => Some(p.build(pending)?),
+    };
+    let found = std::mem::take(&mut p.deferred);
+    carry
+        .deferred
+        .extend(found.into_iter().map(|(at, n)| (to_input(at), n)));
+    if last {
+        p.deferred = std::mem::take(&mut carry.deferred);
+        p.finish(root)?;
+    }
+    Ok(value)
+}
+
+/// When the line of `text` after its first (a root member or a root array's line) opens a
+/// table without a layout, whose pieces [`decode_unit`] can read with a [`Resume`]: the
+/// member's key (`None` for a root table) and the declared count (`None` for `[?]`).
+#[allow(clippy::type_complexity)]
+pub(crate) fn opens_plain_table(
+    text: &str,
+    opts: &DecoderOptions,
+) -> Option<(Option<String>, Option<u64>)> {
+    let mut p = Parser::new(text, opts);
+    p.lines.next_raw().ok()??;
+    let line = p.lines.next().ok()??;
+    if line.indent != 0 {
+        return None;
+    }
+    let (key, pending) = match line.text.strip_prefix("## ").filter(|s| s.starts_with('[')) {
+        Some(bracket) => (None, p.array_header(line, bracket, 0, None).ok()?),
+        None => {
+            let mut out = None;
+            let key = p.member(line, 0, &mut out).ok()?;
+            (Some(key.into_owned()), out?)
+        }
+    };
+    match pending {
+        Pending::Array {
+            count,
+            body: Body::Rows { shape: None, .. },
+            ..
+        } => Some((
+            key,
+            match count {
+                Count::Known(n) => Some(n),
+                Count::Deferred => None,
+            },
+        )),
+        _ => None,
+    }
+}
+
+/// A parser over `input` with its header line read and checked.
+fn start<'de>(input: &'de str, opts: &DecoderOptions) -> Result<(Parser<'de>, Line<'de>)> {
+    let mut p = Parser::new(input, opts);
+    let header = header::read_header(&mut p.lines)?;
+    p.identity = check_header(&header, p.spec)?;
+    Ok((p, header.line))
 }
 
 /// The checks of a generic payload's header line that come before its body (the profile,
@@ -176,6 +277,8 @@ struct Parser<'de> {
     eager_attempt: bool,
     /// Whether that reading is off (while a row whose attempt failed is read again).
     eager_off: bool,
+    /// Where the first table read resumes, when the payload is read in pieces.
+    resume: Option<Resume>,
 }
 
 /// A field declaration's layout, kept for the next header with the same declaration.
@@ -248,6 +351,7 @@ impl<'de> Parser<'de> {
             spare_values: Vec::new(),
             eager_attempt: false,
             eager_off: false,
+            resume: None,
         }
     }
 
@@ -1193,14 +1297,21 @@ impl<'de> Parser<'de> {
         self.enter(&line)?;
         let buffers = self.spare_rows.pop().unwrap_or_default();
         let room = self.lines.remaining_bytes();
+        let resume = self.resume.take();
         let mut seq = RowSeq {
             p: &mut *self,
             st: Table::new(fields, None, level, count, line, at, buffers),
         };
+        if let Some(resume) = resume {
+            seq.st.found = resume.found;
+        }
         let mut items = Vec::with_capacity(build::array_capacity(remaining(count, 0, room)));
         seq.build(&mut items)
             .map_err(|e| e.or_position(|| line.position_of(at)))?;
-        seq.end()?;
+        let reached = matches!(count, Count::Known(n) if seq.st.found >= n);
+        if !resume.is_some_and(|r| r.partial) || reached {
+            seq.end()?;
+        }
         let table = seq.st;
         self.recycle(table);
         self.leave();
@@ -1297,7 +1408,8 @@ impl<'de> Parser<'de> {
     /// The members of an object at `level` (the reading and the checks of [`ObjectAccess`];
     /// a repeated key is found by the map, before its value is read).
     fn build_members(&mut self, level: usize, members: &mut Map<String, Value>) -> Result<()> {
-        let mut found = 0;
+        // The members already there (a root object read in pieces) count toward the limit.
+        let mut found = members.len() as u64;
         loop {
             let before = self.lines.cursor();
             if let Some(line) = self.lines.next_at(2 * level) {

@@ -14,6 +14,7 @@ mod plan;
 mod shape;
 mod stream;
 pub(crate) mod tape;
+mod units;
 mod view;
 
 use std::io;
@@ -146,10 +147,23 @@ pub fn from_slice<'a, T: Deserialize<'a>>(input: &'a [u8]) -> Result<T> {
 
 /// Decodes a generic-profile payload read from `reader` a line at a time.
 ///
-/// Memory is bounded by the line limit and the payload's content: a line longer than
-/// [`Limits::max_line_length`] fails as soon as its limit is passed (nothing past it is kept),
-/// blank and comment lines are never kept, and [`Limits::max_input_size`] is counted as the
-/// bytes arrive. Positions are the input's. A table read a row at a time is
+/// Into a `serde_json::Value`, the payload is read a unit at a time and never held whole:
+/// memory holds the value being built, the current line (a line longer than
+/// [`Limits::max_line_length`] fails as soon as its limit is passed, nothing past it kept) and
+/// one unit of text: a run of the root object's members of about 64 KiB, cut before its
+/// `## key` section lines, or a piece of about 64 KiB of a large table (a root table, or a
+/// root member that is a table without a layout, cut between rows). What is not cut is one
+/// unit: a section with everything nested in it, a list of `@N` items, a table with a layout
+/// (keyed, grouped, constant or path columns), and the rest of a table once a row declares an
+/// inline or shared schema. Blank and comment lines are never kept, and
+/// [`Limits::max_input_size`] is counted as the bytes arrive. The value and the errors are
+/// [`from_str`]'s, at the input's positions, except that malformed UTF-8 is reported where it
+/// is read (`from_str` checks it before anything else), and that serde_json's private keys
+/// (read by its visitor when its `arbitrary_precision` or `raw_value` feature is on) are
+/// ordinary keys here.
+///
+/// Any other `T` is decoded from the payload's text with blank and comment lines left out:
+/// memory holds that text and the value. A table read a row at a time is
 /// [`RowReader`](crate::RowReader).
 ///
 /// [`Limits::max_line_length`]: crate::Limits::max_line_length
@@ -250,6 +264,11 @@ impl DecoderOptions {
     /// Reads `reader` a line at a time and decodes the payload with these options (see
     /// [`from_reader`]).
     pub fn from_reader<R: io::Read, T: DeserializeOwned>(&self, reader: R) -> Result<T> {
+        if is_value::<T>() {
+            let value = units::value_from_reader(io::BufReader::new(reader), self)?;
+            return value_into::<T>(value)
+                .map_err(|_| Error::new(ErrorKind::TypeMismatch, "not a serde_json::Value"));
+        }
         let (text, map) = crate::read::read_content(io::BufReader::new(reader), &self.limits)?;
         self.from_str(&text).map_err(|e| map.fix(e))
     }

@@ -4,5 +4,5 @@
 mod lines;
 mod rows;
 
-pub(crate) use lines::read_content;
+pub(crate) use lines::{is_significant, read_content, LineMap, LineReader};
 pub use rows::{DeserializeRows, RowReader};
