@@ -3,6 +3,8 @@
 
 mod lines;
 mod rows;
+mod source;
 
 pub(crate) use lines::read_content;
 pub use rows::{DeserializeRows, RowReader};
+pub(crate) use source::{header_line, LineSource, ReaderLines};
