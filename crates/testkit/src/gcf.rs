@@ -285,7 +285,13 @@ fn canonical(lexeme: &str) -> (bool, String, i64) {
 ///   both readers see the error in the same order (not for `invalid_utf8` and
 ///   `invalid_surrogate`, which the in-memory decoder finds before anything else, nor for a
 ///   row-count limit, which the row reader checks as rows arrive).
+///
+/// Graph-profile payloads get the graph decoder's reader oracle,
+/// [`crate::gcf_graph::check_reader`].
 pub fn check_streaming(input: &[u8]) -> Result<(), Bug> {
+    if input.starts_with(b"GCF profile=graph") {
+        crate::gcf_graph::check_reader(input)?;
+    }
     let whole = agentwire_gcf::from_slice::<Value>(input);
     let reader = std::io::BufReader::with_capacity(1, input);
     let streamed = agentwire_gcf::from_reader::<_, Value>(reader);
