@@ -80,12 +80,20 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
     let graph = format == Format::Gcf
         && agentwire_gcf::profile(&String::from_utf8_lossy(&first_line)).ok()
             == Some(agentwire_gcf::Profile::Graph);
-    if format == Format::Gcf && !graph {
-        // The generic decoder itself, a line at a time, without building the value.
+    if format == Format::Gcf {
+        // The decoder itself: the generic one without building the value; the graph one
+        // (full graphs, deltas and `unchanged` replies) parsing each line as it arrives, in
+        // the memory of the line and the graph.
         let opts = args.limits.gcf(agentwire_gcf::Spec::LATEST);
         let mut tap = LineTap::new(reader);
-        return match opts.from_reader::<_, serde::de::IgnoredAny>(&mut tap) {
-            Ok(_) => output::print("ok\n"),
+        let result = if graph {
+            opts.decode_payload_reader(&mut tap).map(drop)
+        } else {
+            opts.from_reader::<_, serde::de::IgnoredAny>(&mut tap)
+                .map(drop)
+        };
+        return match result {
+            Ok(()) => output::print("ok\n"),
             Err(e) => {
                 let finding = gcf_finding(&e);
                 let line = tap.line(e.line().unwrap_or(0));
@@ -108,10 +116,9 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         offset: e.utf8_error().valid_up_to(),
     })?;
     let finding = match format {
-        Format::Gcf => check_gcf(&text, &args.limits),
         Format::Toon => check_toon(&text),
         Format::Json => check_json(&text, &what),
-        Format::Gcx1 => None,
+        Format::Gcf | Format::Gcx1 => None,
     };
     match finding {
         None => output::print("ok\n"),
@@ -127,16 +134,6 @@ fn gcf_finding(e: &agentwire_gcf::Error) -> Finding {
         }),
         message: format!("{}: {}", e.code(), e.message()),
     }
-}
-
-/// A graph payload (deltas and `unchanged` replies included), read whole.
-fn check_gcf(text: &str, limits: &crate::stream::LimitArgs) -> Option<Finding> {
-    let opts = limits.gcf(agentwire_gcf::Spec::LATEST);
-    let result = agentwire_gcf::profile(text).and_then(|profile| match profile {
-        agentwire_gcf::Profile::Graph => opts.decode_payload(text).map(drop),
-        _ => opts.from_str::<serde::de::IgnoredAny>(text).map(drop),
-    });
-    result.err().map(|e| gcf_finding(&e))
 }
 
 /// Runs the GCX1 decoder over the payload without building its value: the finding, and the
@@ -156,36 +153,42 @@ fn check_gcx1<R: BufRead>(
     Some((finding, text))
 }
 
-/// A reader that remembers the line being read and the one before it (their first
-/// [`LineTap::KEEP`] bytes), so that a report can show the offending line of a stream.
+/// A reader that remembers the line being read and the lines before it (the first
+/// [`LineTap::KEEP`] bytes of each, the last line and as many more as fit in
+/// [`LineTap::RECENT`] bytes), so that a report can show the offending line of a stream even
+/// when the decoder reads ahead of it through a buffer of its own.
 struct LineTap<R> {
     inner: R,
     /// The 1-based number of the line being read.
     number: u64,
     current: Vec<u8>,
-    previous: Vec<u8>,
+    /// The lines before it, the latest last: `recent[i]` is line `number - len + i`.
+    recent: std::collections::VecDeque<Vec<u8>>,
+    /// The bytes held in `recent`.
+    recent_bytes: usize,
 }
 
 impl<R: BufRead> LineTap<R> {
     const KEEP: usize = 64 * 1024;
+    const RECENT: usize = 64 * 1024;
 
     fn new(inner: R) -> Self {
         LineTap {
             inner,
             number: 1,
             current: Vec::new(),
-            previous: Vec::new(),
+            recent: std::collections::VecDeque::new(),
+            recent_bytes: 0,
         }
     }
 
-    /// Line `number`'s text, if it is one of the two kept.
+    /// Line `number`'s text, if it is one of those kept.
     fn line(&self, number: u64) -> Option<String> {
         let bytes = if number == self.number {
             &self.current
-        } else if number + 1 == self.number {
-            &self.previous
         } else {
-            return None;
+            let back = usize::try_from(self.number.checked_sub(number)?).ok()?;
+            self.recent.get(self.recent.len().checked_sub(back)?)?
         };
         Some(String::from_utf8_lossy(bytes).into_owned())
     }
@@ -193,7 +196,13 @@ impl<R: BufRead> LineTap<R> {
     fn record(&mut self, mut bytes: &[u8]) {
         while let Some(at) = memchr_newline(bytes) {
             self.keep(&bytes[..at]);
-            self.previous = std::mem::take(&mut self.current);
+            let line = std::mem::take(&mut self.current);
+            self.recent_bytes += line.len();
+            self.recent.push_back(line);
+            while self.recent.len() > 1 && self.recent_bytes > Self::RECENT {
+                let dropped = self.recent.pop_front().map_or(0, |l| l.len());
+                self.recent_bytes -= dropped;
+            }
             self.number += 1;
             bytes = &bytes[at + 1..];
         }
