@@ -174,7 +174,7 @@ pub use keyed::{
     Reanchor,
 };
 pub use options::{DecoderOptions, EncoderOptions, Limits, Spec, TokenCounter};
-pub use read::{DeserializeRows, RowReader};
+pub use read::{DeserializeRows, Entries, RowReader};
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

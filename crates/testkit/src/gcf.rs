@@ -280,7 +280,8 @@ fn canonical(lexeme: &str) -> (bool, String, i64) {
 /// - `from_reader` (a line at a time, through a one-byte-at-a-time buffer) gives the value or
 ///   the error code `from_slice` gives;
 /// - the [`RowReader`](agentwire_gcf::RowReader), when the payload is a table (a root array,
-///   or an object of one array member), gives its rows in order, and rejects what the whole
+///   or an object of one array member) or a keyed map (root or member), gives its rows in
+///   order (a keyed map's entries as `[key, value]` pairs, compared by key), and rejects what the whole
 ///   decoder rejects; on other payloads it says `not_a_table`. Error codes are compared where
 ///   both readers see the error in the same order (not for `invalid_utf8` and
 ///   `invalid_surrogate`, which the in-memory decoder finds before anything else, nor for a
@@ -304,13 +305,38 @@ pub fn check_streaming(input: &[u8]) -> Result<(), Bug> {
         )))
         }
     }
-    let rows = agentwire_gcf::RowReader::new(input)
-        .and_then(|mut r| r.values().collect::<agentwire_gcf::Result<Vec<Value>>>());
-    let table = match &whole {
-        Ok(Value::Array(items)) => Some(items.clone()),
-        Ok(Value::Object(m)) if m.len() == 1 => {
-            m.values().next().and_then(|v| v.as_array().cloned())
+    let (rows, keyed, member) = match agentwire_gcf::RowReader::new(input) {
+        Ok(mut r) => {
+            let (keyed, member) = (r.is_keyed(), r.key().map(str::to_owned));
+            let rows = r.values().collect::<agentwire_gcf::Result<Vec<Value>>>();
+            (rows, keyed, member)
         }
+        Err(e) => (Err(e), false, None),
+    };
+    // A keyed map's entries come as `[key, value]` pairs, compared by key (a `Map` may not
+    // keep the input's order).
+    let entries = |m: &serde_json::Map<String, Value>| {
+        let mut pairs: Vec<Value> = m
+            .iter()
+            .map(|(k, v)| Value::Array(vec![Value::String(k.clone()), v.clone()]))
+            .collect();
+        pairs.sort_by(|a, b| a[0].as_str().cmp(&b[0].as_str()));
+        pairs
+    };
+    let rows = rows.map(|mut rows| {
+        if keyed {
+            rows.sort_by(|a, b| a[0].as_str().cmp(&b[0].as_str()));
+        }
+        rows
+    });
+    let table = match &whole {
+        Ok(Value::Array(items)) if !keyed => Some(items.clone()),
+        Ok(Value::Object(m)) if keyed && member.is_none() => Some(entries(m)),
+        Ok(Value::Object(m)) if m.len() == 1 => match m.values().next() {
+            Some(Value::Array(items)) if !keyed => Some(items.clone()),
+            Some(Value::Object(map)) if keyed => Some(entries(map)),
+            _ => None,
+        },
         _ => None,
     };
     match (&rows, &whole, table) {

@@ -6,5 +6,5 @@ mod rows;
 mod source;
 
 pub(crate) use lines::read_content;
-pub use rows::{DeserializeRows, RowReader};
+pub use rows::{DeserializeRows, Entries, RowReader};
 pub(crate) use source::{header_line, LineSource, ReaderLines};
