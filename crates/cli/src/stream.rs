@@ -74,7 +74,8 @@ impl LimitArgs {
     }
 }
 
-/// Writes each row of the table `reader` holds as one line of JSON, as it is read.
+/// Writes each row of the table `reader` holds as one line of JSON, as it is read (each
+/// entry of a keyed map as `{"key": ..., "value": ...}`).
 pub(crate) fn decode_rows<R: BufRead>(
     format: Format,
     first_line: &[u8],
@@ -103,6 +104,19 @@ pub(crate) fn decode_rows<R: BufRead>(
                 .row_reader(reader)
                 .map_err(|e| failed("GCF", e.to_string()))?;
             let mut result = Ok(());
+            if rows.is_keyed() {
+                // A keyed map: one `{"key": ..., "value": ...}` line per entry (the shape of
+                // jq's `to_entries`: `jq -s from_entries` gives the map back).
+                for entry in rows.entries::<Value>() {
+                    let (key, value) = entry.map_err(|e| failed("GCF", e.to_string()))?;
+                    let line = serde_json::json!({ "key": key, "value": value });
+                    if let Err(e) = write_row(&mut out, &line) {
+                        result = Err(e);
+                        break;
+                    }
+                }
+                return output::written(result.and_then(|()| out.flush()));
+            }
             for row in rows.values() {
                 let row = row.map_err(|e| failed("GCF", e.to_string()))?;
                 if let Err(e) = write_row(&mut out, &row) {

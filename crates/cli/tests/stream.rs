@@ -114,6 +114,22 @@ fn stream_commands_stay_under_64_mb_on_110_mib() {
     assert!(out > rows);
     assert!(peak < 64_000_000, "peak {peak}");
 
+    let f = filler.clone();
+    let (out, fed, peak, code) = run_streaming(
+        &["decode", "--stream", "--from", "gcf"],
+        "GCF profile=generic\n## servers [?:]{key,id,note}\n",
+        rows,
+        move |i| format!("host-{i}|{i}|{f}\n"),
+        format!("##! summary counts={rows}\n"),
+    );
+    eprintln!(
+        "decode --stream (keyed map): {fed} bytes in, {out} entries out, peak RSS {peak} bytes"
+    );
+    assert_eq!(code, 0);
+    assert!(fed >= 100 * MIB);
+    assert_eq!(out, rows);
+    assert!(peak < 64_000_000, "peak {peak}");
+
     let (out, fed, peak, code) = run_streaming(
         &["decode", "--stream", "--from", "gcx1"],
         "GCX1 tool=t fields=id,note\n",
@@ -159,6 +175,24 @@ fn stream_round_trip_and_errors() {
         .assert()
         .failure()
         .stderr(predicates::str::contains("not_a_table"));
+    // A keyed map: one `{"key", "value"}` line per entry; a repeated key stops it.
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode", "--stream"])
+        .write_stdin("GCF profile=generic\n## hosts [?:]{key,cpu}\nweb|1\n\"db 2\"|2\n##! summary counts=2\n")
+        .assert()
+        .success()
+        .stdout("{\"key\":\"web\",\"value\":{\"cpu\":1}}\n{\"key\":\"db 2\",\"value\":{\"cpu\":2}}\n");
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode", "--stream"])
+        .write_stdin("GCF profile=generic\n## [3:]{key,cpu}\nweb|1\ndb|2\nweb|3\n")
+        .assert()
+        .failure()
+        .stdout("{\"key\":\"web\",\"value\":{\"cpu\":1}}\n{\"key\":\"db\",\"value\":{\"cpu\":2}}\n")
+        .stderr(predicates::str::contains(
+            "duplicate_key at line 5, column 1",
+        ));
     // A truncated stream: rows written, then the error.
     assert_cmd::Command::cargo_bin("agentwire")
         .unwrap()

@@ -232,3 +232,40 @@ fn a_graph_payload_s_comments_and_long_lines_cost_nothing() {
     assert!(input.total >= 100 * MB);
     assert!(peak < 3 * MB as usize, "peak {peak} bytes");
 }
+
+#[test]
+fn a_100_mb_keyed_map_is_read_one_entry_at_a_time() {
+    let _serial = one_at_a_time();
+    let filler = "x".repeat(900);
+    let entries = 120_000u64; // ~110 MiB of entries
+    let mut input = Generated::new(
+        "GCF profile=generic\n## servers [?:]{key,id,note}\n",
+        entries,
+        |i, out| {
+            use std::io::Write;
+            let _ = writeln!(out, "host-{i}|{i}|{filler}");
+        },
+        &format!("##! summary counts={entries}\n"),
+    );
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let ((seen, sum), peak) = peak_during(|| {
+        let mut reader = RowReader::with_options(io::BufReader::new(&mut input), &opts).unwrap();
+        assert!(reader.is_keyed());
+        let mut seen = 0u64;
+        let mut sum = 0u64;
+        for entry in reader.entries::<Value>() {
+            let (key, value) = entry.unwrap();
+            assert_eq!(key, format!("host-{}", value["id"]));
+            sum += value["id"].as_u64().unwrap();
+            seen += 1;
+        }
+        (seen, sum)
+    });
+    assert!(input.total >= 100 * MB, "generated {} bytes", input.total);
+    assert_eq!(seen, entries);
+    assert_eq!(sum, entries * (entries - 1) / 2);
+    eprintln!("keyed map: {} bytes read, peak {peak} bytes", input.total);
+    // The keys are kept (a repeated one is `duplicate_key`): about 1.5 MB of key text here,
+    // in a set. The entries' other 108 MB are never held.
+    assert!(peak < 12 * MB as usize, "peak {peak} bytes");
+}
