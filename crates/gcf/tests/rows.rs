@@ -393,3 +393,48 @@ fn keyed_maps_read_an_entry_at_a_time() {
         .unwrap_err();
     assert_eq!((e.code(), e.line()), ("limit_exceeded", Some(5)));
 }
+
+#[test]
+fn keyed_maps_stream_out_and_back_an_entry_at_a_time() {
+    let entries = [
+        ("web-01", json!({"cpu": 23, "tags": ["a", "b"], "key": "k"})),
+        ("", json!({"cpu": null, "tags": []})),
+        ("1", json!({"cpu": 7, "key": {"nested": true}})),
+        ("a|b", json!({"tags": ["c"]})),
+    ];
+    // A member of the root object.
+    let mut out = Vec::new();
+    let mut enc = agentwire_gcf::GenericStreamEncoder::new(&mut out).unwrap();
+    let mut map = enc.keyed_table("servers", &["cpu", "tags", "key"]).unwrap();
+    for (k, v) in &entries {
+        map.entry(k, v).unwrap();
+    }
+    let e = map.entry("web-01", &json!({"cpu": 1})).unwrap_err();
+    assert_eq!(e.code(), "duplicate_key");
+    assert_eq!(map.finish(), 4);
+    enc.finish().unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("## servers [?:]{_key,cpu,tags,key}\n"), "{text}");
+    assert!(text.ends_with("##! summary counts=4\n"), "{text}");
+    same_entries(&text);
+    let whole: Value = agentwire_gcf::from_str(&text).unwrap();
+    for (k, v) in &entries {
+        let mut expected = v.clone();
+        // Fields the entry lacks are absent, not null.
+        assert_eq!(whole["servers"][*k], expected.take(), "{text}");
+    }
+    // At the root.
+    let mut out = Vec::new();
+    let mut enc = agentwire_gcf::GenericStreamEncoder::new(&mut out).unwrap();
+    let mut map = enc.root_keyed_table(&["cpu"]).unwrap();
+    map.entry("a", &json!({"cpu": 1})).unwrap();
+    map.entry("b", &json!({"cpu": 2})).unwrap();
+    drop(map);
+    enc.finish().unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(
+        text,
+        "GCF profile=generic\n## [?:]{key,cpu}\na|1\nb|2\n##! summary counts=2\n"
+    );
+    same_entries(&text);
+}

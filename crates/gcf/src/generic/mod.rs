@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::options::{DecoderOptions, EncoderOptions};
 
-pub use stream::{GenericStreamEncoder, ListWriter, TableWriter};
+pub use stream::{GenericStreamEncoder, KeyedTableWriter, ListWriter, TableWriter};
 
 #[cfg(feature = "generic-delta")]
 pub(crate) use de::scalar_value;
