@@ -157,7 +157,41 @@ fn write_row<W: Write>(out: &mut W, row: &Value) -> io::Result<()> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Target {
     Gcf,
+    /// A GCF keyed map, from `{"key": ..., "value": ...}` lines.
+    GcfKeyed,
     Gcx1,
+}
+
+/// A GCF row that did not encode, at input line `number`.
+fn row_error(e: &agentwire_gcf::Error, number: u64) -> CliError {
+    let hint = if e.kind() == agentwire_gcf::ErrorKind::UnsupportedValue {
+        " (name every field up front with --fields)"
+    } else {
+        ""
+    };
+    CliError::Encode {
+        format: "GCF",
+        message: format!("line {number}: {e}{hint}"),
+    }
+}
+
+/// An entry line `{"key": KEY, "value": {...}}` as its key and value.
+fn entry(line: Value, number: u64, what: &str) -> Result<(String, Value), CliError> {
+    if let Value::Object(mut m) = line {
+        if m.len() == 2 {
+            if let (Some(Value::String(key)), Some(value @ Value::Object(_))) =
+                (m.remove("key"), m.remove("value"))
+            {
+                return Ok((key, value));
+            }
+        }
+    }
+    Err(CliError::Shape {
+        target: "a stream of keyed-map entries".into(),
+        message: format!(
+            "line {number} of {what} is not an entry {{\"key\": string, \"value\": object}}"
+        ),
+    })
 }
 
 /// Reads JSON Lines (one row object per line) from `reader` and writes a streaming payload:
@@ -197,17 +231,43 @@ pub(crate) fn encode_rows<R: BufRead>(
                     .map_err(|e| encode_error("GCF", e.to_string()))?;
                 let mut row = first;
                 while let Some(value) = row {
-                    table.row(&value).map_err(|e| {
-                        let hint = if e.kind() == agentwire_gcf::ErrorKind::UnsupportedValue {
-                            " (name every field up front with --fields)"
-                        } else {
-                            ""
-                        };
-                        encode_error("GCF", format!("line {}: {e}{hint}", rows.number))
-                    })?;
+                    table.row(&value).map_err(|e| row_error(&e, rows.number))?;
                     row = rows.next()?;
                 }
                 table.finish();
+            }
+            let mut out = enc
+                .finish()
+                .map_err(|e| encode_error("GCF", e.to_string()))?;
+            output::written(out.flush())
+        }
+        Target::GcfKeyed => {
+            let first = match rows.next()? {
+                Some(line) => Some(entry(line, rows.number, what)?),
+                None => None,
+            };
+            let names: Vec<String> = match (fields, &first) {
+                (Some(f), _) => f.to_vec(),
+                (None, Some((_, Value::Object(m)))) => m.keys().cloned().collect(),
+                _ => Vec::new(),
+            };
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let mut enc = agentwire_gcf::GenericStreamEncoder::new(out)
+                .map_err(|e| encode_error("GCF", e.to_string()))?;
+            {
+                let mut map = enc
+                    .root_keyed_table(&names)
+                    .map_err(|e| encode_error("GCF", e.to_string()))?;
+                let mut next = first;
+                while let Some((key, value)) = next {
+                    map.entry(&key, &value)
+                        .map_err(|e| row_error(&e, rows.number))?;
+                    next = match rows.next()? {
+                        Some(line) => Some(entry(line, rows.number, what)?),
+                        None => None,
+                    };
+                }
+                map.finish();
             }
             let mut out = enc
                 .finish()

@@ -252,3 +252,55 @@ fn limits_agree_between_encode_and_decode() {
         .failure()
         .stderr(predicates::str::contains("limit_exceeded"));
 }
+
+#[test]
+fn keyed_maps_stream_both_ways() {
+    let entries = "{\"key\":\"web\",\"value\":{\"cpu\":1,\"tags\":[\"a\"]}}\n\
+                   {\"key\":\"db 2\",\"value\":{\"cpu\":2,\"tags\":[]}}\n";
+    let gcf = assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["encode", "--to", "gcf", "--stream", "--keyed"])
+        .write_stdin(entries)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(gcf).unwrap();
+    assert!(
+        text.starts_with("GCF profile=generic\n## [?:]{key,cpu,tags}\n")
+            && text.ends_with("##! summary counts=2\n"),
+        "{text}"
+    );
+    // Back, entry by entry: the same lines.
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode", "--stream"])
+        .write_stdin(text.clone())
+        .assert()
+        .success()
+        .stdout(entries);
+    // And whole: the map.
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode"])
+        .write_stdin(text)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("\"db 2\":{\"cpu\":2,\"tags\":[]}"));
+    // A repeated key, or a line that is no entry: errors.
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["encode", "--to", "gcf", "--stream", "--keyed"])
+        .write_stdin("{\"key\":\"a\",\"value\":{\"x\":1}}\n{\"key\":\"a\",\"value\":{\"x\":2}}\n")
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("line 2: duplicate_key"));
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["encode", "--to", "gcf", "--stream", "--keyed"])
+        .write_stdin("{\"id\":1}\n")
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("line 1 of standard input is not an entry"));
+}

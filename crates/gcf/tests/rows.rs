@@ -414,7 +414,10 @@ fn keyed_maps_stream_out_and_back_an_entry_at_a_time() {
     assert_eq!(map.finish(), 4);
     enc.finish().unwrap();
     let text = String::from_utf8(out).unwrap();
-    assert!(text.contains("## servers [?:]{_key,cpu,tags,key}\n"), "{text}");
+    assert!(
+        text.contains("## servers [?:]{_key,cpu,tags,key}\n"),
+        "{text}"
+    );
     assert!(text.ends_with("##! summary counts=4\n"), "{text}");
     same_entries(&text);
     let whole: Value = agentwire_gcf::from_str(&text).unwrap();
