@@ -100,7 +100,7 @@ fn stream_commands_stay_under_64_mb_on_110_mib() {
     assert_eq!(out, rows + 3);
     assert!(peak < 64_000_000, "peak {peak}");
 
-    let f = filler;
+    let f = filler.clone();
     let (out, fed, peak, code) = run_streaming(
         &["encode", "--to", "gcx1", "--stream"],
         "",

@@ -265,7 +265,8 @@ fn a_100_mb_keyed_map_is_read_one_entry_at_a_time() {
     assert_eq!(seen, entries);
     assert_eq!(sum, entries * (entries - 1) / 2);
     eprintln!("keyed map: {} bytes read, peak {peak} bytes", input.total);
-    // The keys are kept (a repeated one is `duplicate_key`): about 1.5 MB of key text here,
-    // in a set. The entries' other 108 MB are never held.
-    assert!(peak < 12 * MB as usize, "peak {peak} bytes");
+    // The keys are kept (a repeated one is `duplicate_key`): 1.3 MB of key text here, in a
+    // hash set (about 11.7 MB at its last growth, both tables alive; measured). The entries'
+    // other 108 MB are never held.
+    assert!(peak < 16 * MB as usize, "peak {peak} bytes");
 }
