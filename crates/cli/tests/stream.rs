@@ -287,7 +287,9 @@ fn keyed_maps_stream_both_ways() {
         .write_stdin(text)
         .assert()
         .success()
-        .stdout(predicates::str::contains("\"db 2\":{\"cpu\":2,\"tags\":[]}"));
+        .stdout(predicates::str::contains(
+            "\"db 2\":{\"cpu\":2,\"tags\":[]}",
+        ));
     // A repeated key, or a line that is no entry: errors.
     assert_cmd::Command::cargo_bin("agentwire")
         .unwrap()
@@ -302,5 +304,7 @@ fn keyed_maps_stream_both_ways() {
         .write_stdin("{\"id\":1}\n")
         .assert()
         .failure()
-        .stderr(predicates::str::contains("line 1 of standard input is not an entry"));
+        .stderr(predicates::str::contains(
+            "line 1 of standard input is not an entry",
+        ));
 }

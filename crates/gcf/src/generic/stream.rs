@@ -309,7 +309,9 @@ impl<W: io::Write> GenericStreamEncoder<W> {
             scope.after_table = true;
         }
         let depth = self.depth();
-        Ok(KeyedTableWriter::new(self, fields, section, depth))
+        Ok(KeyedTableWriter::over(TableWriter::new(
+            self, fields, section, depth,
+        )))
     }
 
     /// Makes the root a deferred keyed map `## [?:]{key,fields}` (see
@@ -319,7 +321,9 @@ impl<W: io::Write> GenericStreamEncoder<W> {
         self.claim_root()?;
         let label = key_label(fields);
         let section = self.deferred_header_of(None, Some(fields), Some(&label))?;
-        Ok(KeyedTableWriter::new(self, fields, section, 0))
+        Ok(KeyedTableWriter::over(TableWriter::new(
+            self, fields, section, 0,
+        )))
     }
 
     /// Starts a deferred list member `## key [?]` of the current object: expanded items
@@ -544,14 +548,10 @@ pub struct KeyedTableWriter<'e, W: io::Write> {
 }
 
 impl<'e, W: io::Write> KeyedTableWriter<'e, W> {
-    fn new(
-        enc: &'e mut GenericStreamEncoder<W>,
-        fields: &[&str],
-        section: usize,
-        depth: usize,
-    ) -> Self {
+    /// The entries of `table`, a keyed map's rows.
+    fn over(table: TableWriter<'e, W>) -> Self {
         KeyedTableWriter {
-            table: TableWriter::new(enc, fields, section, depth),
+            table,
             keys: HashSet::new(),
         }
     }
