@@ -98,6 +98,12 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
             args.limits.gcx1(),
         );
     }
+    if format == Format::Gcf && codec::is_graph(&first_line) {
+        // Written as it is serialized: no JSON tree of the graph is built beside it.
+        let opts = args.limits.gcf(args.spec);
+        let graph = codec::decode_graph_with(&first_line, reader, &what, &opts)?;
+        return output::print_json(&graph, args.pretty);
+    }
     let value = match format {
         Format::Gcf => {
             codec::decode_gcf_with(&first_line, reader, &what, &args.limits.gcf(args.spec))?

@@ -77,9 +77,7 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
             ))),
         };
     }
-    let graph = format == Format::Gcf
-        && agentwire_gcf::profile(&String::from_utf8_lossy(&first_line)).ok()
-            == Some(agentwire_gcf::Profile::Graph);
+    let graph = format == Format::Gcf && codec::is_graph(&first_line);
     if format == Format::Gcf {
         // The decoder itself: the generic one without building the value; the graph one
         // (full graphs, deltas and `unchanged` replies) parsing each line as it arrives, in

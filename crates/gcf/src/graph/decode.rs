@@ -71,11 +71,11 @@ fn parse_bool(value: &str) -> Option<bool> {
 
 /// Reads the header line and checks that it declares the graph profile.
 pub(crate) fn read_graph_header<'a>(lines: &mut Lines<'a>) -> Result<GraphHeader<'a>> {
-    graph_header(header::read_header(lines)?)
+    graph_header(&header::read_header(lines)?)
 }
 
 /// Checks that a header declares the graph profile, and validates its fields.
-pub(crate) fn graph_header(raw: header::Header<'_>) -> Result<GraphHeader<'_>> {
+pub(crate) fn graph_header<'a>(raw: &header::Header<'a>) -> Result<GraphHeader<'a>> {
     if raw.profile != Profile::Graph {
         return Err(raw.line.error(
             ErrorKind::ProfileMismatch,

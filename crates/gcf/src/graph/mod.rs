@@ -213,7 +213,7 @@ impl DecoderOptions {
         let Some(first) = lines.first_line()? else {
             return Err(header::empty_input());
         };
-        let head = decode::graph_header(header::parse_header(read::header_line(&first))?)?;
+        let head = decode::graph_header(&header::parse_header(read::header_line(&first))?)?;
         let payload = self.decode_body(&mut lines, &head, None)?;
         Ok((payload, first))
     }
