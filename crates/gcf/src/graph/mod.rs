@@ -174,8 +174,8 @@ impl DecoderOptions {
     /// ```
     /// use agentwire_gcf::DecoderOptions;
     ///
-    /// let payload = "GCF profile=graph tool=t\n## targets [?]\n@0 fn pkg.A 0.90 lsp\n\
-    ///                ##! summary symbols=1\n";
+    /// let payload = "GCF profile=graph tool=t\n## targets [?]\n\
+    ///                @0 fn pkg.A 0.90 lsp\n##! summary symbols=1\n";
     /// let graph = DecoderOptions::new().decode_graph_reader(payload.as_bytes())?;
     /// assert_eq!(graph.symbols[0].qualified_name, "pkg.A");
     ///

@@ -115,14 +115,13 @@ pub(crate) fn header_line(text: &str) -> Line<'_> {
 mod tests {
     use super::*;
 
-    /// Every significant line (number, indent, text) or the first error's (code, line,
-    /// column), from both sources.
-    fn both(
-        input: &str,
-    ) -> [std::result::Result<Vec<(usize, usize, String)>, (String, u64, u64)>; 2] {
-        fn collect(
-            source: &mut dyn LineSource,
-        ) -> std::result::Result<Vec<(usize, usize, String)>, (String, u64, u64)> {
+    /// Every significant line (number, indent, text), or the first error's (code, line,
+    /// column).
+    type Read = std::result::Result<Vec<(usize, usize, String)>, (String, u64, u64)>;
+
+    /// [`Read`] from both sources.
+    fn both(input: &str) -> [Read; 2] {
+        fn collect(source: &mut dyn LineSource) -> Read {
             let mut out = Vec::new();
             loop {
                 match source.next_line() {
