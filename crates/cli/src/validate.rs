@@ -152,55 +152,68 @@ fn check_gcx1<R: BufRead>(
 }
 
 /// A reader that remembers the line being read and the lines before it (the first
-/// [`LineTap::KEEP`] bytes of each, the last line and as many more as fit in
-/// [`LineTap::RECENT`] bytes), so that a report can show the offending line of a stream even
+/// [`Recent::KEEP`] bytes of each, the last line and as many more as fit in
+/// [`Recent::RECENT`] bytes), so that a report can show the offending line of a stream even
 /// when the decoder reads ahead of it through a buffer of its own.
 struct LineTap<R> {
     inner: R,
+    recent: Recent,
+}
+
+/// The lines a [`LineTap`] remembers.
+#[derive(Default)]
+struct Recent {
     /// The 1-based number of the line being read.
     number: u64,
     current: Vec<u8>,
-    /// The lines before it, the latest last: `recent[i]` is line `number - len + i`.
-    recent: std::collections::VecDeque<Vec<u8>>,
-    /// The bytes held in `recent`.
-    recent_bytes: usize,
+    /// The lines before it, the latest last: `lines[i]` is line `number - len + i`.
+    lines: std::collections::VecDeque<Vec<u8>>,
+    /// The bytes held in `lines`.
+    bytes: usize,
 }
 
 impl<R: BufRead> LineTap<R> {
-    const KEEP: usize = 64 * 1024;
-    const RECENT: usize = 64 * 1024;
-
     fn new(inner: R) -> Self {
         LineTap {
             inner,
-            number: 1,
-            current: Vec::new(),
-            recent: std::collections::VecDeque::new(),
-            recent_bytes: 0,
+            recent: Recent {
+                number: 1,
+                ..Recent::default()
+            },
         }
     }
 
     /// Line `number`'s text, if it is one of those kept.
     fn line(&self, number: u64) -> Option<String> {
-        let bytes = if number == self.number {
-            &self.current
+        let recent = &self.recent;
+        let bytes = if number == recent.number {
+            &recent.current
         } else {
-            let back = usize::try_from(self.number.checked_sub(number)?).ok()?;
-            self.recent.get(self.recent.len().checked_sub(back)?)?
+            let back = usize::try_from(recent.number.checked_sub(number)?).ok()?;
+            recent.lines.get(recent.lines.len().checked_sub(back)?)?
         };
         Some(String::from_utf8_lossy(bytes).into_owned())
     }
+}
+
+impl Recent {
+    const KEEP: usize = 64 * 1024;
+    const RECENT: usize = 64 * 1024;
 
     fn record(&mut self, mut bytes: &[u8]) {
         while let Some(at) = memchr_newline(bytes) {
             self.keep(&bytes[..at]);
-            let line = std::mem::take(&mut self.current);
-            self.recent_bytes += line.len();
-            self.recent.push_back(line);
-            while self.recent.len() > 1 && self.recent_bytes > Self::RECENT {
-                let dropped = self.recent.pop_front().map_or(0, |l| l.len());
-                self.recent_bytes -= dropped;
+            // The line ends: kept with the recent ones; the oldest past the budget leave, and
+            // the last to leave lends its buffer to the next line.
+            let mut spare = Vec::new();
+            self.bytes += self.current.len();
+            while !self.lines.is_empty() && self.bytes > Self::RECENT {
+                spare = self.lines.pop_front().unwrap_or_default();
+                self.bytes -= spare.len();
             }
+            spare.clear();
+            self.lines
+                .push_back(std::mem::replace(&mut self.current, spare));
             self.number += 1;
             bytes = &bytes[at + 1..];
         }
@@ -220,13 +233,11 @@ fn memchr_newline(bytes: &[u8]) -> Option<usize> {
 
 impl<R: BufRead> Read for LineTap<R> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        let n = {
-            let available = self.fill_buf()?;
-            let n = available.len().min(out.len());
-            out[..n].copy_from_slice(&available[..n]);
-            n
-        };
-        self.consume(n);
+        let available = self.inner.fill_buf()?;
+        let n = available.len().min(out.len());
+        out[..n].copy_from_slice(&available[..n]);
+        self.recent.record(&available[..n]);
+        self.inner.consume(n);
         Ok(n)
     }
 }
@@ -237,11 +248,10 @@ impl<R: BufRead> BufRead for LineTap<R> {
     }
 
     fn consume(&mut self, amount: usize) {
-        let taken = match self.inner.fill_buf() {
-            Ok(available) => available[..amount.min(available.len())].to_vec(),
-            Err(_) => Vec::new(),
-        };
-        self.record(&taken);
+        if let Ok(available) = self.inner.fill_buf() {
+            self.recent
+                .record(&available[..amount.min(available.len())]);
+        }
         self.inner.consume(amount);
     }
 }

@@ -60,17 +60,19 @@ impl<R: BufRead> ReaderLines<R> {
         Ok(Some(text))
     }
 
-    /// Whether the current line is one decoders read (see [`LineSource`]); checks it as UTF-8.
+    /// Whether the current line is one decoders read (see [`LineSource`]). A line that is not
+    /// is checked as UTF-8 here; one that is, by [`LineReader::line`] when it is handed out
+    /// (once: the bytes are classified before they are validated).
     fn significant(&self) -> Result<bool> {
-        let line = self.lines.line()?;
-        let text = line.text;
-        if text.is_empty() || text.starts_with("# ") {
-            return Ok(false);
+        let bytes = self.lines.bytes();
+        let text = &bytes[bytes.iter().take_while(|&&b| b == b' ').count()..];
+        let blank = text.is_empty() || text.starts_with(b"# ");
+        let tab = text.first() == Some(&b'\t');
+        if !blank && !tab {
+            return Ok(true);
         }
-        if text.starts_with('\t') {
-            if text.bytes().all(|b| b == b'\t' || b == b' ') {
-                return Ok(false);
-            }
+        let line = self.lines.line()?;
+        if tab && !line.text.bytes().all(|b| b == b'\t' || b == b' ') {
             return Err(Error::at_line(
                 ErrorKind::TabIndentation,
                 line.number,
@@ -78,7 +80,7 @@ impl<R: BufRead> ReaderLines<R> {
                 "tab character in indentation (indent with two spaces per level)",
             ));
         }
-        Ok(true)
+        Ok(false)
     }
 }
 
