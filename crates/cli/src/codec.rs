@@ -230,13 +230,34 @@ pub(crate) fn decode_gcf_with<R: Read>(
     let message = |e: agentwire_gcf::Error| gcf_error(&header, &e);
     match agentwire_gcf::profile(&header).map_err(|e| failed(e.to_string()))? {
         agentwire_gcf::Profile::Graph => {
-            let graph = decoder
-                .decode_graph_reader(reader)
-                .map_err(|e| failed(message(e)))?;
+            let graph = decode_graph_with(first_line, reader, what, decoder)?;
             serde_json::to_value(&graph).map_err(|e| failed(e.to_string()))
         }
         _ => decoder.from_reader(reader).map_err(|e| failed(message(e))),
     }
+}
+
+/// Whether the GCF payload whose first line is `first_line` is a graph payload.
+pub(crate) fn is_graph(first_line: &[u8]) -> bool {
+    agentwire_gcf::profile(&String::from_utf8_lossy(first_line)).ok()
+        == Some(agentwire_gcf::Profile::Graph)
+}
+
+/// Decodes a GCF graph payload with `decoder`'s options, parsing `reader` a line at a time
+/// (memory: the line and the graph).
+pub(crate) fn decode_graph_with<R: Read>(
+    first_line: &[u8],
+    reader: R,
+    what: &str,
+    decoder: &agentwire_gcf::DecoderOptions,
+) -> Result<agentwire_gcf::Graph, CliError> {
+    decoder
+        .decode_graph_reader(reader)
+        .map_err(|e| CliError::Decode {
+            what: what.to_owned(),
+            format: "GCF",
+            message: gcf_error(&String::from_utf8_lossy(first_line), &e),
+        })
 }
 
 /// Decodes a GCX1 payload (ours, or any Gortex writes) into the JSON value it was written

@@ -24,18 +24,21 @@ pub(crate) enum From {
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 GCF and GCX1 are read a line at a time: a line past the limit fails before it is kept, and
-comment lines are never kept; GCX1 holds one line and the value, GCF the payload's other lines
-until the value is built.
+comment lines are never kept; GCX1 and GCF graph payloads hold one line and the value being
+built, the GCF generic profile the payload's other lines until the value is built.
 
 --stream writes one JSON value per line (JSON Lines) as the rows are read, holding one row:
   GCF   the payload must be one array: a table `## [N]{fields}` / `## [?]{fields}`, or an
         object whose first member is one (`## key [N]{fields}`, what `encode --stream`
         writes); a list of `@N` items (`## [N]`) gives one item per line, an inline array
-        (`## [N]: a,b`) one value per line. Anything else (another member after it, a keyed
-        map, an object, a graph payload) is an error (not_a_table):
-        decode it without --stream. The declared count, or a `[?]` count against the
-        `##! summary` trailer, is checked at the end; rows before an error have been written
-        by then, and the exit status is 1.
+        (`## [N]: a,b`) one value per line. A keyed map (`## [N:]{key,fields}`,
+        `## name [?:]{key,fields}`, root or first member) gives one line per entry,
+        {\"key\": KEY, \"value\": VALUE} (jq's to_entries shape: `jq -s from_entries` rebuilds
+        the map); its keys are kept to report a repeated one. Anything else (another member
+        after it, an object, a graph payload) is an error (not_a_table): decode it without
+        --stream. The declared count, or a `[?]` count against the `##! summary` trailer, is
+        checked at the end; rows before an error have been written by then, and the exit
+        status is 1.
   GCX1  every data row of every section, in order, each as the object the row decoder gives.
 
 Limits: every decoder limit has a flag (--max-line-length, --max-depth, --max-elements,
@@ -94,6 +97,12 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
             &args.limits.gcf(args.spec),
             args.limits.gcx1(),
         );
+    }
+    if format == Format::Gcf && codec::is_graph(&first_line) {
+        // Written as it is serialized: no JSON tree of the graph is built beside it.
+        let opts = args.limits.gcf(args.spec);
+        let graph = codec::decode_graph_with(&first_line, reader, &what, &opts)?;
+        return output::print_json(&graph, args.pretty);
     }
     let value = match format {
         Format::Gcf => {

@@ -97,6 +97,12 @@ pub(crate) struct Args {
     /// --stream to GCF: the table's fields, comma-separated (default: the first row's).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     fields: Option<Vec<String>>,
+    /// --stream to GCF: read a map's entries, one `{"key": KEY, "value": {...}}` per line
+    /// (what `decode --stream` writes for a keyed map, jq's `to_entries` shape), and write a
+    /// keyed map `## [?:]{key,fields}` (the value fields are --fields, or the first value's
+    /// members); a repeated key is an error.
+    #[arg(long)]
+    keyed: bool,
     /// GCF and GCX1: write lines up to this many bytes; past it encoding fails, since the
     /// decoders' default limit (GCF 1 MiB, GCX1 4 MiB) would refuse them. Decode such output
     /// with the same --max-line-length.
@@ -153,6 +159,11 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
             "--fields applies to --stream --to gcf only".into(),
         ));
     }
+    if args.keyed && !(args.stream && args.to == To::Gcf) {
+        return Err(CliError::Usage(
+            "--keyed applies to --stream --to gcf only".into(),
+        ));
+    }
     if args.stream {
         let target = match args.to {
             To::Gcf if !args.graph && args.spec.is_none() && !args.fewest_tokens => {
@@ -167,8 +178,12 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
             }
         };
         let format = match target {
-            crate::stream::Target::Gcf => Format::Gcf,
+            crate::stream::Target::Gcf | crate::stream::Target::GcfKeyed => Format::Gcf,
             crate::stream::Target::Gcx1 => Format::Gcx1,
+        };
+        let target = match target {
+            crate::stream::Target::Gcf if args.keyed => crate::stream::Target::GcfKeyed,
+            other => other,
         };
         return crate::stream::encode_rows(
             target,

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use serde_json::Value;
+use serde::Serialize;
 
 use crate::CliError;
 
@@ -23,7 +23,7 @@ pub(crate) fn print(text: &str) -> Result<(), CliError> {
 
 /// Writes `value` as JSON (compact, or pretty with two-space indentation) and a newline,
 /// streamed to standard output.
-pub(crate) fn print_json(value: &Value, pretty: bool) -> Result<(), CliError> {
+pub(crate) fn print_json<T: Serialize + ?Sized>(value: &T, pretty: bool) -> Result<(), CliError> {
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let result = if pretty {
         serde_json::to_writer_pretty(&mut out, value)

@@ -74,7 +74,8 @@ impl LimitArgs {
     }
 }
 
-/// Writes each row of the table `reader` holds as one line of JSON, as it is read.
+/// Writes each row of the table `reader` holds as one line of JSON, as it is read (each
+/// entry of a keyed map as `{"key": ..., "value": ...}`).
 pub(crate) fn decode_rows<R: BufRead>(
     format: Format,
     first_line: &[u8],
@@ -103,6 +104,19 @@ pub(crate) fn decode_rows<R: BufRead>(
                 .row_reader(reader)
                 .map_err(|e| failed("GCF", e.to_string()))?;
             let mut result = Ok(());
+            if rows.is_keyed() {
+                // A keyed map: one `{"key": ..., "value": ...}` line per entry (the shape of
+                // jq's `to_entries`: `jq -s from_entries` gives the map back).
+                for entry in rows.entries::<Value>() {
+                    let (key, value) = entry.map_err(|e| failed("GCF", e.to_string()))?;
+                    let line = serde_json::json!({ "key": key, "value": value });
+                    if let Err(e) = write_row(&mut out, &line) {
+                        result = Err(e);
+                        break;
+                    }
+                }
+                return output::written(result.and_then(|()| out.flush()));
+            }
             for row in rows.values() {
                 let row = row.map_err(|e| failed("GCF", e.to_string()))?;
                 if let Err(e) = write_row(&mut out, &row) {
@@ -143,7 +157,41 @@ fn write_row<W: Write>(out: &mut W, row: &Value) -> io::Result<()> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Target {
     Gcf,
+    /// A GCF keyed map, from `{"key": ..., "value": ...}` lines.
+    GcfKeyed,
     Gcx1,
+}
+
+/// A GCF row that did not encode, at input line `number`.
+fn row_error(e: &agentwire_gcf::Error, number: u64) -> CliError {
+    let hint = if e.kind() == agentwire_gcf::ErrorKind::UnsupportedValue {
+        " (name every field up front with --fields)"
+    } else {
+        ""
+    };
+    CliError::Encode {
+        format: "GCF",
+        message: format!("line {number}: {e}{hint}"),
+    }
+}
+
+/// An entry line `{"key": KEY, "value": {...}}` as its key and value.
+fn entry(line: Value, number: u64, what: &str) -> Result<(String, Value), CliError> {
+    if let Value::Object(mut m) = line {
+        if m.len() == 2 {
+            if let (Some(Value::String(key)), Some(value @ Value::Object(_))) =
+                (m.remove("key"), m.remove("value"))
+            {
+                return Ok((key, value));
+            }
+        }
+    }
+    Err(CliError::Shape {
+        target: "a stream of keyed-map entries".into(),
+        message: format!(
+            "line {number} of {what} is not an entry {{\"key\": string, \"value\": object}}"
+        ),
+    })
 }
 
 /// Reads JSON Lines (one row object per line) from `reader` and writes a streaming payload:
@@ -183,17 +231,43 @@ pub(crate) fn encode_rows<R: BufRead>(
                     .map_err(|e| encode_error("GCF", e.to_string()))?;
                 let mut row = first;
                 while let Some(value) = row {
-                    table.row(&value).map_err(|e| {
-                        let hint = if e.kind() == agentwire_gcf::ErrorKind::UnsupportedValue {
-                            " (name every field up front with --fields)"
-                        } else {
-                            ""
-                        };
-                        encode_error("GCF", format!("line {}: {e}{hint}", rows.number))
-                    })?;
+                    table.row(&value).map_err(|e| row_error(&e, rows.number))?;
                     row = rows.next()?;
                 }
                 table.finish();
+            }
+            let mut out = enc
+                .finish()
+                .map_err(|e| encode_error("GCF", e.to_string()))?;
+            output::written(out.flush())
+        }
+        Target::GcfKeyed => {
+            let first = match rows.next()? {
+                Some(line) => Some(entry(line, rows.number, what)?),
+                None => None,
+            };
+            let names: Vec<String> = match (fields, &first) {
+                (Some(f), _) => f.to_vec(),
+                (None, Some((_, Value::Object(m)))) => m.keys().cloned().collect(),
+                _ => Vec::new(),
+            };
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let mut enc = agentwire_gcf::GenericStreamEncoder::new(out)
+                .map_err(|e| encode_error("GCF", e.to_string()))?;
+            {
+                let mut map = enc
+                    .root_keyed_table(&names)
+                    .map_err(|e| encode_error("GCF", e.to_string()))?;
+                let mut next = first;
+                while let Some((key, value)) = next {
+                    map.entry(&key, &value)
+                        .map_err(|e| row_error(&e, rows.number))?;
+                    next = match rows.next()? {
+                        Some(line) => Some(entry(line, rows.number, what)?),
+                        None => None,
+                    };
+                }
+                map.finish();
             }
             let mut out = enc
                 .finish()

@@ -77,15 +77,21 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
             ))),
         };
     }
-    let graph = format == Format::Gcf
-        && agentwire_gcf::profile(&String::from_utf8_lossy(&first_line)).ok()
-            == Some(agentwire_gcf::Profile::Graph);
-    if format == Format::Gcf && !graph {
-        // The generic decoder itself, a line at a time, without building the value.
+    let graph = format == Format::Gcf && codec::is_graph(&first_line);
+    if format == Format::Gcf {
+        // The decoder itself: the generic one without building the value; the graph one
+        // (full graphs, deltas and `unchanged` replies) parsing each line as it arrives, in
+        // the memory of the line and the graph.
         let opts = args.limits.gcf(agentwire_gcf::Spec::LATEST);
         let mut tap = LineTap::new(reader);
-        return match opts.from_reader::<_, serde::de::IgnoredAny>(&mut tap) {
-            Ok(_) => output::print("ok\n"),
+        let result = if graph {
+            opts.decode_payload_reader(&mut tap).map(drop)
+        } else {
+            opts.from_reader::<_, serde::de::IgnoredAny>(&mut tap)
+                .map(drop)
+        };
+        return match result {
+            Ok(()) => output::print("ok\n"),
             Err(e) => {
                 let finding = gcf_finding(&e);
                 let line = tap.line(e.line().unwrap_or(0));
@@ -108,10 +114,9 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
         offset: e.utf8_error().valid_up_to(),
     })?;
     let finding = match format {
-        Format::Gcf => check_gcf(&text, &args.limits),
         Format::Toon => check_toon(&text),
         Format::Json => check_json(&text, &what),
-        Format::Gcx1 => None,
+        Format::Gcf | Format::Gcx1 => None,
     };
     match finding {
         None => output::print("ok\n"),
@@ -127,16 +132,6 @@ fn gcf_finding(e: &agentwire_gcf::Error) -> Finding {
         }),
         message: format!("{}: {}", e.code(), e.message()),
     }
-}
-
-/// A graph payload (deltas and `unchanged` replies included), read whole.
-fn check_gcf(text: &str, limits: &crate::stream::LimitArgs) -> Option<Finding> {
-    let opts = limits.gcf(agentwire_gcf::Spec::LATEST);
-    let result = agentwire_gcf::profile(text).and_then(|profile| match profile {
-        agentwire_gcf::Profile::Graph => opts.decode_payload(text).map(drop),
-        _ => opts.from_str::<serde::de::IgnoredAny>(text).map(drop),
-    });
-    result.err().map(|e| gcf_finding(&e))
 }
 
 /// Runs the GCX1 decoder over the payload without building its value: the finding, and the
@@ -156,44 +151,69 @@ fn check_gcx1<R: BufRead>(
     Some((finding, text))
 }
 
-/// A reader that remembers the line being read and the one before it (their first
-/// [`LineTap::KEEP`] bytes), so that a report can show the offending line of a stream.
+/// A reader that remembers the line being read and the lines before it (the first
+/// [`Recent::KEEP`] bytes of each, the last line and as many more as fit in
+/// [`Recent::RECENT`] bytes), so that a report can show the offending line of a stream even
+/// when the decoder reads ahead of it through a buffer of its own.
 struct LineTap<R> {
     inner: R,
+    recent: Recent,
+}
+
+/// The lines a [`LineTap`] remembers.
+#[derive(Default)]
+struct Recent {
     /// The 1-based number of the line being read.
     number: u64,
     current: Vec<u8>,
-    previous: Vec<u8>,
+    /// The lines before it, the latest last: `lines[i]` is line `number - len + i`.
+    lines: std::collections::VecDeque<Vec<u8>>,
+    /// The bytes held in `lines`.
+    bytes: usize,
 }
 
 impl<R: BufRead> LineTap<R> {
-    const KEEP: usize = 64 * 1024;
-
     fn new(inner: R) -> Self {
         LineTap {
             inner,
-            number: 1,
-            current: Vec::new(),
-            previous: Vec::new(),
+            recent: Recent {
+                number: 1,
+                ..Recent::default()
+            },
         }
     }
 
-    /// Line `number`'s text, if it is one of the two kept.
+    /// Line `number`'s text, if it is one of those kept.
     fn line(&self, number: u64) -> Option<String> {
-        let bytes = if number == self.number {
-            &self.current
-        } else if number + 1 == self.number {
-            &self.previous
+        let recent = &self.recent;
+        let bytes = if number == recent.number {
+            &recent.current
         } else {
-            return None;
+            let back = usize::try_from(recent.number.checked_sub(number)?).ok()?;
+            recent.lines.get(recent.lines.len().checked_sub(back)?)?
         };
         Some(String::from_utf8_lossy(bytes).into_owned())
     }
+}
+
+impl Recent {
+    const KEEP: usize = 64 * 1024;
+    const RECENT: usize = 64 * 1024;
 
     fn record(&mut self, mut bytes: &[u8]) {
         while let Some(at) = memchr_newline(bytes) {
             self.keep(&bytes[..at]);
-            self.previous = std::mem::take(&mut self.current);
+            // The line ends: kept with the recent ones; the oldest past the budget leave, and
+            // the last to leave lends its buffer to the next line.
+            let mut spare = Vec::new();
+            self.bytes += self.current.len();
+            while !self.lines.is_empty() && self.bytes > Self::RECENT {
+                spare = self.lines.pop_front().unwrap_or_default();
+                self.bytes -= spare.len();
+            }
+            spare.clear();
+            self.lines
+                .push_back(std::mem::replace(&mut self.current, spare));
             self.number += 1;
             bytes = &bytes[at + 1..];
         }
@@ -213,13 +233,11 @@ fn memchr_newline(bytes: &[u8]) -> Option<usize> {
 
 impl<R: BufRead> Read for LineTap<R> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        let n = {
-            let available = self.fill_buf()?;
-            let n = available.len().min(out.len());
-            out[..n].copy_from_slice(&available[..n]);
-            n
-        };
-        self.consume(n);
+        let available = self.inner.fill_buf()?;
+        let n = available.len().min(out.len());
+        out[..n].copy_from_slice(&available[..n]);
+        self.recent.record(&available[..n]);
+        self.inner.consume(n);
         Ok(n)
     }
 }
@@ -230,11 +248,10 @@ impl<R: BufRead> BufRead for LineTap<R> {
     }
 
     fn consume(&mut self, amount: usize) {
-        let taken = match self.inner.fill_buf() {
-            Ok(available) => available[..amount.min(available.len())].to_vec(),
-            Err(_) => Vec::new(),
-        };
-        self.record(&taken);
+        if let Ok(available) = self.inner.fill_buf() {
+            self.recent
+                .record(&available[..amount.min(available.len())]);
+        }
         self.inner.consume(amount);
     }
 }

@@ -100,7 +100,7 @@ fn stream_commands_stay_under_64_mb_on_110_mib() {
     assert_eq!(out, rows + 3);
     assert!(peak < 64_000_000, "peak {peak}");
 
-    let f = filler;
+    let f = filler.clone();
     let (out, fed, peak, code) = run_streaming(
         &["encode", "--to", "gcx1", "--stream"],
         "",
@@ -112,6 +112,22 @@ fn stream_commands_stay_under_64_mb_on_110_mib() {
     assert_eq!(code, 0);
     assert!(fed >= 100 * MIB);
     assert!(out > rows);
+    assert!(peak < 64_000_000, "peak {peak}");
+
+    let f = filler.clone();
+    let (out, fed, peak, code) = run_streaming(
+        &["decode", "--stream", "--from", "gcf"],
+        "GCF profile=generic\n## servers [?:]{key,id,note}\n",
+        rows,
+        move |i| format!("host-{i}|{i}|{f}\n"),
+        format!("##! summary counts={rows}\n"),
+    );
+    eprintln!(
+        "decode --stream (keyed map): {fed} bytes in, {out} entries out, peak RSS {peak} bytes"
+    );
+    assert_eq!(code, 0);
+    assert!(fed >= 100 * MIB);
+    assert_eq!(out, rows);
     assert!(peak < 64_000_000, "peak {peak}");
 
     let (out, fed, peak, code) = run_streaming(
@@ -159,6 +175,24 @@ fn stream_round_trip_and_errors() {
         .assert()
         .failure()
         .stderr(predicates::str::contains("not_a_table"));
+    // A keyed map: one `{"key", "value"}` line per entry; a repeated key stops it.
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode", "--stream"])
+        .write_stdin("GCF profile=generic\n## hosts [?:]{key,cpu}\nweb|1\n\"db 2\"|2\n##! summary counts=2\n")
+        .assert()
+        .success()
+        .stdout("{\"key\":\"web\",\"value\":{\"cpu\":1}}\n{\"key\":\"db 2\",\"value\":{\"cpu\":2}}\n");
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode", "--stream"])
+        .write_stdin("GCF profile=generic\n## [3:]{key,cpu}\nweb|1\ndb|2\nweb|3\n")
+        .assert()
+        .failure()
+        .stdout("{\"key\":\"web\",\"value\":{\"cpu\":1}}\n{\"key\":\"db\",\"value\":{\"cpu\":2}}\n")
+        .stderr(predicates::str::contains(
+            "duplicate_key at line 5, column 1",
+        ));
     // A truncated stream: rows written, then the error.
     assert_cmd::Command::cargo_bin("agentwire")
         .unwrap()
@@ -217,4 +251,60 @@ fn limits_agree_between_encode_and_decode() {
         .assert()
         .failure()
         .stderr(predicates::str::contains("limit_exceeded"));
+}
+
+#[test]
+fn keyed_maps_stream_both_ways() {
+    let entries = "{\"key\":\"web\",\"value\":{\"cpu\":1,\"tags\":[\"a\"]}}\n\
+                   {\"key\":\"db 2\",\"value\":{\"cpu\":2,\"tags\":[]}}\n";
+    let gcf = assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["encode", "--to", "gcf", "--stream", "--keyed"])
+        .write_stdin(entries)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(gcf).unwrap();
+    assert!(
+        text.starts_with("GCF profile=generic\n## [?:]{key,cpu,tags}\n")
+            && text.ends_with("##! summary counts=2\n"),
+        "{text}"
+    );
+    // Back, entry by entry: the same lines.
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode", "--stream"])
+        .write_stdin(text.clone())
+        .assert()
+        .success()
+        .stdout(entries);
+    // And whole: the map.
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode"])
+        .write_stdin(text)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "\"db 2\":{\"cpu\":2,\"tags\":[]}",
+        ));
+    // A repeated key, or a line that is no entry: errors.
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["encode", "--to", "gcf", "--stream", "--keyed"])
+        .write_stdin("{\"key\":\"a\",\"value\":{\"x\":1}}\n{\"key\":\"a\",\"value\":{\"x\":2}}\n")
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("line 2: duplicate_key"));
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["encode", "--to", "gcf", "--stream", "--keyed"])
+        .write_stdin("{\"id\":1}\n")
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "line 1 of standard input is not an entry",
+        ));
 }

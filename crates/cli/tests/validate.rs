@@ -191,3 +191,26 @@ fn unreadable_input_and_usage_errors() {
         .code(2)
         .stdout("");
 }
+
+#[test]
+fn graph_payloads_are_read_a_line_at_a_time_and_still_show_the_line() {
+    // Deltas and `unchanged` replies are graph payloads too.
+    ok("GCF profile=graph delta=true base_root=a new_root=b\n## removed\nfn pkg.Gone\n");
+    ok("GCF profile=graph unchanged=true pack_root=sha256:01 symbols=3\n");
+    // The bad line comes after more than the decoder's read buffer (8 KiB): the report still
+    // shows it.
+    let mut input = String::from("GCF profile=graph tool=t\n## targets [?]\n");
+    for i in 0..500 {
+        input.push_str(&format!("@{i} fn pkg.Function{i} 0.50 lsp\n"));
+    }
+    input.push_str("@500 fn pkg.Last 0.5 lsp\n");
+    for i in 0..500 {
+        input.push_str(&format!("# comment {i}\n"));
+    }
+    invalid(
+        &[],
+        &input,
+        "agentwire: standard input:503:18: not valid GCF: invalid_score: score \"0.5\" is not a \
+         decimal with exactly two fraction digits\n 503 | @500 fn pkg.Last 0.5 lsp\n     |                  ^^^",
+    );
+}

@@ -94,14 +94,20 @@ pub(crate) fn first_header(text: &str) -> Result<Header<'_>> {
 /// Reads the first line of `lines` and validates it as a header.
 pub(crate) fn read_header<'a>(lines: &mut Lines<'a>) -> Result<Header<'a>> {
     let Some(line) = lines.next_raw()? else {
-        return Err(Error::at_line(
-            ErrorKind::MissingHeader,
-            1,
-            1,
-            "empty input (expected a `GCF profile=...` header line)",
-        ));
+        return Err(empty_input());
     };
     parse_header(line)
+}
+
+/// The error for an input without a header line.
+#[cold]
+pub(crate) fn empty_input() -> Error {
+    Error::at_line(
+        ErrorKind::MissingHeader,
+        1,
+        1,
+        "empty input (expected a `GCF profile=...` header line)",
+    )
 }
 
 /// Validates a header line.

@@ -158,7 +158,7 @@ mod root;
 pub use error::{Error, ErrorKind, Limit, Position, Result};
 pub use generic::{
     from_reader, from_slice, from_str, to_string, to_string_value, to_writer, GenericStreamEncoder,
-    ListWriter, TableWriter,
+    KeyedTableWriter, ListWriter, TableWriter,
 };
 #[cfg(feature = "graph")]
 pub use graph::{
@@ -174,7 +174,7 @@ pub use keyed::{
     Reanchor,
 };
 pub use options::{DecoderOptions, EncoderOptions, Limits, Spec, TokenCounter};
-pub use read::{DeserializeRows, RowReader};
+pub use read::{DeserializeRows, Entries, RowReader};
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

@@ -3,7 +3,9 @@
 //! streamed, session and delta forms, checked by the shared oracle in `agentwire-testkit`.
 
 use agentwire_gcf::{Edge, EdgeStatus, Graph, Kind, Symbol};
-use agentwire_testkit::gcf_graph::{check_delta, check_graph, check_session, check_stream};
+use agentwire_testkit::gcf_graph::{
+    check_delta, check_graph, check_reader, check_session, check_stream,
+};
 use proptest::prelude::*;
 
 /// The number of cases: `PROPTEST_CASES` when set (for long runs), else `default`.
@@ -235,15 +237,22 @@ proptest! {
 
     #[test]
     fn buffered_graphs_round_trip(g in graph(14, 20)) {
-        if let Err(bug) = check_graph(&g) {
-            panic!("{bug}");
+        match check_graph(&g) {
+            Err(bug) => panic!("{bug}"),
+            // Read a line at a time too: the same graph.
+            Ok(text) => if let Err(bug) = check_reader(text.as_bytes()) {
+                panic!("{bug}");
+            },
         }
     }
 
     #[test]
     fn streamed_graphs_round_trip(g in graph(10, 12)) {
-        if let Err(bug) = check_stream(&g) {
-            panic!("{bug}");
+        match check_stream(&g) {
+            Err(bug) => panic!("{bug}"),
+            Ok(text) => if let Err(bug) = check_reader(text.as_bytes()) {
+                panic!("{bug}");
+            },
         }
     }
 
@@ -283,7 +292,9 @@ proptest! {
                         .count() > 0),
                 "Delta::between refused a representable change"
             ),
-            Ok(Some(_)) => {}
+            Ok(Some(text)) => if let Err(bug) = check_reader(text.as_bytes()) {
+                panic!("{bug}");
+            },
         }
         // The unchanged case is an empty delta.
         match check_delta(&new, &new) {
@@ -303,5 +314,67 @@ fn a_v3_1_delta_without_distances_round_trips_at_each_spec() {
                 ## added\n@0 fn pkg.NewFunc 0.85 rwr\n";
     if let Err(bug) = agentwire_testkit::gcf_graph::check_bytes(text.as_bytes()) {
         panic!("{bug}");
+    }
+}
+
+/// Every graph payload of our conformance suite and of the upstream suites (where they are
+/// provided beside the project), and damaged forms of each (cut at every byte, each line left
+/// out, each line doubled), read a line at a time give what the in-memory decoder gives:
+/// the same payload, or the same error code, line and column.
+#[test]
+fn the_reader_agrees_with_the_in_memory_decoder_on_the_suites() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut dirs = vec![root.join("conformance/gcf-graph")];
+    for suite in ["gcf-v3.5.3", "gcf-v3.1.0"] {
+        let path = root.join("../shared/conformance").join(suite);
+        if path.is_dir() {
+            dirs.push(path);
+        }
+    }
+    let mut inputs = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if let Ok(v) = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()) {
+                collect_graph_inputs(&v, &mut inputs);
+            }
+        }
+    }
+    let mut checked = 0usize;
+    for input in &inputs {
+        let lines: Vec<&str> = input.split_inclusive('\n').collect();
+        let mut variants = vec![input.clone()];
+        variants.extend((0..input.len()).filter_map(|i| input.get(..i).map(str::to_owned)));
+        for i in 0..lines.len() {
+            let mut without = lines.clone();
+            without.remove(i);
+            variants.push(without.concat());
+            let mut doubled = lines.clone();
+            doubled.insert(i, lines[i]);
+            variants.push(doubled.concat());
+        }
+        for variant in variants {
+            if let Err(bug) = check_reader(variant.as_bytes()) {
+                panic!("{bug}\ninput:\n{variant}");
+            }
+            checked += 1;
+        }
+    }
+    eprintln!("{} payloads, {checked} inputs checked", inputs.len());
+    assert!(
+        inputs.len() > 40,
+        "only {} graph payloads found",
+        inputs.len()
+    );
+}
+
+fn collect_graph_inputs(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s) if s.starts_with("GCF profile=graph") => out.push(s.clone()),
+        serde_json::Value::Array(a) => a.iter().for_each(|v| collect_graph_inputs(v, out)),
+        serde_json::Value::Object(m) => m.values().for_each(|v| collect_graph_inputs(v, out)),
+        _ => {}
     }
 }

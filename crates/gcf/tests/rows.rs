@@ -123,10 +123,9 @@ fn what_is_not_a_table_says_so() {
     for text in [
         "GCF profile=generic\na=1\n",
         "GCF profile=generic\n",
-        "GCF profile=generic\n## hosts [1:]{key,cpu}\nweb|1\n",
         "GCF profile=generic\n## a\n  b=1\n",
         "GCF profile=generic\n## t [1]{id}\n1\n## u [1]{id}\n2\n",
-        "GCF profile=generic\n## hosts [1:]{key,cpu}\nweb|1\n",
+        "GCF profile=generic\n## hosts [1:]{key,cpu}\nweb|1\n## more [1:]{key,cpu}\ndb|2\n",
     ] {
         let e = rows(text).unwrap_err();
         assert_eq!(e.code(), "not_a_table", "{text}");
@@ -334,4 +333,183 @@ fn from_reader_reads_the_corpus_as_from_str() {
     }
     eprintln!("{checked} inputs checked");
     assert!(checked > 100, "only {checked} inputs");
+}
+
+/// A keyed map's entries, read one at a time, are the members of the object the whole payload
+/// decodes to, in order.
+fn same_entries(text: &str) {
+    let whole: Value = agentwire_gcf::from_str(text).unwrap();
+    let mut r = RowReader::new(text.as_bytes()).unwrap();
+    assert!(r.is_keyed(), "{text}");
+    let map = match (whole, r.key().map(str::to_owned)) {
+        (Value::Object(m), None) => m,
+        (Value::Object(mut m), Some(key)) => match m.remove(&key) {
+            Some(Value::Object(m)) => m,
+            other => panic!("{other:?}"),
+        },
+        (other, _) => panic!("{other}"),
+    };
+    let entries: Vec<(String, Value)> = r.entries().collect::<agentwire_gcf::Result<_>>().unwrap();
+    let mut expected: Vec<(String, Value)> = map.into_iter().collect();
+    let mut got = entries.clone();
+    expected.sort_by(|a, b| a.0.cmp(&b.0));
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(got, expected, "{text}");
+    // Input order.
+    let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+    let mut in_order = keys.clone();
+    in_order.sort_unstable();
+    in_order.dedup();
+    assert_eq!(in_order.len(), keys.len());
+}
+
+/// The error the row reader gives (reading entries) is the whole decoder's.
+fn same_error(text: &str) -> &'static str {
+    let whole = agentwire_gcf::from_str::<Value>(text).unwrap_err();
+    let e = RowReader::new(text.as_bytes())
+        .and_then(|mut r| {
+            r.entries::<Value>()
+                .collect::<agentwire_gcf::Result<Vec<_>>>()
+        })
+        .unwrap_err();
+    assert_eq!(
+        (e.code(), e.line(), e.column()),
+        (whole.code(), whole.line(), whole.column()),
+        "{text}"
+    );
+    e.code()
+}
+
+#[test]
+fn keyed_maps_read_an_entry_at_a_time() {
+    same_entries(
+        "GCF profile=generic\n## [3:]{key,cpu,status}\nweb-01|23|ok\ndb-01|41|ok\ncache|67|warn\n",
+    );
+    same_entries("GCF profile=generic\n## hosts [2:]{key,cpu}\nweb|1\n# between\n\ndb|2\n");
+    same_entries(
+        "GCF profile=generic\n## servers [?:]{key,cpu,mem}\nweb|1|2\n\"db\"|3|4\n##! summary counts=2\n",
+    );
+    // Attachments (`@N` rows), flattened columns, nulls and absent values, quoted keys.
+    same_entries("GCF profile=generic\n## [2:]{key,id,tags}\n@0 u1|1|^\n.tags [2]: a,b\n@1 u2|2|^\n.tags [1]: c\n");
+    same_entries("GCF profile=generic\n## [3:]{key,a,b}\n\"1\"|-|x\n\"\"|~|y\n\"a|b\"|2|~\n");
+    same_entries("GCF profile=generic\n## [1:]{key,a}\nonly|1\n");
+
+    // Typed entries, and rows as `(String, T)` pairs.
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Host {
+        cpu: u32,
+    }
+    let text = "GCF profile=generic\n## [2:]{key,cpu}\nweb|1\ndb|2\n";
+    let mut r = RowReader::new(text.as_bytes()).unwrap();
+    assert_eq!(r.fields(), ["key", "cpu"]);
+    assert_eq!(r.declared_count(), Some(2));
+    assert_eq!(
+        r.read_entry::<Host>().unwrap(),
+        Some(("web".to_owned(), Host { cpu: 1 }))
+    );
+    assert_eq!(
+        r.read_row::<(String, Host)>().unwrap(),
+        Some(("db".to_owned(), Host { cpu: 2 }))
+    );
+    assert_eq!(r.read_entry::<Host>().unwrap(), None);
+    assert_eq!(r.rows_read(), 2);
+    assert_eq!(
+        rows(text).unwrap(),
+        [json!(["web", {"cpu": 1}]), json!(["db", {"cpu": 2}])]
+    );
+    // A type mismatch names the row's line.
+    let mut r =
+        RowReader::new("GCF profile=generic\n## [1:]{key,cpu}\nweb|x\n".as_bytes()).unwrap();
+    let e = r.read_entry::<Host>().unwrap_err();
+    assert_eq!((e.code(), e.line()), ("type_mismatch", Some(3)));
+    // Entries of a table that is not a keyed map: not_a_table.
+    let mut r = RowReader::new("GCF profile=generic\n## [1]{a}\n1\n".as_bytes()).unwrap();
+    assert!(!r.is_keyed());
+    assert_eq!(r.read_entry::<Value>().unwrap_err().code(), "not_a_table");
+
+    // The guarantees of table rows: the same errors, lines and columns as the whole decoder.
+    for (text, code) in [
+        ("GCF profile=generic\n## [2:]{key,a}\nx|1\n\"x\"|2\n", "duplicate_key"),
+        ("GCF profile=generic\n## [?:]{key,a}\nx|1\ny|2\nx|3\n##! summary counts=3\n", "duplicate_key"),
+        ("GCF profile=generic\n## [3:]{key,a}\n@0 x|^\n.a [1]: 1\n@1 y|^\n.a [0]\n@2 x|^\n.a [0]\n", "duplicate_key"),
+        ("GCF profile=generic\n## [?:]{key}\n", "invalid_keyed_map"),
+        ("GCF profile=generic\n## m [2:]\n", "invalid_keyed_map"),
+        ("GCF profile=generic\n## [0:]{key,a}\n", "invalid_count"),
+        ("GCF profile=generic\n## [3:]{key,a}\nx|1\ny|2\n", "count_mismatch"),
+        ("GCF profile=generic\n## [1:]{key,a}\nx|1\ny|2\n", "count_mismatch"),
+        ("GCF profile=generic\n## [2:]{key,a}\nx|1\ny|2|3\n", "row_width_mismatch"),
+        ("GCF profile=generic\n## [?:]{key,a}\nx|1\ny|2\n##! summary counts=3\n", "count_mismatch"),
+        ("GCF profile=generic\n## [?:]{key,a}\nx|1\ny|2\n", "truncated_input"),
+    ] {
+        let got = same_error(text);
+        assert!(got == code || code == "row_width_mismatch", "{text}: {got}, expected {code}");
+    }
+    // The elements limit counts entries as they arrive.
+    let text = "GCF profile=generic\n## [?:]{key,a}\nx|1\ny|2\nz|3\n##! summary counts=3\n";
+    let e = DecoderOptions::new()
+        .max_elements(2)
+        .row_reader(text.as_bytes())
+        .and_then(|mut r| {
+            r.entries::<Value>()
+                .collect::<agentwire_gcf::Result<Vec<_>>>()
+        })
+        .unwrap_err();
+    assert_eq!((e.code(), e.line()), ("limit_exceeded", Some(5)));
+}
+
+#[test]
+fn keyed_maps_stream_out_and_back_an_entry_at_a_time() {
+    let entries = [
+        ("web-01", json!({"cpu": 23, "tags": ["a", "b"], "key": "k"})),
+        ("", json!({"cpu": null, "tags": []})),
+        ("1", json!({"cpu": 7, "key": {"nested": true}})),
+        ("a|b", json!({"tags": ["c"]})),
+    ];
+    // A member of the root object.
+    let mut out = Vec::new();
+    let mut enc = agentwire_gcf::GenericStreamEncoder::new(&mut out).unwrap();
+    let mut map = enc.keyed_table("servers", &["cpu", "tags", "key"]).unwrap();
+    for (k, v) in &entries {
+        map.entry(k, v).unwrap();
+    }
+    let e = map.entry("web-01", &json!({"cpu": 1})).unwrap_err();
+    assert_eq!(e.code(), "duplicate_key");
+    assert_eq!(map.finish(), 4);
+    enc.finish().unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("## servers [?:]{_key,cpu,tags,key}\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("##! summary counts=4\n"), "{text}");
+    same_entries(&text);
+    let whole: Value = agentwire_gcf::from_str(&text).unwrap();
+    for (k, v) in &entries {
+        let mut expected = v.clone();
+        // Fields the entry lacks are absent, not null.
+        assert_eq!(whole["servers"][*k], expected.take(), "{text}");
+    }
+    // At the root.
+    let mut out = Vec::new();
+    let mut enc = agentwire_gcf::GenericStreamEncoder::new(&mut out).unwrap();
+    let mut map = enc.root_keyed_table(&["cpu"]).unwrap();
+    map.entry("a", &json!({"cpu": 1})).unwrap();
+    map.entry("b", &json!({"cpu": 2})).unwrap();
+    drop(map);
+    enc.finish().unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(
+        text,
+        "GCF profile=generic\n## [?:]{key,cpu}\na|1\nb|2\n##! summary counts=2\n"
+    );
+    same_entries(&text);
+}
+
+/// Found by the `from_reader` property test: a second header line after an empty table.
+#[test]
+fn a_second_header_after_an_empty_table() {
+    let text = "GCF profile=generic\n## \"\" [0]\nGCF profile=generic\n";
+    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+        panic!("{bug}");
+    }
 }

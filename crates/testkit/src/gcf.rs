@@ -291,12 +291,19 @@ fn has_private_key(input: &[u8]) -> bool {
 ///   private keys (which its visitor reads when its `arbitrary_precision` or `raw_value`
 ///   feature is on: the reader reads them as ordinary keys);
 /// - the [`RowReader`](agentwire_gcf::RowReader), when the payload is a table (a root array,
-///   or an object of one array member), gives its rows in order, and rejects what the whole
+///   or an object of one array member) or a keyed map (root or member), gives its rows in
+///   order (a keyed map's entries as `[key, value]` pairs, compared by key), and rejects what the whole
 ///   decoder rejects; on other payloads it says `not_a_table`. Error codes are compared where
 ///   both readers see the error in the same order (not for `invalid_utf8` and
 ///   `invalid_surrogate`, which the in-memory decoder finds before anything else, nor for a
 ///   row-count limit, which the row reader checks as rows arrive).
+///
+/// Graph-profile payloads get the graph decoder's reader oracle,
+/// [`crate::gcf_graph::check_reader`].
 pub fn check_streaming(input: &[u8]) -> Result<(), Bug> {
+    if input.starts_with(b"GCF profile=graph") {
+        crate::gcf_graph::check_reader(input)?;
+    }
     check_from_reader(input)?;
     check_row_reader(input)
 }
@@ -337,13 +344,38 @@ pub fn check_from_reader(input: &[u8]) -> Result<(), Bug> {
 /// bytes (the second half of [`check_streaming`]).
 pub fn check_row_reader(input: &[u8]) -> Result<(), Bug> {
     let whole = agentwire_gcf::from_slice::<Value>(input);
-    let rows = agentwire_gcf::RowReader::new(input)
-        .and_then(|mut r| r.values().collect::<agentwire_gcf::Result<Vec<Value>>>());
-    let table = match &whole {
-        Ok(Value::Array(items)) => Some(items.clone()),
-        Ok(Value::Object(m)) if m.len() == 1 => {
-            m.values().next().and_then(|v| v.as_array().cloned())
+    let (rows, keyed, member) = match agentwire_gcf::RowReader::new(input) {
+        Ok(mut r) => {
+            let (keyed, member) = (r.is_keyed(), r.key().map(str::to_owned));
+            let rows = r.values().collect::<agentwire_gcf::Result<Vec<Value>>>();
+            (rows, keyed, member)
         }
+        Err(e) => (Err(e), false, None),
+    };
+    // A keyed map's entries come as `[key, value]` pairs, compared by key (a `Map` may not
+    // keep the input's order).
+    let entries = |m: &serde_json::Map<String, Value>| {
+        let mut pairs: Vec<Value> = m
+            .iter()
+            .map(|(k, v)| Value::Array(vec![Value::String(k.clone()), v.clone()]))
+            .collect();
+        pairs.sort_by(|a, b| a[0].as_str().cmp(&b[0].as_str()));
+        pairs
+    };
+    let rows = rows.map(|mut rows| {
+        if keyed {
+            rows.sort_by(|a, b| a[0].as_str().cmp(&b[0].as_str()));
+        }
+        rows
+    });
+    let table = match &whole {
+        Ok(Value::Array(items)) if !keyed => Some(items.clone()),
+        Ok(Value::Object(m)) if keyed && member.is_none() => Some(entries(m)),
+        Ok(Value::Object(m)) if m.len() == 1 => match m.values().next() {
+            Some(Value::Array(items)) if !keyed => Some(items.clone()),
+            Some(Value::Object(map)) if keyed => Some(entries(map)),
+            _ => None,
+        },
         _ => None,
     };
     match (&rows, &whole, table) {

@@ -14,7 +14,10 @@
 //!   gives `new`'s symbols and edges (edge status is not part of a snapshot), with both roots
 //!   verified; a delta that cannot carry the change fails with `unsupported_value` only;
 //! - **typed errors**: input the decoders reject fails with an error code, never a panic, and
-//!   whatever they accept passes the checks above.
+//!   whatever they accept passes the checks above;
+//! - **streaming**: reading the bytes a line at a time (`decode_payload_reader`,
+//!   `decode_graph_reader`) gives what the in-memory decoder gives: the same payload, or the
+//!   same error code, line and column ([`check_reader`]).
 
 use agentwire_gcf::{
     decode_graph, decode_graph_slice, encode_graph, pack_root, DecoderOptions, Delta, Edge,
@@ -290,6 +293,7 @@ pub fn check_bytes(input: &[u8]) -> Result<Roundtrip, Bug> {
             Err(_) => {}
         }
     }
+    check_reader(input)?;
     match decode_graph_slice(input) {
         Err(e) => {
             if e.code().is_empty() {
@@ -301,5 +305,83 @@ pub fn check_bytes(input: &[u8]) -> Result<Roundtrip, Bug> {
             check_graph(&graph)?;
             Ok(Roundtrip::Ok)
         }
+    }
+}
+
+/// The graph decoder reading `input` a line at a time (through a one-byte buffer, so that
+/// every line arrives in pieces) against the in-memory decoder, with the default options and
+/// with small limits: see [`check_reader_with`].
+pub fn check_reader(input: &[u8]) -> Result<(), Bug> {
+    check_reader_with(input, &DecoderOptions::new())?;
+    check_reader_with(
+        input,
+        &DecoderOptions::new().max_line_length(48).max_elements(6),
+    )
+}
+
+/// The graph decoder reading `input` a line at a time against the in-memory decoder, with
+/// `options`:
+///
+/// - on UTF-8 input, `decode_payload_reader` gives what `decode_payload` gives (the same
+///   payload, or the same error code, line and column), and `decode_graph_reader` what
+///   `decode_graph` gives;
+/// - on other input, the in-memory decoder reports the encoding error before anything else,
+///   and the reader the first error in input order: it fails too, with that error, or with
+///   one on an earlier line, or with the line-length limit on that line (checked before the
+///   line's encoding).
+///
+/// The input-size limit is left out (counted as bytes arrive by the reader, checked first
+/// by the in-memory decoder).
+pub fn check_reader_with(input: &[u8], options: &DecoderOptions) -> Result<(), Bug> {
+    let reader = || std::io::BufReader::with_capacity(1, input);
+    let streamed = options.decode_payload_reader(reader());
+    let Ok(text) = std::str::from_utf8(input) else {
+        let whole = options.decode_graph_slice(input);
+        let Err(w) = &whole else {
+            return Err(Bug(format!(
+                "decode_graph_slice accepted bytes that are not UTF-8: {whole:?}"
+            )));
+        };
+        let earlier = match (&streamed, w.line()) {
+            (Err(e), Some(line)) => {
+                (e.code(), e.position()) == (w.code(), w.position())
+                    || e.line().is_some_and(|l| l < line)
+                    || (e.line() == Some(line) && e.code() == "limit_exceeded")
+            }
+            _ => false,
+        };
+        if !earlier {
+            return Err(Bug(format!(
+                "the graph reader and the in-memory decoder differ on bytes that are not \
+                 UTF-8\nreader:    {streamed:?}\nin memory: {whole:?}"
+            )));
+        }
+        return Ok(());
+    };
+    let whole = options.decode_payload(text);
+    same("decode_payload_reader", &streamed, "decode_payload", &whole)?;
+    let streamed = options.decode_graph_reader(reader());
+    let whole = options.decode_graph(text);
+    same("decode_graph_reader", &streamed, "decode_graph", &whole)
+}
+
+/// The same value, or errors with the same code and position.
+fn same<T: PartialEq + std::fmt::Debug>(
+    a_name: &str,
+    a: &agentwire_gcf::Result<T>,
+    b_name: &str,
+    b: &agentwire_gcf::Result<T>,
+) -> Result<(), Bug> {
+    let agree = match (a, b) {
+        (Ok(a), Ok(b)) => a == b,
+        (Err(a), Err(b)) => (a.code(), a.position()) == (b.code(), b.position()),
+        _ => false,
+    };
+    if agree {
+        Ok(())
+    } else {
+        Err(Bug(format!(
+            "{a_name} and {b_name} differ\n{a_name}: {a:?}\n{b_name}: {b:?}"
+        )))
     }
 }

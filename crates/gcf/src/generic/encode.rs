@@ -1197,11 +1197,13 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
 
 impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
     /// Writes row `r` of a streamed table whose fields are `names` (all columns of cells,
-    /// nested values traditional attachments, since later rows are unknown) at `depth`.
+    /// nested values traditional attachments, since later rows are unknown) at `depth`; with
+    /// `key`, the row of a keyed map's entry (the key its cell 0).
     pub(crate) fn stream_row(
         &mut self,
         names: &[&'v str],
         r: usize,
+        key: Option<&str>,
         row: N,
         depth: usize,
     ) -> Result<()> {
@@ -1228,7 +1230,7 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             ));
         }
         let mut slots = self.slots.pop().unwrap_or_default();
-        let written = self.row(&table, r, None, row, depth, 1, &mut slots, None);
+        let written = self.row(&table, r, key, row, depth, 1, &mut slots, None);
         self.slots.push(slots);
         self.give_table(table);
         written

@@ -25,10 +25,11 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::options::{DecoderOptions, EncoderOptions};
 
-pub use stream::{GenericStreamEncoder, ListWriter, TableWriter};
+pub use stream::{GenericStreamEncoder, KeyedTableWriter, ListWriter, TableWriter};
 
+pub(crate) use de::check_header;
 #[cfg(feature = "generic-delta")]
-pub(crate) use de::{check_header, scalar_value};
+pub(crate) use de::scalar_value;
 
 /// Whether serde_json is built with `arbitrary_precision` (Cargo may unify the feature in from
 /// anywhere in the build): then a `Number` serializes as its private struct.

@@ -217,6 +217,16 @@ impl<W: io::Write> GenericStreamEncoder<W> {
     }
 
     fn deferred_header(&mut self, key: Option<&str>, fields: Option<&[&str]>) -> Result<usize> {
+        self.deferred_header_of(key, fields, None)
+    }
+
+    /// A deferred section's header; with `label`, a keyed map's `[?:]{label,fields}`.
+    fn deferred_header_of(
+        &mut self,
+        key: Option<&str>,
+        fields: Option<&[&str]>,
+        label: Option<&str>,
+    ) -> Result<usize> {
         let mut line = String::new();
         push_indent(&mut line, self.depth());
         line.push_str("## ");
@@ -224,9 +234,13 @@ impl<W: io::Write> GenericStreamEncoder<W> {
             lex::write_key(&mut line, key);
             line.push(' ');
         }
-        line.push_str("[?]");
+        line.push_str(if label.is_some() { "[?:]" } else { "[?]" });
         if let Some(fields) = fields {
             line.push('{');
+            if let Some(label) = label {
+                lex::write_key(&mut line, label);
+                line.push(',');
+            }
             for (i, f) in fields.iter().enumerate() {
                 if i > 0 {
                     line.push(',');
@@ -256,6 +270,60 @@ impl<W: io::Write> GenericStreamEncoder<W> {
         }
         let depth = self.depth();
         Ok(TableWriter::new(self, fields, section, depth))
+    }
+
+    /// Starts a deferred keyed map member `## key [?:]{key,fields}` of the current object
+    /// (spec §7.2a, §8): an object whose members are written one at a time with
+    /// [`KeyedTableWriter::entry`], each a key and a value object whose keys are among
+    /// `fields` (the value fields; the key column's label is `key`, or `_key`, `__key`, ...
+    /// when a value field is named so).
+    ///
+    /// ```
+    /// use agentwire_gcf::GenericStreamEncoder;
+    /// use serde_json::json;
+    ///
+    /// let mut out = Vec::new();
+    /// let mut encoder = GenericStreamEncoder::new(&mut out)?;
+    /// let mut servers = encoder.keyed_table("servers", &["cpu", "status"])?;
+    /// servers.entry("web-01", &json!({"cpu": 23, "status": "ok"}))?;
+    /// servers.entry("db-01", &json!({"cpu": 41, "status": "warn"}))?;
+    /// encoder.finish()?;
+    /// assert_eq!(
+    ///     String::from_utf8(out).unwrap(),
+    ///     "GCF profile=generic\n## servers [?:]{key,cpu,status}\n\
+    ///      web-01|23|ok\ndb-01|41|warn\n##! summary counts=2\n"
+    /// );
+    /// # Ok::<(), agentwire_gcf::Error>(())
+    /// ```
+    pub fn keyed_table<'e>(
+        &'e mut self,
+        key: &str,
+        fields: &[&str],
+    ) -> Result<KeyedTableWriter<'e, W>> {
+        self.usable()?;
+        self.check_fields(fields)?;
+        self.claim_key(key)?;
+        let label = key_label(fields);
+        let section = self.deferred_header_of(Some(key), Some(fields), Some(&label))?;
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.after_table = true;
+        }
+        let depth = self.depth();
+        Ok(KeyedTableWriter::over(TableWriter::new(
+            self, fields, section, depth,
+        )))
+    }
+
+    /// Makes the root a deferred keyed map `## [?:]{key,fields}` (see
+    /// [`keyed_table`](Self::keyed_table)); nothing else can be written but its entries.
+    pub fn root_keyed_table<'e>(&'e mut self, fields: &[&str]) -> Result<KeyedTableWriter<'e, W>> {
+        self.check_fields(fields)?;
+        self.claim_root()?;
+        let label = key_label(fields);
+        let section = self.deferred_header_of(None, Some(fields), Some(&label))?;
+        Ok(KeyedTableWriter::over(TableWriter::new(
+            self, fields, section, 0,
+        )))
     }
 
     /// Starts a deferred list member `## key [?]` of the current object: expanded items
@@ -361,6 +429,16 @@ impl<W: io::Write> GenericStreamEncoder<W> {
     }
 }
 
+/// A keyed map's key-column label: `key`, with `_` prepended until no value field is named so
+/// (spec §7.2a.2).
+fn key_label(fields: &[&str]) -> String {
+    let mut label = String::from("key");
+    while fields.contains(&label.as_str()) {
+        label.insert(0, '_');
+    }
+    label
+}
+
 /// A table needs at least one field, all distinct.
 fn check_fields(fields: &[&str]) -> Result<()> {
     if fields.is_empty() {
@@ -417,6 +495,11 @@ impl<'e, W: io::Write> TableWriter<'e, W> {
     /// Writes one row (a struct or map whose keys are among the table's fields) and its
     /// attachments.
     pub fn row<T: ?Sized + Serialize>(&mut self, row: &T) -> Result<()> {
+        self.write(None, row)
+    }
+
+    /// Writes one row, with `key` the entry of a keyed map.
+    fn write<T: ?Sized + Serialize>(&mut self, key: Option<&str>, row: &T) -> Result<()> {
         let enc = &mut *self.enc;
         if enc.failed {
             return Err(misuse(
@@ -427,7 +510,7 @@ impl<'e, W: io::Write> TableWriter<'e, W> {
         let names: Vec<&str> = self.fields.iter().map(String::as_str).collect();
         let r = enc.counts[self.section] as usize;
         let mut encoder = Encoder::new(&enc.opts, std::mem::take(&mut enc.buf));
-        let written = encoder.stream_row(&names, r, enc.tape.root(), self.depth);
+        let written = encoder.stream_row(&names, r, key, enc.tape.root(), self.depth);
         enc.buf = encoder.out;
         if let Err(e) = written {
             enc.buf.clear();
@@ -451,6 +534,55 @@ impl<'e, W: io::Write> TableWriter<'e, W> {
     /// Ends the table, returning its row count (dropping the writer ends it too).
     pub fn finish(self) -> u64 {
         self.len()
+    }
+}
+
+/// Writes the entries of a deferred keyed map; see [`GenericStreamEncoder::keyed_table`].
+///
+/// The keys written are kept, to refuse a repeated one (`duplicate_key`: a keyed map's keys
+/// are unique, spec §7.2a.4): the one thing kept per entry.
+#[derive(Debug)]
+pub struct KeyedTableWriter<'e, W: io::Write> {
+    table: TableWriter<'e, W>,
+    keys: HashSet<String>,
+}
+
+impl<'e, W: io::Write> KeyedTableWriter<'e, W> {
+    /// The entries of `table`, a keyed map's rows.
+    fn over(table: TableWriter<'e, W>) -> Self {
+        KeyedTableWriter {
+            table,
+            keys: HashSet::new(),
+        }
+    }
+
+    /// Writes one entry: `key` and its value (a struct or map whose keys are among the value
+    /// fields) and the value's attachments.
+    pub fn entry<T: ?Sized + Serialize>(&mut self, key: &str, value: &T) -> Result<()> {
+        if self.keys.contains(key) {
+            return Err(Error::new(
+                ErrorKind::DuplicateKey,
+                format!("key {key:?} was written before: a keyed map's keys are unique"),
+            ));
+        }
+        self.table.write(Some(key), value)?;
+        self.keys.insert(key.to_owned());
+        Ok(())
+    }
+
+    /// The entries written so far.
+    pub fn len(&self) -> u64 {
+        self.table.len()
+    }
+
+    /// Whether no entry has been written.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// Ends the keyed map, returning its entry count (dropping the writer ends it too).
+    pub fn finish(self) -> u64 {
+        self.table.finish()
     }
 }
 

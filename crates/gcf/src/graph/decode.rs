@@ -11,13 +11,16 @@
 //! each capped by
 //! [`Limits::max_elements`](crate::Limits::max_elements).
 
+use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
 use super::model::{abbreviate, is_ascii_token, is_token, Edge, EdgeStatus, Graph, Kind, Symbol};
 use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::header::{self, Profile};
 use crate::lex::{self, Count, Line, Lines};
 use crate::options::{DecoderOptions, Spec};
+use crate::read::LineSource;
 use crate::root::parse_savings;
 
 // ---------------------------------------------------------------------------------------------
@@ -68,7 +71,11 @@ fn parse_bool(value: &str) -> Option<bool> {
 
 /// Reads the header line and checks that it declares the graph profile.
 pub(crate) fn read_graph_header<'a>(lines: &mut Lines<'a>) -> Result<GraphHeader<'a>> {
-    let raw = header::read_header(lines)?;
+    graph_header(&header::read_header(lines)?)
+}
+
+/// Checks that a header declares the graph profile, and validates its fields.
+pub(crate) fn graph_header<'a>(raw: &header::Header<'a>) -> Result<GraphHeader<'a>> {
     if raw.profile != Profile::Graph {
         return Err(raw.line.error(
             ErrorKind::ProfileMismatch,
@@ -185,37 +192,32 @@ pub(crate) struct EdgeLine<'a> {
 }
 
 /// What a payload body contains, reported line by line. Errors returned by a sink carry their
-/// own position (use the line given).
-pub(crate) trait Sink<'a> {
+/// own position (use the line given). The line and what was parsed from it live only for the
+/// call (a reader holds one line at a time): a sink keeps owned copies.
+pub(crate) trait Sink {
     /// A node line in a symbol group.
-    fn node(&mut self, line: &Line<'a>, node: Node<'a>, distance: u32) -> Result<()>;
+    fn node(&mut self, line: &Line<'_>, node: Node<'_>, distance: u32) -> Result<()>;
     /// A session reference line `@N  # ...` in a symbol group.
-    fn reference(
-        &mut self,
-        line: &Line<'a>,
-        id: u64,
-        id_text: &'a str,
-        distance: u32,
-    ) -> Result<()>;
+    fn reference(&mut self, line: &Line<'_>, id: u64, id_text: &str, distance: u32) -> Result<()>;
     /// An edge line.
-    fn edge(&mut self, line: &Line<'a>, edge: EdgeLine<'a>) -> Result<()>;
+    fn edge(&mut self, line: &Line<'_>, edge: EdgeLine<'_>) -> Result<()>;
     /// A delta `## removed` line `kind qname`.
-    fn removed(&mut self, _line: &Line<'a>, _kind: &'a str, _qname: &'a str) -> Result<()> {
+    fn removed(&mut self, _line: &Line<'_>, _kind: &str, _qname: &str) -> Result<()> {
         Ok(())
     }
     /// A delta `## added` node line, with its explicit distance (6-field form) if any.
-    fn added(&mut self, _line: &Line<'a>, _node: Node<'a>, _distance: Option<u32>) -> Result<()> {
+    fn added(&mut self, _line: &Line<'_>, _node: Node<'_>, _distance: Option<u32>) -> Result<()> {
         Ok(())
     }
     /// A delta edge line `source -> target type`, in `## edges_added` (or
     /// `## edges_removed` when `removed`).
     fn delta_edge(
         &mut self,
-        _line: &Line<'a>,
+        _line: &Line<'_>,
         _removed: bool,
-        _source: &'a str,
-        _target: &'a str,
-        _edge_type: &'a str,
+        _source: &str,
+        _target: &str,
+        _edge_type: &str,
     ) -> Result<()> {
         Ok(())
     }
@@ -245,15 +247,26 @@ enum SectionKind {
     EdgesAdded,
 }
 
+/// A section header and what its section held: owned, since the line it came from is gone
+/// once the next one is read (from a reader).
 #[derive(Debug, Clone)]
-struct Section<'a> {
-    name: &'a str,
+struct Section {
+    name: String,
     kind: SectionKind,
     count: Option<Count>,
-    /// The count bracket's text (or the name), for positions.
-    count_text: &'a str,
-    line: Line<'a>,
+    /// The header's line number.
+    line: usize,
+    /// The column of the count bracket (or of the name), for positions.
+    count_column: usize,
     actual: u64,
+}
+
+impl Section {
+    /// An error at the section's count (or its name).
+    #[cold]
+    fn error_at_count(&self, kind: ErrorKind, message: String) -> Error {
+        Error::at_line(kind, self.line, self.count_column, message)
+    }
 }
 
 /// Splits a line into whitespace-separated tokens (runs of spaces and tabs), scanning bytes:
@@ -515,7 +528,7 @@ fn edge_line<'a>(spec: Spec, line: &Line<'a>) -> Result<EdgeLine<'a>> {
 }
 
 /// Parses a section header `## name [count]` into its kind (by the payload's mode).
-fn section<'a>(line: &Line<'a>, delta: bool) -> Result<Section<'a>> {
+fn section(line: &Line<'_>, delta: bool) -> Result<Section> {
     let rest = line.text.strip_prefix("##").unwrap_or("");
     let Some(rest) = rest.strip_prefix(' ') else {
         return Err(line.error(
@@ -597,29 +610,33 @@ fn section<'a>(line: &Line<'a>, delta: bool) -> Result<Section<'a>> {
         }
     };
     Ok(Section {
-        name,
+        name: name.to_owned(),
         kind,
         count,
-        count_text,
-        line: *line,
+        line: line.number,
+        count_column: line.column_of(count_text),
         actual: 0,
     })
 }
 
 /// Parses the body after the header, reporting to `sink`. Checks section counts, the header's
 /// `symbols=`/`edges=`, the trailer, and truncation.
-pub(crate) fn parse_body<'a>(
-    lines: &mut Lines<'a>,
-    head: &GraphHeader<'a>,
+///
+/// `lines` is the payload in memory ([`Lines`]) or a reader holding one line: the trailer line
+/// is the one line kept past its turn (nothing may follow it, which the next line checks).
+pub(crate) fn parse_body<S: LineSource>(
+    lines: &mut S,
+    head: &GraphHeader<'_>,
     opts: &DecoderOptions,
-    sink: &mut dyn Sink<'a>,
+    sink: &mut dyn Sink,
 ) -> Result<BodyStats> {
     let max = opts.limits.max_elements;
     let spec = opts.spec;
-    let mut sections: Vec<Section<'a>> = Vec::new();
+    let mut sections: Vec<Section> = Vec::new();
     let mut stats = BodyStats::default();
-    let mut summary = None;
-    while let Some(line) = lines.next()? {
+    // The trailer line (validated when read, parsed again at the end): (text, indent, number).
+    let mut summary: Option<(String, usize, usize)> = None;
+    while let Some(line) = lines.next_line()? {
         if summary.is_some() {
             return Err(line.error(
                 ErrorKind::InvalidLine,
@@ -641,7 +658,8 @@ pub(crate) fn parse_body<'a>(
             ));
         }
         if header::is_metadata(&line) {
-            summary = Some(header::parse_summary(line)?);
+            header::parse_summary(line)?;
+            summary = Some((line.text.to_owned(), line.indent, line.number));
             continue;
         }
         if line.text.starts_with("##") {
@@ -652,9 +670,8 @@ pub(crate) fn parse_body<'a>(
             let s = section(&line, head.delta)?;
             if let Some(Count::Known(n)) = s.count {
                 if n > max as u64 {
-                    return Err(line.error_at(
+                    return Err(s.error_at_count(
                         ErrorKind::LimitExceeded(Limit::Elements),
-                        s.count_text,
                         format!("declared count {n} exceeds the limit of {max} elements"),
                     ));
                 }
@@ -778,9 +795,14 @@ pub(crate) fn parse_body<'a>(
         }
     }
     match summary {
-        Some(summary) => {
+        Some((text, indent, number)) => {
             stats.trailer = true;
-            check_summary(spec, &summary, &sections, &stats)?;
+            let line = Line {
+                text: &text,
+                indent,
+                number,
+            };
+            check_summary(spec, &header::parse_summary(line)?, &sections, &stats)?;
         }
         None => {
             let deferred = sections.iter().find(|s| s.count == Some(Count::Deferred));
@@ -795,7 +817,7 @@ pub(crate) fn parse_body<'a>(
                             "the payload ends without its `##! summary` trailer, which the \
                              deferred section `## {} [?]` (line {}) requires: the stream was \
                              cut short",
-                            s.name, s.line.number
+                            s.name, s.line
                         ),
                     ));
                 }
@@ -838,13 +860,12 @@ fn reference_line(text: &str) -> Option<&str> {
 }
 
 /// Checks a closed section's declared count.
-fn close(section: Option<&Section<'_>>) -> Result<()> {
+fn close(section: Option<&Section>) -> Result<()> {
     if let Some(s) = section {
         if let Some(Count::Known(n)) = s.count {
             if n != s.actual {
-                return Err(s.line.error_at(
+                return Err(s.error_at_count(
                     ErrorKind::CountMismatch,
-                    s.count_text,
                     format!(
                         "`## {}` declares {n} lines, the section has {}",
                         s.name, s.actual
@@ -866,7 +887,7 @@ fn close(section: Option<&Section<'_>>) -> Result<()> {
 fn check_summary(
     spec: Spec,
     summary: &header::Summary<'_>,
-    sections: &[Section<'_>],
+    sections: &[Section],
     stats: &BodyStats,
 ) -> Result<()> {
     let line = &summary.line;
@@ -923,7 +944,7 @@ fn check_summary(
                 seen.push(label);
                 let actual: u64 = sections
                     .iter()
-                    .filter(|s| s.name == label)
+                    .filter(|s| s.name == *label)
                     .map(|s| s.actual)
                     .sum();
                 if n != actual {
@@ -946,7 +967,7 @@ fn check_summary(
             .iter()
             .map(|e| number(e).map(|n| (n, *e)))
             .collect::<Result<Vec<_>>>()?;
-        let deferred: Vec<&Section<'_>> = sections
+        let deferred: Vec<&Section> = sections
             .iter()
             .filter(|s| s.count == Some(Count::Deferred))
             .collect();
@@ -958,7 +979,7 @@ fn check_summary(
                         format!(
                             "the trailer counts {n} for the deferred section `## {}` (line \
                              {}), which has {}",
-                            s.name, s.line.number, s.actual
+                            s.name, s.line, s.actual
                         ),
                     ));
                 }
@@ -966,7 +987,7 @@ fn check_summary(
             continue;
         }
         // Per symbol group in order, then the edge total (encoders after v3.4).
-        let groups: Vec<&Section<'_>> = sections
+        let groups: Vec<&Section> = sections
             .iter()
             .filter(|s| matches!(s.kind, SectionKind::Group(_)))
             .collect();
@@ -1053,7 +1074,8 @@ impl Ids {
     }
 }
 
-/// The symbols of one qualified name in a payload.
+/// The symbols whose qualified names hash alike in a payload (almost always: the symbols of
+/// one qualified name; the names are compared where it matters).
 #[derive(Debug)]
 enum Names {
     One(usize),
@@ -1069,12 +1091,37 @@ impl Names {
     }
 }
 
+/// A hasher for keys that are already hashes: passes a `u64` through.
+#[derive(Debug, Default, Clone, Copy)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u64` keys are hashed with this hasher; fold anything else all the same.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
 /// Builds a [`Graph`] from a full (buffered, streamed or session) payload.
-pub(crate) struct GraphSink<'a, 'r> {
+pub(crate) struct GraphSink<'r> {
     pub(crate) graph: Graph,
     ids: Ids,
-    /// Qualified name (of declared symbols) → their indices in this payload.
-    names: HashMap<&'a str, Names>,
+    /// The hash of a qualified name (of declared symbols) → the indices of the symbols whose
+    /// names hash so. Keyed by hash rather than by name, so that the names live once, in
+    /// `graph.symbols`, whether the payload is in memory or read a line at a time.
+    names: HashMap<u64, Names, BuildHasherDefault<PassThrough>>,
+    /// Hashes the qualified names (SipHash with random keys, as `HashMap`'s default).
+    hasher: RandomState,
     /// Whether any symbol came from a session reference (its name is not in `names`).
     references: bool,
     /// Per edge: (source, target) symbol indices.
@@ -1085,8 +1132,8 @@ pub(crate) struct GraphSink<'a, 'r> {
     pub(crate) declared: Vec<(u64, bool)>,
 }
 
-impl<'a, 'r> GraphSink<'a, 'r> {
-    pub(crate) fn new(head: &GraphHeader<'a>, resolver: Option<&'r dyn Resolver>) -> Self {
+impl<'r> GraphSink<'r> {
+    pub(crate) fn new(head: &GraphHeader<'_>, resolver: Option<&'r dyn Resolver>) -> Self {
         GraphSink {
             graph: Graph {
                 tool: head.tool.map(str::to_owned),
@@ -1097,7 +1144,8 @@ impl<'a, 'r> GraphSink<'a, 'r> {
                 edges: Vec::new(),
             },
             ids: Ids::new(),
-            names: HashMap::new(),
+            names: HashMap::default(),
+            hasher: RandomState::new(),
             references: false,
             ends: Vec::new(),
             resolver,
@@ -1108,7 +1156,7 @@ impl<'a, 'r> GraphSink<'a, 'r> {
     /// Reserves room for the counts the header declares, capped by what `input_len` bytes can
     /// hold (a node line takes at least 14 bytes, an edge line 8), so a lying count cannot
     /// make the decoder allocate more than the input justifies.
-    pub(crate) fn reserve(&mut self, head: &GraphHeader<'a>, input_len: usize) {
+    pub(crate) fn reserve(&mut self, head: &GraphHeader<'_>, input_len: usize) {
         let cap = |declared: Option<(u64, &str)>, min_line: usize| {
             declared.map_or(0, |(n, _)| {
                 usize::try_from(n)
@@ -1125,7 +1173,7 @@ impl<'a, 'r> GraphSink<'a, 'r> {
         self.ends.reserve(edges);
     }
 
-    fn add_id(&mut self, line: &Line<'a>, id: u64, id_text: &'a str) -> Result<()> {
+    fn add_id(&mut self, line: &Line<'_>, id: u64, id_text: &str) -> Result<()> {
         if self.ids.insert(id) {
             Ok(())
         } else {
@@ -1139,25 +1187,22 @@ impl<'a, 'r> GraphSink<'a, 'r> {
 
     fn add(
         &mut self,
-        line: &Line<'a>,
+        line: &Line<'_>,
         id: u64,
-        id_text: &'a str,
+        id_text: &str,
         symbol: Symbol,
-        key: (&'a str, &'a str),
+        key: (&str, &str),
     ) -> Result<()> {
         let index = self.graph.symbols.len();
         let symbols = &self.graph.symbols;
-        match self.names.entry(key.1) {
+        match self.names.entry(self.hasher.hash_one(key.1)) {
             std::collections::hash_map::Entry::Vacant(slot) => {
                 slot.insert(Names::One(index));
             }
             std::collections::hash_map::Entry::Occupied(mut slot) => {
-                if let Some(&first) = slot
-                    .get()
-                    .indices()
-                    .iter()
-                    .find(|&&j| symbols[j].kind.abbreviation() == key.0)
-                {
+                if let Some(&first) = slot.get().indices().iter().find(|&&j| {
+                    symbols[j].kind.abbreviation() == key.0 && symbols[j].qualified_name == key.1
+                }) {
                     return Err(line.error_at(
                         ErrorKind::DuplicateSymbol,
                         id_text,
@@ -1198,8 +1243,11 @@ impl<'a, 'r> GraphSink<'a, 'r> {
             let mut shared = vec![false; symbols.len()];
             for names in self.names.values() {
                 if let Names::Many(v) = names {
+                    let name = |i: usize| symbols[i].qualified_name.as_str();
                     for &i in v {
-                        shared[i] = true;
+                        // Another symbol of the bucket with the same name (a bucket with two
+                        // names is a hash collision).
+                        shared[i] = v.iter().any(|&j| j != i && name(j) == name(i));
                     }
                 }
             }
@@ -1217,8 +1265,8 @@ impl<'a, 'r> GraphSink<'a, 'r> {
     }
 }
 
-impl<'a> Sink<'a> for GraphSink<'a, '_> {
-    fn node(&mut self, line: &Line<'a>, node: Node<'a>, distance: u32) -> Result<()> {
+impl Sink for GraphSink<'_> {
+    fn node(&mut self, line: &Line<'_>, node: Node<'_>, distance: u32) -> Result<()> {
         let key = (abbreviate(node.kind), node.qname);
         if let Some(session) = self.resolver {
             // A re-declaration must keep the binding of earlier payloads (spec §9.2).
@@ -1251,13 +1299,7 @@ impl<'a> Sink<'a> for GraphSink<'a, '_> {
         self.add(line, node.id, node.id_text, node.symbol(distance), key)
     }
 
-    fn reference(
-        &mut self,
-        line: &Line<'a>,
-        id: u64,
-        id_text: &'a str,
-        distance: u32,
-    ) -> Result<()> {
+    fn reference(&mut self, line: &Line<'_>, id: u64, id_text: &str, distance: u32) -> Result<()> {
         let Some(bound) = self.resolver.and_then(|s| s.lookup(id)) else {
             return Err(line.error_at(
                 ErrorKind::UnresolvedReference,
@@ -1285,8 +1327,8 @@ impl<'a> Sink<'a> for GraphSink<'a, '_> {
         Ok(())
     }
 
-    fn edge(&mut self, line: &Line<'a>, edge: EdgeLine<'a>) -> Result<()> {
-        let find = |id: u64, text: &'a str| {
+    fn edge(&mut self, line: &Line<'_>, edge: EdgeLine<'_>) -> Result<()> {
+        let find = |id: u64, text: &str| {
             self.ids.get(id).ok_or_else(|| {
                 line.error_at(
                     ErrorKind::UnknownEdgeReference,

@@ -708,9 +708,9 @@ impl DecoderOptions {
 }
 
 /// Decodes the body of a delta payload whose header was read.
-pub(crate) fn decode_with<'a>(
-    lines: &mut Lines<'a>,
-    head: &GraphHeader<'a>,
+pub(crate) fn decode_with<S: crate::read::LineSource>(
+    lines: &mut S,
+    head: &GraphHeader<'_>,
     opts: &DecoderOptions,
 ) -> Result<Delta> {
     let mut sink = DeltaSink {
@@ -730,28 +730,35 @@ pub(crate) fn decode_with<'a>(
     Ok(sink.delta)
 }
 
-struct DeltaSink<'a> {
+/// Builds a [`Delta`]. The identities seen are keyed by owned copies (the lines are gone
+/// once read from a reader); deltas are small next to the graphs they change.
+struct DeltaSink {
     delta: Delta,
-    removed: HashMap<(&'a str, &'a str), usize>,
-    added: HashMap<(&'a str, &'a str), usize>,
+    removed: HashMap<(String, String), usize>,
+    added: HashMap<(String, String), usize>,
     ids: HashMap<u64, usize>,
 }
 
-impl<'a> Sink<'a> for DeltaSink<'a> {
-    fn node(&mut self, line: &Line<'a>, _: Node<'a>, _: u32) -> Result<()> {
+/// An identity `(kind abbreviation, qualified name)` as a map key.
+fn identity(kind: &str, qname: &str) -> (String, String) {
+    (abbreviate(kind).to_owned(), qname.to_owned())
+}
+
+impl Sink for DeltaSink {
+    fn node(&mut self, line: &Line<'_>, _: Node<'_>, _: u32) -> Result<()> {
         Err(line.error(ErrorKind::MalformedDelta, "a node line outside `## added`"))
     }
 
-    fn reference(&mut self, line: &Line<'a>, _: u64, _: &'a str, _: u32) -> Result<()> {
+    fn reference(&mut self, line: &Line<'_>, _: u64, _: &str, _: u32) -> Result<()> {
         Err(line.error(ErrorKind::MalformedDelta, "a session reference in a delta"))
     }
 
-    fn edge(&mut self, line: &Line<'a>, _: decode::EdgeLine<'a>) -> Result<()> {
+    fn edge(&mut self, line: &Line<'_>, _: decode::EdgeLine<'_>) -> Result<()> {
         Err(line.error(ErrorKind::MalformedDelta, "an id edge line in a delta"))
     }
 
-    fn removed(&mut self, line: &Line<'a>, kind: &'a str, qname: &'a str) -> Result<()> {
-        if let Some(first) = self.removed.insert((abbreviate(kind), qname), line.number) {
+    fn removed(&mut self, line: &Line<'_>, kind: &str, qname: &str) -> Result<()> {
+        if let Some(first) = self.removed.insert(identity(kind, qname), line.number) {
             return Err(line.error(
                 ErrorKind::MalformedDelta,
                 format!("{kind} {qname} is removed twice (first on line {first})"),
@@ -761,7 +768,7 @@ impl<'a> Sink<'a> for DeltaSink<'a> {
         Ok(())
     }
 
-    fn added(&mut self, line: &Line<'a>, node: Node<'a>, distance: Option<u32>) -> Result<()> {
+    fn added(&mut self, line: &Line<'_>, node: Node<'_>, distance: Option<u32>) -> Result<()> {
         if self.ids.insert(node.id, line.number).is_some() {
             return Err(line.error_at(
                 ErrorKind::MalformedDelta,
@@ -771,7 +778,7 @@ impl<'a> Sink<'a> for DeltaSink<'a> {
         }
         if let Some(first) = self
             .added
-            .insert((abbreviate(node.kind), node.qname), line.number)
+            .insert(identity(node.kind, node.qname), line.number)
         {
             return Err(line.error(
                 ErrorKind::MalformedDelta,
@@ -793,11 +800,11 @@ impl<'a> Sink<'a> for DeltaSink<'a> {
 
     fn delta_edge(
         &mut self,
-        _line: &Line<'a>,
+        _line: &Line<'_>,
         removed: bool,
-        source: &'a str,
-        target: &'a str,
-        edge_type: &'a str,
+        source: &str,
+        target: &str,
+        edge_type: &str,
     ) -> Result<()> {
         let edge = Edge::new(source, target, edge_type);
         if removed {

@@ -24,6 +24,7 @@ use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::header;
 use crate::lex::{self, Lines};
 use crate::options::DecoderOptions;
+use crate::read::{self, LineSource, ReaderLines};
 use decode::GraphSink;
 
 /// Encodes `graph` as a buffered graph-profile payload (spec §3.2, §5, §6, §16.1).
@@ -149,11 +150,7 @@ pub fn decode_payload(text: &str) -> Result<Payload> {
 impl DecoderOptions {
     /// Decodes a graph payload with these options (see [`decode_graph`]).
     pub fn decode_graph(&self, text: &str) -> Result<Graph> {
-        match self.decode_payload(text)? {
-            Payload::Graph(graph) => Ok(graph),
-            Payload::Delta(_) => Err(not_a_graph(text, "a delta (delta=true)")),
-            Payload::Unchanged(_) => Err(not_a_graph(text, "an unchanged=true reply")),
-        }
+        only_graph(self.decode_payload(text)?, text)
     }
 
     /// Decodes a graph payload from bytes with these options.
@@ -162,15 +159,63 @@ impl DecoderOptions {
         self.decode_graph(lex::utf8(bytes)?)
     }
 
-    /// Reads `reader` a line at a time and decodes a graph payload with these options: a
-    /// line past [`Limits::max_line_length`] fails before more of it is kept, blank and
-    /// comment lines are never kept, [`Limits::max_input_size`] is counted as bytes arrive.
+    /// Reads `reader` a line at a time and decodes a graph payload with these options (see
+    /// [`decode_graph`]).
     ///
-    /// [`Limits::max_line_length`]: crate::Limits::max_line_length
-    /// [`Limits::max_input_size`]: crate::Limits::max_input_size
+    /// Memory is the line being read and the graph being built, never the input: each line
+    /// is parsed as it arrives and dropped, a line past [`Limits::max_line_length`] fails
+    /// before more of it is kept, and [`Limits::max_input_size`] is counted as bytes arrive.
+    /// Each line is checked as UTF-8 when it is read. Errors are those [`decode_graph`] gives
+    /// for the same text, with the same codes, lines and columns; the first in input order is
+    /// reported (an invalid UTF-8 byte after a bad line is not reached, where
+    /// [`decode_graph_slice`] checks the whole input's encoding first). An I/O error of
+    /// `reader` is `io`.
+    ///
+    /// ```
+    /// use agentwire_gcf::DecoderOptions;
+    ///
+    /// let payload = "GCF profile=graph tool=t\n## targets [?]\n\
+    ///                @0 fn pkg.A 0.90 lsp\n##! summary symbols=1\n";
+    /// let graph = DecoderOptions::new().decode_graph_reader(payload.as_bytes())?;
+    /// assert_eq!(graph.symbols[0].qualified_name, "pkg.A");
+    ///
+    /// // The same error, line and column as the in-memory decoder.
+    /// let cut = "GCF profile=graph tool=t\n## targets [?]\n@0 fn pkg.A 0.90 lsp\n";
+    /// let error = DecoderOptions::new().decode_graph_reader(cut.as_bytes()).unwrap_err();
+    /// assert_eq!((error.code(), error.line()), ("truncated_input", Some(3)));
+    /// # Ok::<(), agentwire_gcf::Error>(())
+    /// ```
     pub fn decode_graph_reader<R: io::Read>(&self, reader: R) -> Result<Graph> {
-        let (text, map) = crate::read::read_content(io::BufReader::new(reader), &self.limits)?;
-        self.decode_graph(&text).map_err(|e| map.fix(e))
+        let (payload, header) = self.read_payload(io::BufReader::new(reader))?;
+        only_graph(payload, &header)
+    }
+
+    /// Reads any self-contained graph payload (a full graph, a delta, or an `unchanged=true`
+    /// reply: see [`decode_payload`]) from `reader` a line at a time, in the memory of the
+    /// line being read and the value being built (see [`DecoderOptions::decode_graph_reader`]).
+    ///
+    /// ```
+    /// use agentwire_gcf::{DecoderOptions, Payload};
+    ///
+    /// let reply = "GCF profile=graph unchanged=true pack_root=sha256:01 symbols=3\n";
+    /// let payload = DecoderOptions::new().decode_payload_reader(reply.as_bytes())?;
+    /// assert!(matches!(payload, Payload::Unchanged(_)));
+    /// # Ok::<(), agentwire_gcf::Error>(())
+    /// ```
+    pub fn decode_payload_reader<R: io::Read>(&self, reader: R) -> Result<Payload> {
+        self.read_payload(io::BufReader::new(reader))
+            .map(|(payload, _)| payload)
+    }
+
+    /// Decodes a payload from `reader`: the payload and its header line.
+    fn read_payload<R: io::BufRead>(&self, reader: R) -> Result<(Payload, String)> {
+        let mut lines = ReaderLines::new(reader, &self.limits);
+        let Some(first) = lines.first_line()? else {
+            return Err(header::empty_input());
+        };
+        let head = decode::graph_header(&header::parse_header(read::header_line(&first))?)?;
+        let payload = self.decode_body(&mut lines, &head, None)?;
+        Ok((payload, first))
     }
 
     /// Decodes any self-contained graph payload with these options (see
@@ -179,20 +224,33 @@ impl DecoderOptions {
         self.check_size(text.len())?;
         let mut lines = Lines::new(text, self.limits.max_line_length);
         let head = decode::read_graph_header(&mut lines)?;
+        self.decode_body(&mut lines, &head, Some(text.len()))
+    }
+
+    /// Decodes the body after `head` from `lines`; `input_len`, when known, caps what the
+    /// header's counts may reserve.
+    fn decode_body<S: LineSource>(
+        &self,
+        lines: &mut S,
+        head: &decode::GraphHeader<'_>,
+        input_len: Option<usize>,
+    ) -> Result<Payload> {
         if head.delta {
-            return delta::decode_with(&mut lines, &head, self).map(Payload::Delta);
+            return delta::decode_with(lines, head, self).map(Payload::Delta);
         }
         if head.unchanged {
-            decode::parse_body(&mut lines, &head, self, &mut NoBody)?;
+            decode::parse_body(lines, head, self, &mut NoBody)?;
             return Ok(Payload::Unchanged(Unchanged {
                 tool: head.tool.map(str::to_owned),
                 pack_root: head.pack_root.unwrap_or_default().to_owned(),
                 symbols: head.symbols.map(|s| s.0),
             }));
         }
-        let mut sink = GraphSink::new(&head, None);
-        sink.reserve(&head, text.len());
-        decode::parse_body(&mut lines, &head, self, &mut sink)?;
+        let mut sink = GraphSink::new(head, None);
+        if let Some(len) = input_len {
+            sink.reserve(head, len);
+        }
+        decode::parse_body(lines, head, self, &mut sink)?;
         Ok(Payload::Graph(sink.finish().0))
     }
 
@@ -207,11 +265,22 @@ impl DecoderOptions {
     }
 }
 
+/// `payload` if it is a full graph; else `profile_mismatch` at the header (`text`'s first
+/// line) field that makes it something else.
+fn only_graph(payload: Payload, text: &str) -> Result<Graph> {
+    match payload {
+        Payload::Graph(graph) => Ok(graph),
+        Payload::Delta(_) => Err(not_a_graph(text, "a delta (delta=true)")),
+        Payload::Unchanged(_) => Err(not_a_graph(text, "an unchanged=true reply")),
+    }
+}
+
 #[cold]
 fn not_a_graph(text: &str, what: &str) -> Error {
-    let column = 1 + text
+    let header = text.split('\n').next().unwrap_or(text);
+    let column = 1 + header
         .find(" delta=")
-        .or_else(|| text.find(" unchanged="))
+        .or_else(|| header.find(" unchanged="))
         .unwrap_or(0);
     Error::at_line(
         ErrorKind::ProfileMismatch,
@@ -225,14 +294,14 @@ fn not_a_graph(text: &str, what: &str) -> Error {
 /// before reporting it.
 struct NoBody;
 
-impl<'a> decode::Sink<'a> for NoBody {
-    fn node(&mut self, _: &lex::Line<'a>, _: decode::Node<'a>, _: u32) -> Result<()> {
+impl decode::Sink for NoBody {
+    fn node(&mut self, _: &lex::Line<'_>, _: decode::Node<'_>, _: u32) -> Result<()> {
         Ok(())
     }
-    fn reference(&mut self, _: &lex::Line<'a>, _: u64, _: &'a str, _: u32) -> Result<()> {
+    fn reference(&mut self, _: &lex::Line<'_>, _: u64, _: &str, _: u32) -> Result<()> {
         Ok(())
     }
-    fn edge(&mut self, _: &lex::Line<'a>, _: decode::EdgeLine<'a>) -> Result<()> {
+    fn edge(&mut self, _: &lex::Line<'_>, _: decode::EdgeLine<'_>) -> Result<()> {
         Ok(())
     }
 }

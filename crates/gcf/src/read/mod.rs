@@ -3,6 +3,10 @@
 
 mod lines;
 mod rows;
+#[cfg(feature = "graph")]
+mod source;
 
 pub(crate) use lines::{is_significant, read_content, LineMap, LineReader};
-pub use rows::{DeserializeRows, RowReader};
+pub use rows::{DeserializeRows, Entries, RowReader};
+#[cfg(feature = "graph")]
+pub(crate) use source::{header_line, LineSource, ReaderLines};

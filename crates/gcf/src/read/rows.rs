@@ -28,6 +28,9 @@ const NOT_AN_ARRAY: &str = "the payload's root is not a table or a list (an arra
 /// The prefix a row's one-row table starts with.
 const ONE_ROW: &str = "## [1]";
 
+/// The prefix a keyed map entry's one-entry map starts with.
+const ONE_ENTRY: &str = "## [1:]";
+
 /// Reads the rows of a GCF table one at a time, like `csv::Reader`: memory holds the current
 /// row (its lines and the value built from it), never the table.
 ///
@@ -122,6 +125,9 @@ pub struct RowReader<R> {
     row_mini_line: u64,
     /// Whether the array is a list of expanded `@N` items rather than a table.
     list: bool,
+    /// Whether the table is a keyed map (`[N:]`, `[?:]`): its rows are entries, cell 0 the
+    /// member key.
+    keyed: bool,
     /// An inline array's items still to hand out, and the one handed out next.
     inline: Option<std::collections::VecDeque<Value>>,
     item: Option<Value>,
@@ -170,6 +176,7 @@ impl<R: BufRead> RowReader<R> {
             pending_id: None,
             row_mini_line: 3,
             list: false,
+            keyed: false,
             inline: None,
             item: None,
             array_schemas: Vec::new(),
@@ -178,7 +185,8 @@ impl<R: BufRead> RowReader<R> {
         Ok(r)
     }
 
-    /// The table's field names in declaration order (constant columns included).
+    /// The table's field names in declaration order (constant columns included). For a keyed
+    /// map, the first is the key column's label (`key`), which names no value field.
     pub fn fields(&self) -> &[String] {
         &self.fields
     }
@@ -189,7 +197,14 @@ impl<R: BufRead> RowReader<R> {
         self.key.as_deref()
     }
 
-    /// The declared row count; `None` for a deferred `[?]` count.
+    /// Whether the table is a keyed map (`## [N:]{key,fields}`, `## key [?:]{key,fields}`):
+    /// an object whose members are the rows, each keyed by its first cell. Read its entries
+    /// with [`RowReader::entries`] (or as rows deserialized as `(String, T)`).
+    pub fn is_keyed(&self) -> bool {
+        self.keyed
+    }
+
+    /// The declared row count (entries of a keyed map); `None` for a deferred `[?]` count.
     pub fn declared_count(&self) -> Option<u64> {
         match self.count {
             Count::Known(n) => Some(n),
@@ -215,14 +230,82 @@ impl<R: BufRead> RowReader<R> {
         }
     }
 
-    /// The rows as `serde_json::Value`s (objects).
+    /// The rows as `serde_json::Value`s (objects; a keyed map's entries as `[key, value]`
+    /// arrays).
     pub fn values(&mut self) -> DeserializeRows<'_, R, Value> {
         self.deserialize()
     }
 
+    /// An iterator over a keyed map's entries, each `(key, value)` with the value
+    /// deserialized as a `T` (see [`RowReader::read_entry`]).
+    ///
+    /// ```
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Debug, PartialEq, Deserialize)]
+    /// struct Server { cpu: u32, status: String }
+    ///
+    /// let text = "GCF profile=generic\n## servers [?:]{key,cpu,status}\n\
+    ///             web-01|23|ok\ndb-01|41|warn\n##! summary counts=2\n";
+    /// let mut reader = agentwire_gcf::RowReader::new(text.as_bytes())?;
+    /// assert!(reader.is_keyed());
+    /// assert_eq!(reader.key(), Some("servers"));
+    /// let mut names = Vec::new();
+    /// for entry in reader.entries::<Server>() {
+    ///     let (name, server) = entry?;
+    ///     names.push(format!("{name}:{}", server.cpu));
+    /// }
+    /// assert_eq!(names, ["web-01:23", "db-01:41"]);
+    /// # Ok::<(), agentwire_gcf::Error>(())
+    /// ```
+    pub fn entries<T: DeserializeOwned>(&mut self) -> Entries<'_, R, T> {
+        Entries {
+            reader: self,
+            marker: PhantomData,
+        }
+    }
+
+    /// The next entry of a keyed map: its key and its value as a `T`; `None` after the last
+    /// one, once the count (or the trailer) has been checked. A repeated key is
+    /// `duplicate_key` at the second one's key cell. On a table that is not a keyed map,
+    /// `not_a_table`. After an error the reader is finished.
+    pub fn read_entry<T: DeserializeOwned>(&mut self) -> Result<Option<(String, T)>> {
+        if !self.keyed {
+            self.done = true;
+            return Err(not_a_table(
+                None,
+                "the table is not a keyed map `[N:]`: read its rows with read_row",
+            ));
+        }
+        let Some(entry) = self.read_decoded::<OneEntry<T>>()? else {
+            return Ok(None);
+        };
+        Ok(Some((entry.key, entry.value)))
+    }
+
     /// The next row as a `T`; `None` after the last row, once the count (or the trailer) has
     /// been checked. After an error the reader is finished.
+    ///
+    /// A keyed map's entry is handed to `T` as the pair `[key, value]`: read it as a
+    /// `(String, V)` (or with [`RowReader::read_entry`]).
     pub fn read_row<T: DeserializeOwned>(&mut self) -> Result<Option<T>> {
+        if !self.keyed {
+            return self.read_decoded();
+        }
+        let Some(entry) = self.read_decoded::<OneEntry<Value>>()? else {
+            return Ok(None);
+        };
+        let pair = Value::Array(vec![Value::String(entry.key), entry.value]);
+        T::deserialize(pair).map(Some).map_err(|e| {
+            self.done = true;
+            let line = self.mini_lines.first().copied().unwrap_or(self.table_line);
+            Error::new(ErrorKind::TypeMismatch, e.to_string()).with_line(line as u64)
+        })
+    }
+
+    /// The next row decoded as a `T` from its one-row table (a keyed map's: its one-entry
+    /// map).
+    fn read_decoded<T: DeserializeOwned>(&mut self) -> Result<Option<T>> {
         if self.done {
             return Ok(None);
         }
@@ -243,7 +326,11 @@ impl<R: BufRead> RowReader<R> {
                 Error::new(ErrorKind::TypeMismatch, e.to_string()).with_line(self.table_line as u64)
             });
         }
-        let decoded: Result<Vec<T>> = self.opts.from_str(&self.mini);
+        let decoded: Result<Vec<T>> = if self.keyed {
+            self.opts.from_str::<T>(&self.mini).map(|entry| vec![entry])
+        } else {
+            self.opts.from_str(&self.mini)
+        };
         if decoded.is_ok() {
             if let Some((id, line, column)) = self.pending_id.take() {
                 if !self.ids.insert(id) {
@@ -345,15 +432,25 @@ impl<R: BufRead> RowReader<R> {
             _ => return Err(not_a_table(Some(&line), NOT_AN_ARRAY)),
         };
         let (count, keyed, rest) = lex::table_count(&line, after_key, self.opts.spec.current())?;
-        if keyed {
-            return Err(not_a_table(
-                Some(&line),
-                "a keyed map `[N:]` is an object, not a table",
-            ));
+        if keyed && !rest.starts_with('{') {
+            // No field list: what the in-memory decoder says of the header.
+            let mini = format!("{}\n{}{}\n", self.header, " ".repeat(indent), line.text);
+            self.opts
+                .from_str::<Value>(&mini)
+                .map_err(|e| match (e.line(), e.column()) {
+                    (Some(2), Some(column)) => e.with_position(Position {
+                        line: line.number as u64,
+                        column,
+                    }),
+                    (Some(2), None) => e.with_line(line.number as u64),
+                    _ => e,
+                })?;
+            return Err(not_a_table(Some(&line), "a keyed map without a field list"));
         }
         if !rest.starts_with('{') {
             return self.open_list(&line, key, count, after_key, rest);
         }
+        self.keyed = keyed;
         let mut names = Vec::new();
         let mut extras = Vec::new();
         let current = self.opts.spec.current();
@@ -388,6 +485,10 @@ impl<R: BufRead> RowReader<R> {
             let name = &names[x.index];
             self.identity = self.cells.iter().position(|c| *c == **name);
         }
+        if keyed {
+            // The member key, cell 0, is unique as an identity value is.
+            self.identity = Some(0);
+        }
         self.group = group_column.map(|column| Grouping {
             column,
             ..Grouping::default()
@@ -399,17 +500,24 @@ impl<R: BufRead> RowReader<R> {
         self.count_column = line.column_of(after_key);
         let bracket_end = after_key.len() - rest.len();
         let real_prefix = line.column_of(&after_key[bracket_end..]) - 1;
-        self.table_shift = real_prefix as i64 - ONE_ROW.len() as i64;
-        self.table = format!("{ONE_ROW}{rest}");
+        self.table_shift = real_prefix as i64 - self.one_row().len() as i64;
+        self.table = format!("{}{rest}", self.one_row());
         if self.key.is_some() {
             self.opts.limits.max_depth = self.opts.limits.max_depth.saturating_sub(1).max(1);
         }
-        // The header as a table of no rows: what the in-memory decoder says of it.
-        let empty = format!("{}\n## [0]{rest}\n", self.header);
-        if let Err(e) = self.opts.from_str::<Value>(&empty) {
-            return Err(self.header_error(e));
+        // The header as a table of no rows (a keyed map of one row the header alone cannot
+        // fail, no map being empty): what the in-memory decoder says of it.
+        let empty = if keyed && count == Count::Known(0) {
+            format!("{}\n## [0:]{rest}\n", self.header)
+        } else if keyed {
+            format!("{}\n## [?:]{rest}\n", self.header)
+        } else {
+            format!("{}\n## [0]{rest}\n", self.header)
+        };
+        match self.opts.from_str::<Value>(&empty) {
+            Err(e) if !keyed || e.line() == Some(2) => Err(self.header_error(e)),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Opens an array that is not a table: expanded `@N` items (read one at a time like
@@ -855,11 +963,21 @@ impl<R: BufRead> RowReader<R> {
                     return Err(self.short(n));
                 }
             }
-            if self.key.is_some() && line.indent == 0 && looks_like_member(&line) {
-                return Err(not_a_table(
-                    Some(&line),
-                    "the payload holds more than the table (read it with from_reader)",
-                ));
+            if self.key.is_some() && line.indent == 0 {
+                if looks_like_member(&line) {
+                    return Err(not_a_table(
+                        Some(&line),
+                        "the payload holds more than the table (read it with from_reader)",
+                    ));
+                }
+                // After the declared rows the whole decoder reads a line at the root's level
+                // as the next member: a key it cannot read is its error too.
+                let orphan = self.last_had_id && !line.text.starts_with('@');
+                if let (Count::Known(_), false, Err(e)) =
+                    (self.count, orphan, lex::key(&line, line.text, b"=["))
+                {
+                    return Err(e);
+                }
             }
             let (kind, message) = match self.count {
                 Count::Known(_) if self.last_had_id && !line.text.starts_with('@') => (
@@ -984,11 +1102,24 @@ impl<R: BufRead> RowReader<R> {
         }
     }
 
+    /// The one-row table's prefix: `## [1]`, or a keyed map's `## [1:]`.
+    fn one_row(&self) -> &'static str {
+        if self.keyed {
+            ONE_ENTRY
+        } else {
+            ONE_ROW
+        }
+    }
+
     /// An error on the one-row table's header line moved to the table's header line.
     fn header_error(&self, e: Error) -> Error {
         match (e.line(), e.column()) {
             (Some(2), Some(col)) => {
-                let col = if col as usize > ONE_ROW.len() {
+                // Column 1 is the line's start in both; past the prefix, the rest of the
+                // line moved; inside it, the count.
+                let col = if col == 1 {
+                    1
+                } else if col as usize > self.one_row().len() {
                     (col as i64 + self.table_shift).max(1) as u64
                 } else {
                     self.count_column as u64
@@ -1135,6 +1266,58 @@ fn not_a_table(line: Option<&Line<'_>>, message: &str) -> Error {
     match line {
         Some(line) => line.error(ErrorKind::NotATable, message),
         None => Error::new(ErrorKind::NotATable, message),
+    }
+}
+
+/// A keyed map's one entry, read from its one-entry map.
+struct OneEntry<T> {
+    key: String,
+    value: T,
+}
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for OneEntry<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        struct Visit<T>(PhantomData<T>);
+
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
+            type Value = OneEntry<T>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a keyed map of one entry")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<OneEntry<T>, A::Error> {
+                let Some((key, value)) = map.next_entry()? else {
+                    return Err(serde::de::Error::invalid_length(0, &self));
+                };
+                if map.next_key::<serde::de::IgnoredAny>()?.is_some() {
+                    return Err(serde::de::Error::invalid_length(2, &self));
+                }
+                Ok(OneEntry { key, value })
+            }
+        }
+
+        deserializer.deserialize_map(Visit(PhantomData))
+    }
+}
+
+/// The entries of a keyed map as `(key, T)` pairs: from [`RowReader::entries`].
+#[derive(Debug)]
+pub struct Entries<'r, R, T> {
+    reader: &'r mut RowReader<R>,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<R: BufRead, T: DeserializeOwned> Iterator for Entries<'_, R, T> {
+    type Item = Result<(String, T)>;
+
+    fn next(&mut self) -> Option<Result<(String, T)>> {
+        self.reader.read_entry().transpose()
     }
 }
 
