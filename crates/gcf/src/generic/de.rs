@@ -139,7 +139,10 @@ pub(crate) fn decode_unit(
     carry
         .deferred
         .extend(found.into_iter().map(|(at, n)| (to_input(at), n)));
-    if last {
+    // A unit ends where the root's reading stops. Anything after that point in a unit (a
+    // metadata line where a member was expected, say) ends the payload for the whole decoder
+    // too: it is checked here as at the end, never skipped.
+    if last || p.lines.has_next()? {
         p.deferred = std::mem::take(&mut carry.deferred);
         p.finish(root)?;
     }

@@ -970,12 +970,15 @@ impl<R: BufRead> RowReader<R> {
                         "the payload holds more than the table (read it with from_reader)",
                     ));
                 }
-                // After the declared rows the whole decoder reads a line at the root's level
-                // as the next member: a key it cannot read is its error too.
-                let orphan = self.last_had_id && !line.text.starts_with('@');
-                if let (Count::Known(_), false, Err(e)) =
-                    (self.count, orphan, lex::key(&line, line.text, b"=["))
-                {
+                // A list's items are `@N` lines: after the declared items, the whole decoder
+                // reads any other line at the root's level as the next member, and a key it
+                // cannot read is its error too.
+                if let (true, Count::Known(_), false, Err(e)) = (
+                    self.list,
+                    self.count,
+                    line.text.starts_with('@'),
+                    lex::key(&line, line.text, b"=["),
+                ) {
                     return Err(e);
                 }
             }
