@@ -255,6 +255,24 @@ struct OpenSection {
     names: Vec<Option<&'static str>>,
 }
 
+impl OpenSection {
+    /// A section opened with `header`, written now or (`deferred`) at its first row.
+    fn new(header: &Header, deferred: bool) -> Self {
+        let width = header.fields.len();
+        OpenSection {
+            header: header.clone(),
+            width,
+            deferred,
+            comments: Vec::new(),
+            names: if deferred {
+                Vec::new()
+            } else {
+                vec![None; width]
+            },
+        }
+    }
+}
+
 /// Writes a GCX1 payload: one or more sections, each a header followed by rows and comments.
 ///
 /// Output is buffered internally and handed to the writer in large chunks; call
@@ -364,24 +382,13 @@ impl<W: Write> Encoder<W> {
             let mut probe = header.clone();
             probe.fields = vec![String::new()];
             write_header(&mut Vec::new(), &probe, line)?;
-            self.section = Some(OpenSection {
-                header: header.clone(),
-                width: 0,
-                deferred: true,
-                comments: Vec::new(),
-                names: Vec::new(),
-            });
+            // No fields yet: the header waits for the first row's names.
+            self.section = Some(OpenSection::new(header, true));
             return Ok(());
         }
         self.write_checked_header(header, line)?;
         self.lines += 1;
-        self.section = Some(OpenSection {
-            header: header.clone(),
-            width: header.fields.len(),
-            deferred: false,
-            comments: Vec::new(),
-            names: vec![None; header.fields.len()],
-        });
+        self.section = Some(OpenSection::new(header, false));
         self.maybe_flush()
     }
 
@@ -469,13 +476,7 @@ impl<W: Write> Encoder<W> {
             self.buf.drain(old..old + old_len);
         }
         self.lines += 1 + rows;
-        self.section = Some(OpenSection {
-            header: header.clone(),
-            width: header.fields.len(),
-            deferred: false,
-            comments: Vec::new(),
-            names: vec![None; header.fields.len()],
-        });
+        self.section = Some(OpenSection::new(header, false));
         self.maybe_flush()
     }
 

@@ -171,6 +171,9 @@ impl DecoderOptions {
     /// [`decode_graph_slice`] checks the whole input's encoding first). An I/O error of
     /// `reader` is `io`.
     ///
+    /// [`Limits::max_line_length`]: crate::Limits::max_line_length
+    /// [`Limits::max_input_size`]: crate::Limits::max_input_size
+    ///
     /// ```
     /// use agentwire_gcf::DecoderOptions;
     ///
