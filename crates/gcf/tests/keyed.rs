@@ -430,3 +430,14 @@ fn a_repeated_identity_is_reported_where_it_is_read() {
         panic!("{bug}");
     }
 }
+
+/// Found by the `gcf_generic_delta` fuzz target: a keyed set's double `1e+2` is written in the
+/// spec's canonical form, `100` (v3.5.3 §2.3.1), which reads back as the integer: the same
+/// JSON number, which the oracle now compares as such.
+#[test]
+fn a_whole_double_in_a_keyed_set_is_written_canonically() {
+    let text = "GCF profile=generic key=id\n## t [3]{@id,status}\n2|-\n-4|é\n\"1\"|1e+2\n";
+    if let Err(bug) = agentwire_testkit::gcf_keyed::check_payload_bytes(text.as_bytes()) {
+        panic!("{bug}");
+    }
+}

@@ -122,15 +122,27 @@ fn normal(set: &KeyedSet) -> (Vec<String>, String, BTreeMap<String, Map<String, 
             let full: Map<String, Value> = set
                 .fields
                 .iter()
-                .map(|f| (f.clone(), row.get(f).cloned().unwrap_or(Value::Null)))
+                .map(|f| (f.clone(), row.get(f).map_or(Value::Null, numeric)))
                 .collect();
             (
-                row.get(&set.key).map(Value::to_string).unwrap_or_default(),
+                row.get(&set.key)
+                    .map(|v| numeric(v).to_string())
+                    .unwrap_or_default(),
                 full,
             )
         })
         .collect();
     (set.fields.clone(), set.key.clone(), rows)
+}
+
+/// `value` with a whole double in the signed 64-bit range as that integer: a keyed set is
+/// written in the spec's canonical form (v3.5.3 §2.3.1: the double `1e+2` is written `100`),
+/// which reads back as the integer. Both are the same JSON number.
+fn numeric(value: &Value) -> Value {
+    match value.as_f64() {
+        Some(v) if value.is_f64() && v.fract() == 0.0 && v.abs() < 9.2e18 => Value::from(v as i64),
+        _ => value.clone(),
+    }
 }
 
 fn same_set(a: &KeyedSet, b: &KeyedSet) -> bool {
