@@ -486,3 +486,19 @@ fn wide_declarations() {
     row.insert("f20".into(), json!(3));
     assert_eq!(value(&text), json!([row]));
 }
+
+/// Found by the `gcf_decode` fuzz target: an integer token of 101 digits in an attachment's
+/// member was read by the `Value` builder's plain path as the double 1e101 (the serde path
+/// said `out_of_range`); an integer token is never a double.
+#[test]
+fn a_long_integer_is_never_read_as_a_double() {
+    let text = "GCF profile=generic\n## items [2]{id,data,extra}\n@0 1|^|a\n.data {}\n    x=1"
+        .to_owned()
+        + &"0".repeat(100)
+        + "\n@1 2|^|~\n.data {}\n    x=2\n";
+    let error = from_str::<Value>(&text).unwrap_err();
+    assert_eq!((error.code(), error.line()), ("out_of_range", Some(5)));
+    if let Err(bug) = check_bytes(text.as_bytes()) {
+        panic!("{bug}");
+    }
+}

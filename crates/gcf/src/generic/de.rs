@@ -1691,7 +1691,14 @@ fn plain_number(token: &str) -> Option<Value> {
     match number::parse(token) {
         Number::U64(v) if v <= i64::MAX as u64 => Some(Value::Number(v.into())),
         Number::I64(v) => Some(Value::Number(v.into())),
-        Number::F64(v) if token != "-0" => Some(build::float(v)),
+        // A double only when the token is one: an integer token too long for 64 bits parses
+        // as a double too, and is the general path's (`out_of_range` in the current spec,
+        // exact in v3.1).
+        Number::F64(v)
+            if token != "-0" && token.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) =>
+        {
+            Some(build::float(v))
+        }
         _ => None,
     }
 }
