@@ -436,8 +436,14 @@ fn a_repeated_identity_is_reported_where_it_is_read() {
 /// JSON number, which the oracle now compares as such.
 #[test]
 fn a_whole_double_in_a_keyed_set_is_written_canonically() {
-    let text = "GCF profile=generic key=id\n## t [3]{@id,status}\n2|-\n-4|é\n\"1\"|1e+2\n";
-    if let Err(bug) = agentwire_testkit::gcf_keyed::check_payload_bytes(text.as_bytes()) {
-        panic!("{bug}");
+    for text in [
+        "GCF profile=generic key=id\n## t [3]{@id,status}\n2|-\n-4|é\n\"1\"|1e+2\n",
+        // The same in a delta's rows.
+        "GCF profile=generic delta=true base_root=sha256:00 new_root=sha256:11 key=id\n\
+         ## added [1]{@id,\"a>b\",\"\"}\nx y|2.5|1e+1\n",
+    ] {
+        if let Err(bug) = agentwire_testkit::gcf_keyed::check_payload_bytes(text.as_bytes()) {
+            panic!("{bug}");
+        }
     }
 }
