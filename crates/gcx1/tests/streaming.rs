@@ -2,46 +2,14 @@
 //! while they are read (nothing holds them whole), and a counting allocator records the most
 //! bytes the decoders ever had allocated at once. No timing is measured.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{self, BufReader, Read};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentwire_gcx1::{Options, RowReader, RowWriter};
+use agentwire_testkit::alloc::{peak_during, Counting};
 use serde_json::{json, Value};
-
-/// Counts the bytes allocated now and the most allocated at once since the last reset.
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-#[allow(unsafe_code)]
-// SAFETY: every call is forwarded to the system allocator unchanged; only counters change.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-        PEAK.fetch_max(now, Ordering::Relaxed);
-        // SAFETY: the caller's contract is the system allocator's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: `ptr` came from `alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
-
-/// The most bytes allocated at once while `f` ran, beyond what was allocated before.
-fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = CURRENT.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let out = f();
-    (out, PEAK.load(Ordering::Relaxed).saturating_sub(base))
-}
 
 /// A payload written while it is read: a header, then `rows` rows (or one endless line).
 struct Generated {
