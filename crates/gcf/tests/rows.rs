@@ -291,6 +291,46 @@ fn a_delta_or_unchanged_header_is_refused_first() {
     }
 }
 
+/// Found by the `gcf_stream` fuzz target: after a table's rows, a root line that starts `##`
+/// without being a section line (`##x`) was taken as one more row by the row reader
+/// (`count_mismatch` at the table's bracket) while the whole decoder ends the rows there and
+/// refuses the line (`invalid_line`). Any `##` line ends the rows now.
+#[test]
+fn a_malformed_section_line_ends_the_rows() {
+    for (text, code) in [
+        (
+            "GCF profile=generic\n## rows [?]{id}\n1\n##\0\0\0[! summary\n",
+            "invalid_line",
+        ),
+        (
+            "GCF profile=generic\n## rows [1]{id}\n1\n##x\n",
+            "invalid_line",
+        ),
+        ("GCF profile=generic\n## [?]{id}\n1\n##x\n", "invalid_line"),
+        // A root table's declared count is overrun first, by either decoder.
+        (
+            "GCF profile=generic\n## [1]{id}\n1\n##x\n",
+            "count_mismatch",
+        ),
+    ] {
+        let error = rows(text).unwrap_err();
+        let whole = agentwire_gcf::from_str::<Value>(text).unwrap_err();
+        assert_eq!(
+            (error.code(), error.line()),
+            (code, Some(4)),
+            "{text:?}: {error}"
+        );
+        assert_eq!(
+            (whole.code(), whole.line()),
+            (code, Some(4)),
+            "{text:?}: {whole}"
+        );
+        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+            panic!("{bug}");
+        }
+    }
+}
+
 #[test]
 fn from_reader_reads_the_corpus_as_from_str() {
     // Every response of the corpus, as each encoder writes it, and with one of its lines

@@ -635,7 +635,9 @@ impl<R: BufRead> RowReader<R> {
         let (is_member, is_trailer) = {
             let line = self.lines.line()?;
             (
-                line.indent == 0 && line.text.starts_with("## "),
+                // Any `##` line ends the rows: a section, or one the whole decoder refuses
+                // as a section line (it never reads one as a row).
+                line.indent == 0 && line.text.starts_with("##"),
                 line.indent == 0 && header::is_metadata(&line),
             )
         };
@@ -964,6 +966,12 @@ impl<R: BufRead> RowReader<R> {
                 }
             }
             if self.key.is_some() && line.indent == 0 {
+                if line.text.starts_with("##") && !line.text.starts_with("## ") {
+                    return Err(line.error(
+                        ErrorKind::InvalidLine,
+                        "a section line is `## name`, with one space",
+                    ));
+                }
                 if looks_like_member(&line) {
                     return Err(not_a_table(
                         Some(&line),
