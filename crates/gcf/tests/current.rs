@@ -502,3 +502,35 @@ fn a_long_integer_is_never_read_as_a_double() {
         panic!("{bug}");
     }
 }
+
+/// Found by the `gcf_layouts` fuzz target: with flattened columns a row is visited by the serde
+/// path in member order (`loc` with both its leaves first), by the `Value` builder in column
+/// order, so two bad cells were reported at different columns (11 and 5). Both report the
+/// first in column order now, as they do for rows without a layout.
+#[test]
+fn the_first_bad_cell_in_column_order_is_reported_under_flattened_columns() {
+    for (text, column) in [
+        (
+            "GCF profile=generic\n## items [1]{\"loc>zip\",id,\"a>b>c\",\"loc>city\"}\n1|x|1e400|1e400\n",
+            5,
+        ),
+        (
+            "GCF profile=generic\n## items [1]{\"loc>zip\",id,\"a>b>c\",\"loc>city\"}\n1|x|2|1e400\n",
+            7,
+        ),
+        (
+            "GCF profile=generic\n## items [1]{\"loc>zip\",id,\"a>b>c\",\"loc>city\"}\n1e400|x|2|1e400\n",
+            1,
+        ),
+    ] {
+        let error = from_str::<Value>(text).unwrap_err();
+        assert_eq!(
+            (error.code(), error.line(), error.column()),
+            ("out_of_range", Some(3), Some(column)),
+            "{text}"
+        );
+        if let Err(bug) = check_bytes(text.as_bytes()) {
+            panic!("{bug}");
+        }
+    }
+}

@@ -3661,9 +3661,14 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, 'de> {
                 member: 0,
                 value: None,
             };
-            let value = visitor
-                .visit_map(&mut access)
-                .map_err(|e| e.or_position(|| line_position(&line)))?;
+            let value = match visitor.visit_map(&mut access) {
+                Ok(value) => value,
+                Err(e) => {
+                    drop(access);
+                    let e = earlier_cell_error(self.p.spec, &line, &self.st.cells, e);
+                    return Err(e.or_position(|| line_position(&line)));
+                }
+            };
             if access.value.is_some() || de::MapAccess::next_key_seed(&mut access, SKIP)?.is_some()
             {
                 return Err(line.error(
@@ -3773,6 +3778,34 @@ struct ShapeAccess<'a, 'de> {
     member: usize,
     /// The member (or attachment) whose value is next.
     value: Option<usize>,
+}
+
+/// The first bad scalar cell of `line` before the place of `error`, if any, else `error`.
+///
+/// A row with a layout is visited in member order, which is not its column order when it
+/// has flattened objects (`loc>zip,id,loc>city` visits `loc` first); the `Value` builder
+/// reads the cells in column order. So that both report the same place, an error of a
+/// row with a layout is replaced by the first cell before it that fails on its own.
+#[cold]
+#[inline(never)]
+fn earlier_cell_error<'de>(
+    spec: Spec,
+    line: &Line<'de>,
+    cells: &[Cell<'de>],
+    error: Error,
+) -> Error {
+    let Some(at) = error.position().filter(|p| p.line == line.number as u64) else {
+        return error;
+    };
+    for cell in cells.iter().filter(|c| c.kind == CellKind::Scalar) {
+        if line.position_of(cell.token).column >= at.column {
+            break;
+        }
+        if let Err(e) = visit_scalar(spec, line, cell.token, IgnoredAny) {
+            return e;
+        }
+    }
+    error
 }
 
 /// What a cell holds, for the rules on flattened objects.
