@@ -331,6 +331,34 @@ fn a_malformed_section_line_ends_the_rows() {
     }
 }
 
+/// Found by the `gcf_stream` fuzz target: after an inline member `t[1]: x` the row reader
+/// called any next line "more rows than the declared [1]"; the whole decoder reads it as the
+/// root's next member and refuses it as that (`invalid_key`, `invalid_line`, ...). The row
+/// reader says the same now, or `not_a_table` for a good member.
+#[test]
+fn a_line_after_an_inline_member_is_read_as_the_next_member() {
+    for (text, code) in [
+        (
+            "GCF profile=generic\nt[1]: ^GCF prof{ile=generic\n: 1,2\na}\n",
+            "invalid_key",
+        ),
+        ("GCF profile=generic\nt[1]: x\n: 1,2\n", "invalid_key"),
+        ("GCF profile=generic\nt[1]: x\nfoo\n", "invalid_line"),
+        ("GCF profile=generic\nt[1]: x\n  y=1\n", "invalid_indent"),
+        ("GCF profile=generic\nt[1]: x\nu=1\n", "not_a_table"),
+    ] {
+        let error = rows(text).unwrap_err();
+        assert_eq!(
+            (error.code(), error.line()),
+            (code, Some(3)),
+            "{text:?}: {error}"
+        );
+        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+            panic!("{bug}");
+        }
+    }
+}
+
 #[test]
 fn from_reader_reads_the_corpus_as_from_str() {
     // Every response of the corpus, as each encoder writes it, and with one of its lines

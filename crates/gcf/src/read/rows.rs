@@ -965,6 +965,11 @@ impl<R: BufRead> RowReader<R> {
                     return Err(self.short(n));
                 }
             }
+            if self.key.is_some() && self.inline.is_some() {
+                // An inline member is one line: the whole decoder reads what follows as the
+                // root's next member, and says what it says of it.
+                return Err(self.after_inline_member(&line));
+            }
             if self.key.is_some() && line.indent == 0 {
                 if line.text.starts_with("##") && !line.text.starts_with("## ") {
                     return Err(line.error(
@@ -1056,6 +1061,32 @@ impl<R: BufRead> RowReader<R> {
                 ),
             )),
             _ => Ok(()),
+        }
+    }
+
+    /// The error for `line` after an inline `key[N]: a,b` member: the whole decoder's for that
+    /// line read as the root's first member, else (a good member) `not_a_table`.
+    #[cold]
+    fn after_inline_member(&self, line: &Line<'_>) -> Error {
+        let mini = format!(
+            "{}\n{:indent$}{}\n",
+            self.header,
+            "",
+            line.text,
+            indent = line.indent
+        );
+        match self.opts.from_str::<serde::de::IgnoredAny>(&mini) {
+            Err(e) if e.line() == Some(2) => match e.column() {
+                Some(column) => e.with_position(Position {
+                    line: line.number as u64,
+                    column,
+                }),
+                None => e.with_line(line.number as u64),
+            },
+            _ => not_a_table(
+                Some(line),
+                "the payload holds more than the table (read it with from_reader)",
+            ),
         }
     }
 
