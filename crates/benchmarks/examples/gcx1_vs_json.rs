@@ -16,7 +16,10 @@
 //! With `ROUNDS` = 0 it runs each side of each pair once and nothing else, for counting
 //! instructions with `valgrind --tool=callgrind` (`OP` then names one side: `gcx1-encode`,
 //! `json-encode`, `gcx1-decode` or `json-decode`); `--toggle-collect='gcx1_vs_json::measured'`
-//! counts that one call alone, without building the data sets.
+//! counts that one call alone, without building the data sets. `HELD` then repeats each
+//! call (one after the other, each output dropped before the next), so that the count
+//! includes the steady state of the allocator, not only a first call on a fresh heap; `OP`
+//! = `show` prints the GCX1 payloads instead.
 
 use std::hint::black_box;
 
@@ -70,13 +73,19 @@ fn main() {
             ("encode", &encode_gcx, &encode_json),
             ("decode", &decode_gcx, &decode_json),
         ];
+        if rounds == 0 && ops == "show" {
+            print!("{gcx}");
+            continue;
+        }
         if rounds == 0 {
             for (op, gcx_op, json_op) in pairs {
-                if format!("gcx1-{op}").contains(ops.as_str()) {
-                    measured(gcx_op);
-                }
-                if format!("json-{op}").contains(ops.as_str()) {
-                    measured(json_op);
+                for _ in 0..held.unwrap_or(1) {
+                    if format!("gcx1-{op}").contains(ops.as_str()) {
+                        measured(gcx_op);
+                    }
+                    if format!("json-{op}").contains(ops.as_str()) {
+                        measured(json_op);
+                    }
                 }
             }
             continue;

@@ -2046,6 +2046,74 @@ pub(crate) struct SectionReader {
     meta: Vec<(String, String)>,
     header_line: u64,
     count: u64,
+    rows: RowBuilder,
+}
+
+/// Builds a section's row objects: each row's map is a clone of one map holding every field
+/// (keys in the map's order, values null) whose values are then set in that order. Cloning
+/// copies the keys in order into a new node, without the comparisons, sort and temporary
+/// `Vec` that inserting or collecting the members one by one costs.
+#[derive(Debug, Default)]
+struct RowBuilder {
+    /// Every field with a null value.
+    template: Map<String, Value>,
+    /// The place of each field (in header order) among the map's members.
+    place: Vec<usize>,
+    /// One row's values, by place (null once moved into the row's map).
+    values: Vec<Value>,
+    /// The fields (in header order) whose cells the row is missing.
+    missing: Vec<usize>,
+}
+
+impl RowBuilder {
+    fn new(fields: &[String]) -> Self {
+        let template: Map<String, Value> =
+            fields.iter().map(|f| (f.clone(), Value::Null)).collect();
+        let places: std::collections::HashMap<&str, usize> = template
+            .keys()
+            .enumerate()
+            .map(|(place, key)| (key.as_str(), place))
+            .collect();
+        let place = fields
+            .iter()
+            .map(|f| places.get(f.as_str()).copied().unwrap_or(0))
+            .collect();
+        RowBuilder {
+            values: vec![Value::Null; template.len()],
+            template,
+            place,
+            missing: Vec::new(),
+        }
+    }
+
+    /// One row as an object, members in field order; missing cells leave their members out.
+    fn object(
+        &mut self,
+        row: Row<'_>,
+        fields: &[String],
+        readings: &[Reading],
+    ) -> Result<Map<String, Value>> {
+        self.missing.clear();
+        let mut raw = row.raw_cells();
+        for (i, (field, &reading)) in fields.iter().zip(readings).enumerate() {
+            let (cell, offset, escaped) =
+                raw.next_cell()
+                    .unwrap_or(("", row.as_raw_str().len(), false));
+            match read_cell(reading, cell, escaped, field) {
+                Ok(Some(value)) => self.values[self.place[i]] = value,
+                Ok(None) => self.missing.push(i),
+                Err(e) => return Err(e.or_position(row.position(offset))),
+            }
+        }
+        let mut map = self.template.clone();
+        for (slot, value) in map.values_mut().zip(&mut self.values) {
+            *slot = std::mem::take(value);
+        }
+        for &i in &self.missing {
+            map.remove(&fields[i]);
+        }
+        Ok(map)
+    }
 }
 
 impl SectionReader {
@@ -2118,6 +2186,7 @@ impl SectionReader {
                 .filter(|(k, _)| !matches!(k.as_str(), TYPES_META | SHAPE_META | ROWS_META))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            rows: RowBuilder::new(&header.fields),
             name: header.tool,
             readings,
             header_line,
@@ -2143,7 +2212,10 @@ impl SectionReader {
             }
         }
         if !self.scalar_rows {
-            return object_of(row, fields, &self.readings).map(Value::Object);
+            return self
+                .rows
+                .object(row, fields, &self.readings)
+                .map(Value::Object);
         }
         let (raw, offset, escaped) = row.raw_cells().next_cell().unwrap_or(("", 0, false));
         match read_cell(self.readings[0], raw, escaped, "value") {
@@ -2213,27 +2285,6 @@ fn read_section<S: SectionSource>(
         lines,
         count: reader.count,
     })
-}
-
-/// One row as an object, members in field order; missing cells leave their members out.
-///
-/// The members are gathered first and the map built from them at once: fields are unique,
-/// and usually sorted already (the encoder writes a map's order), so that building costs
-/// less than inserting member by member into a sorted map.
-fn object_of(row: Row<'_>, fields: &[String], readings: &[Reading]) -> Result<Map<String, Value>> {
-    let mut members = Vec::with_capacity(fields.len());
-    let mut raw = row.raw_cells();
-    for (field, &reading) in fields.iter().zip(readings) {
-        let (cell, offset, escaped) =
-            raw.next_cell()
-                .unwrap_or(("", row.as_raw_str().len(), false));
-        match read_cell(reading, cell, escaped, field) {
-            Ok(Some(value)) => members.push((field.clone(), value)),
-            Ok(None) => {}
-            Err(e) => return Err(e.or_position(row.position(offset))),
-        }
-    }
-    Ok(members.into_iter().collect())
 }
 
 /// Reads every section and assembles the value.
@@ -3207,6 +3258,25 @@ mod tests {
         }
         let e = decode_any(&text).unwrap_err();
         assert_eq!((e.code(), e.line()), ("row_count", Some(4)));
+    }
+
+    #[test]
+    fn row_objects_from_unsorted_fields_and_missing_cells() {
+        // Fields out of map order, a missing cell in the middle, a short row, a typed section
+        // whose empty text cell is a member; each row's values land under their own keys.
+        let text = "GCX1 tool=t fields=zeta,alpha,mid\n1\t\t3\n\t2\n4\t5\t6\n";
+        assert_eq!(
+            decode_any(text).unwrap(),
+            json!([{"zeta": 1, "mid": 3}, {"alpha": 2}, {"zeta": 4, "alpha": 5, "mid": 6}])
+        );
+        let text = "GCX1 tool=t fields=b,a types=sn\n\t1\nx\t2\n";
+        assert_eq!(
+            decode_any(text).unwrap(),
+            json!([{"b": "", "a": 1}, {"b": "x", "a": 2}])
+        );
+        // A bad cell after a good one is still an error.
+        let text = "GCX1 tool=t fields=a,b types=nn\n1\tx\n";
+        assert_eq!(decode_any(text).unwrap_err().code(), "invalid_value");
     }
 
     #[test]
