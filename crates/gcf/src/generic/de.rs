@@ -1526,6 +1526,9 @@ impl<'de> Parser<'de> {
         if count > self.limits.max_elements as u64
             || b.get(close + 1) != Some(&b'{')
             || b.last() != Some(&b'}')
+            // A constant column (`unit=cpu`), told before a field list is taken and given
+            // back (113 such headers in the deep configuration: 1.6 % of its decode).
+            || lex::has_byte(&b[close..], b'=')
         {
             return None;
         }
