@@ -13,6 +13,7 @@
 //! `DecoderOptions::from_str`).
 
 use std::fmt;
+use std::num::NonZeroU64;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize as _;
@@ -195,10 +196,26 @@ pub(crate) struct Templates {
     list: Vec<Template>,
     /// The entry the next new template replaces, once the list is full.
     next: usize,
+    /// How many templates were made: the next one's [`Template::id`].
+    made: u64,
+}
+
+/// Where the template of a set of keys was found last time (its entry, and which template
+/// the entry held then): a caller that makes objects of the same keys again and again (a
+/// table's rows) keeps one, and skips comparing the keys with each template's. The list's
+/// order of templates alternates as nested objects and tables come and go (an order, its
+/// customer, its items), and that search was the decode's most mispredicted branch.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Hint {
+    entry: usize,
+    id: NonZeroU64,
 }
 
 #[derive(Debug)]
 struct Template {
+    /// Which template this is (unique per [`Templates`]: an entry replaced gets a new one, so
+    /// a [`Hint`] to the entry's old template is seen to be stale).
+    id: NonZeroU64,
     /// The keys in the order of the fields.
     names: Vec<String>,
     /// The keys with `null` values, in the map's own order.
@@ -217,6 +234,17 @@ impl Templates {
         names: &[S],
         values: &mut [Option<Value>],
     ) -> Map<String, Value> {
+        self.object_hinted(&mut None, names, values)
+    }
+
+    /// [`Templates::object`], looking the template up by `hint` first, which must be `None`
+    /// or have been given by a call with the same `names` (the hint is updated).
+    pub(crate) fn object_hinted<S: AsRef<str>>(
+        &mut self,
+        hint: &mut Option<Hint>,
+        names: &[S],
+        values: &mut [Option<Value>],
+    ) -> Map<String, Value> {
         debug_assert_eq!(names.len(), values.len());
         if names.len() > MAX_TEMPLATE_FIELDS || values.iter().any(Option::is_none) {
             let mut map = Map::with_capacity(names.len());
@@ -227,13 +255,23 @@ impl Templates {
             }
             return map;
         }
-        let found = self.list.iter().position(|t| {
-            t.names.len() == names.len() && t.names.iter().zip(names).all(|(a, b)| a == b.as_ref())
-        });
-        let template = match found {
-            Some(i) => &self.list[i],
-            None => self.add(names),
+        let entry = match *hint {
+            Some(Hint { entry, id }) if self.list.get(entry).is_some_and(|t| t.id == id) => entry,
+            _ => {
+                let entry = self.find(names);
+                *hint = Some(Hint {
+                    entry,
+                    id: self.list[entry].id,
+                });
+                entry
+            }
         };
+        let template = &self.list[entry];
+        debug_assert!(template
+            .names
+            .iter()
+            .map(String::as_str)
+            .eq(names.iter().map(AsRef::as_ref)));
         let mut map = template.map.clone();
         for (slot, &i) in map.values_mut().zip(&template.order) {
             if let Some(value) = values[i].take() {
@@ -246,8 +284,20 @@ impl Templates {
         map
     }
 
+    /// The entry of the template of `names`, made if there is none.
     #[inline(never)]
-    fn add<S: AsRef<str>>(&mut self, names: &[S]) -> &Template {
+    fn find<S: AsRef<str>>(&mut self, names: &[S]) -> usize {
+        let found = self.list.iter().position(|t| {
+            t.names.len() == names.len() && t.names.iter().zip(names).all(|(a, b)| a == b.as_ref())
+        });
+        match found {
+            Some(i) => i,
+            None => self.add(names),
+        }
+    }
+
+    #[inline(never)]
+    fn add<S: AsRef<str>>(&mut self, names: &[S]) -> usize {
         let mut map = Map::with_capacity(names.len());
         for name in names {
             map.insert(name.as_ref().to_owned(), Value::Null);
@@ -256,12 +306,14 @@ impl Templates {
             .keys()
             .map(|key| names.iter().position(|n| n.as_ref() == key).unwrap_or(0))
             .collect();
+        self.made += 1;
         let template = Template {
+            id: NonZeroU64::MIN.saturating_add(self.made),
             names: names.iter().map(|n| n.as_ref().to_owned()).collect(),
             map,
             order,
         };
-        let i = if self.list.len() < Self::CAPACITY {
+        if self.list.len() < Self::CAPACITY {
             self.list.push(template);
             self.list.len() - 1
         } else {
@@ -269,8 +321,7 @@ impl Templates {
             self.next = (i + 1) % Self::CAPACITY;
             self.list[i] = template;
             i
-        };
-        &self.list[i]
+        }
     }
 }
 
@@ -341,6 +392,36 @@ mod tests {
             made,
             inserted(&["k0", "v"], &[Value::from(7), Value::from(8)])
         );
+    }
+
+    #[test]
+    fn hints_find_their_template_and_notice_a_replaced_one() {
+        let mut templates = Templates::default();
+        let mut hint = None;
+        let names = ["b", "a"];
+        let make = |templates: &mut Templates, hint: &mut Option<Hint>, names: &[&str], i: i32| {
+            let mut slots: Vec<Option<Value>> = (0..names.len())
+                .map(|k| Some(Value::from(i + k as i32)))
+                .collect();
+            let made = templates.object_hinted(hint, names, &mut slots);
+            let want: Vec<Value> = (0..names.len())
+                .map(|k| Value::from(i + k as i32))
+                .collect();
+            assert_eq!(made, inserted(names, &want));
+        };
+        make(&mut templates, &mut hint, &names, 0);
+        let first = hint.expect("a hint");
+        make(&mut templates, &mut hint, &names, 10);
+        assert_eq!(hint.map(|h| h.id), Some(first.id), "the same template");
+        // Every entry replaced, the hint's among them: the hint is stale, and the object is
+        // still made with the right keys (its template made again).
+        for i in 0..Templates::CAPACITY {
+            let name = format!("k{i}");
+            make(&mut templates, &mut None, &[name.as_str(), "v"], 0);
+        }
+        assert!(templates.list.iter().all(|t| t.id != first.id));
+        make(&mut templates, &mut hint, &names, 20);
+        assert_ne!(hint.map(|h| h.id), Some(first.id), "a new template");
     }
 
     #[test]

@@ -414,6 +414,7 @@ impl<'de> Parser<'de> {
         Some(match self.spare_shaped.take() {
             Some(mut shaped) => {
                 shaped.shape = shape;
+                shaped.templates = MemberTemplates::default();
                 shaped
             }
             None => Box::new(Shaped {
@@ -422,6 +423,7 @@ impl<'de> Parser<'de> {
                 group_left: 0,
                 groups: HashSet::new(),
                 ids: BTreeSet::new(),
+                templates: MemberTemplates::default(),
             }),
         })
     }
@@ -1524,6 +1526,9 @@ impl<'de> Parser<'de> {
         if count > self.limits.max_elements as u64
             || b.get(close + 1) != Some(&b'{')
             || b.last() != Some(&b'}')
+            // A constant column (`unit=cpu`), told before a field list is taken and given
+            // back (113 such headers in the deep configuration: 1.6 % of its decode).
+            || lex::has_byte(&b[close..], b'=')
         {
             return None;
         }
@@ -2631,6 +2636,29 @@ struct Table<'de> {
     extra_shared: Vec<(Cow<'de, str>, (Fields<'de>, Layout<'de>))>,
     /// Whether the last row had an `@N` prefix (so attachments).
     row_has_id: bool,
+    /// The template of the rows' objects (a table without a layout).
+    template: Option<build::Hint>,
+}
+
+/// The [`build::Hint`]s of the objects a shaped table's rows make, one per [`Members`] (the
+/// row's, and each flattened object's in it), by the members' address: the table's layout
+/// ([`Shaped::shape`]), which holds them, is the table's as long as the hints are (both are
+/// set together in [`Parser::shaped`]), so no other members take that address meanwhile.
+/// Four: a layout with more nested objects looks the others up each time.
+#[derive(Default)]
+struct MemberTemplates([(usize, Option<build::Hint>); 4]);
+
+impl MemberTemplates {
+    /// The hint kept for `members`, if there is room for it.
+    fn of(&mut self, members: &Members<'_>) -> Option<&mut Option<build::Hint>> {
+        let address = std::ptr::from_ref(members) as usize;
+        let i = self
+            .0
+            .iter()
+            .position(|&(at, _)| at == address || at == 0)?;
+        self.0[i].0 = address;
+        Some(&mut self.0[i].1)
+    }
 }
 
 /// A shaped table's layout and what its rows have shown so far.
@@ -2646,6 +2674,8 @@ struct Shaped<'de> {
     /// (A B-tree of borrowed keys where the input allows: no copy and no hashing of every
     /// key, and no large table to grow mid-document.)
     ids: BTreeSet<Cow<'de, str>>,
+    /// The templates of the rows' objects, by the members that make them.
+    templates: MemberTemplates,
 }
 
 /// A value-grouping sub-header `column=value [n]` (spec v3.6).
@@ -2688,6 +2718,7 @@ impl<'de> Table<'de> {
             extras: Vec::new(),
             extra_shared: Vec::new(),
             row_has_id: false,
+            template: None,
         }
     }
 
@@ -3289,7 +3320,14 @@ impl<'de> RowSeq<'_, 'de> {
             values.push(Some(value));
         }
         let (key, mut members) = match self.st.shape().cloned() {
-            None => (None, self.p.templates.object(&self.st.fields, &mut values)),
+            None => {
+                let object = self.p.templates.object_hinted(
+                    &mut self.st.template,
+                    &self.st.fields,
+                    &mut values,
+                );
+                (None, object)
+            }
             Some(shape) => self.shaped_object(&shape, &row, &mut values)?,
         };
         self.p.spare_values.push(values);
@@ -3324,9 +3362,17 @@ impl<'de> RowSeq<'_, 'de> {
         } else {
             None
         };
-        let group = self.st.group().map(|g| &g.value);
+        let mut unkept = MemberTemplates::default();
+        let (group, hints) = match self.st.shaped.as_deref_mut() {
+            Some(shaped) => (
+                shaped.group.as_ref().map(|g| &g.value),
+                &mut shaped.templates,
+            ),
+            None => (None, &mut unkept),
+        };
         let members = members_object(
             &mut self.p.templates,
+            hints,
             &mut self.p.spare_values,
             &shape.members,
             values,
@@ -3508,6 +3554,7 @@ fn sub_header<'de>(line: &Line<'de>) -> Result<Option<(Cow<'de, str>, &'de str, 
 /// flattened objects among them the rules of spec §7.4.6.2 (`top`: the members are a row's).
 fn members_object(
     templates: &mut build::Templates,
+    hints: &mut MemberTemplates,
     spare: &mut Vec<Vec<Option<Value>>>,
     members: &Members<'_>,
     values: &mut [Option<Value>],
@@ -3526,6 +3573,7 @@ fn members_object(
                 Leaf::Null => Some(Value::Null),
                 Leaf::Value => Some(Value::Object(members_object(
                     templates,
+                    hints,
                     spare,
                     &nested.members,
                     values,
@@ -3536,7 +3584,10 @@ fn members_object(
         };
         out.push(value);
     }
-    let object = templates.object(&members.names, &mut out);
+    let object = match hints.of(members) {
+        Some(hint) => templates.object_hinted(hint, &members.names, &mut out),
+        None => templates.object(&members.names, &mut out),
+    };
     spare.push(out);
     object
 }
@@ -3604,10 +3655,11 @@ impl<'de> RowSeq<'_, 'de> {
         self.st.found += 1;
         self.st.row = *line;
         self.st.row_has_id = false;
-        let row = self
-            .p
-            .templates
-            .object(&self.st.fields, &mut self.p.row_values);
+        let row = self.p.templates.object_hinted(
+            &mut self.st.template,
+            &self.st.fields,
+            &mut self.p.row_values,
+        );
         Ok(Some(Value::Object(row)))
     }
 }
