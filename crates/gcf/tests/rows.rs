@@ -359,6 +359,28 @@ fn a_line_after_an_inline_member_is_read_as_the_next_member() {
     }
 }
 
+/// Found by the `gcf_stream` fuzz target: a table short of its declared rows and ended by a
+/// malformed `##!` line: the row reader refused the line (`invalid_line`), the whole decoder
+/// the count first (`count_mismatch` at the bracket), as the row reader does now.
+#[test]
+fn a_short_table_is_refused_before_what_follows_it() {
+    for text in [
+        "GCF profile=generic\n## r [6]{v}\n1\n-\n@2 ^\n.v {}\n    a=1\n@@0 fn a 0.50 p\n##!\"^\"\n",
+        "GCF profile=generic\n## r [3]{v}\n1\n##! nonsense\n",
+        "GCF profile=generic\n## [3]{v}\n1\n##! summary counts=1\n",
+    ] {
+        let error = rows(text).unwrap_err();
+        assert_eq!(
+            (error.code(), error.line()),
+            ("count_mismatch", Some(2)),
+            "{text:?}: {error}"
+        );
+        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+            panic!("{bug}");
+        }
+    }
+}
+
 #[test]
 fn from_reader_reads_the_corpus_as_from_str() {
     // Every response of the corpus, as each encoder writes it, and with one of its lines

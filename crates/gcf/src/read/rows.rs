@@ -937,6 +937,13 @@ impl<R: BufRead> RowReader<R> {
                 ),
             ));
         }
+        // A table short of its declared count is refused at its bracket before anything after
+        // it is read (the whole decoder checks the count where the rows end).
+        if let Count::Known(n) = self.count {
+            if self.found < n {
+                return Err(self.short(n));
+            }
+        }
         let mut summary_counts: Option<(usize, Vec<(u64, u64)>)> = None;
         while self.peek()? {
             self.held = false;
@@ -959,11 +966,6 @@ impl<R: BufRead> RowReader<R> {
                     ErrorKind::InvalidLine,
                     "content after the `##! summary` trailer",
                 ));
-            }
-            if let Count::Known(n) = self.count {
-                if self.found < n {
-                    return Err(self.short(n));
-                }
             }
             if self.key.is_some() && self.inline.is_some() {
                 // An inline member is one line: the whole decoder reads what follows as the
