@@ -41,6 +41,10 @@ use crate::lex::{self, Count, Cursor, Line, Lines, Scalar};
 use crate::number::{self, Integer, Number};
 use crate::options::{DecoderOptions, Limits, Spec};
 
+mod unit;
+
+pub(crate) use unit::{UnitParser, UnitRoot};
+
 /// Reads past a value, validating it.
 const SKIP: PhantomData<IgnoredAny> = PhantomData;
 

@@ -10,6 +10,7 @@ mod encode;
 mod fewest;
 mod group;
 mod key;
+mod owned;
 mod plan;
 mod shape;
 mod stream;
@@ -270,8 +271,7 @@ impl DecoderOptions {
             return value_into::<T>(value)
                 .map_err(|_| Error::new(ErrorKind::TypeMismatch, "not a serde_json::Value"));
         }
-        let (text, map) = crate::read::read_content(io::BufReader::new(reader), &self.limits)?;
-        self.from_str(&text).map_err(|e| map.fix(e))
+        units::from_reader(io::BufReader::new(reader), self)
     }
 }
 

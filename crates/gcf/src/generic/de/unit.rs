@@ -1,0 +1,261 @@
+//! The in-memory deserializer over one unit of a payload read a unit at a time, for
+//! `from_reader` into any `T` (`units.rs` cuts the units and drives this): the root object's
+//! members one at a time, and the rows of a table read in pieces one at a time, each read
+//! exactly as [`ObjectAccess`] and [`RowSeq`] read them in the whole payload.
+//!
+//! A unit parser owns its text and borrows from it: its parser's lifetime is a nominal
+//! `'static`. Nothing borrowed leaves it: values go to seeds that take strings as transient
+//! ones (`owned.rs`), errors own their messages, keys are copied.
+
+use std::collections::HashSet;
+
+use super::*;
+
+/// What a unit's root is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UnitRoot {
+    /// An object: its members are read with [`UnitParser::key`] and [`UnitParser::value`].
+    Object,
+    /// A table without a layout: its rows are read with [`UnitParser::start_rows`].
+    Table,
+}
+
+/// One unit's parser (see the module docs).
+pub(crate) struct UnitParser {
+    // Declared before `text`: dropped before it.
+    p: Parser<'static>,
+    root: Root,
+    header: Line<'static>,
+    pending: Option<Pending<'static>>,
+    /// The table whose rows [`UnitParser::row`] reads.
+    table: Option<Table<'static>>,
+    /// Whether the table was entered (its depth counted).
+    entered: bool,
+    #[allow(dead_code)] // held: `p` borrows it
+    text: Box<str>,
+}
+
+impl UnitParser {
+    /// A parser over `text` (the payload's header line and a run of the root's lines), its
+    /// header read and its root opened: a root object is entered, a root table's header read.
+    pub(crate) fn new(text: String, opts: &DecoderOptions) -> Result<(Self, UnitRoot)> {
+        let text: Box<str> = text.into_boxed_str();
+        // SAFETY: the parser borrows the text's heap buffer, which `UnitParser` owns and never
+        // changes or moves (a `Box<str>` moved keeps its buffer); the parser is dropped first
+        // (field order). Nothing borrowed from it is handed out (see the module docs).
+        #[allow(unsafe_code)]
+        let input: &'static str = unsafe { &*std::ptr::from_ref::<str>(&text) };
+        let (mut p, header) = start(input, opts)?;
+        let (pending, root) = p.root(header)?;
+        let kind = match (&pending, root) {
+            (Pending::Object { line, level: 0 }, Root::Object) => {
+                p.enter(line)?;
+                UnitRoot::Object
+            }
+            (
+                Pending::Array {
+                    body: Body::Rows { shape: None, .. },
+                    ..
+                },
+                Root::Array(_),
+            ) => UnitRoot::Table,
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::InvalidLine,
+                    "internal: a unit that is neither an object nor a table read in pieces",
+                ))
+            }
+        };
+        let pending = (kind == UnitRoot::Table).then_some(pending);
+        Ok((
+            UnitParser {
+                p,
+                root,
+                header,
+                pending,
+                table: None,
+                entered: false,
+                text,
+            },
+            kind,
+        ))
+    }
+
+    /// The position of the unit's header line (where a root object's errors without one
+    /// point).
+    pub(crate) fn header_position(&self) -> Position {
+        line_position(&self.header)
+    }
+
+    /// Whether a member of the root object follows in this unit (after reading past the
+    /// value of the one before if the visitor skipped it): `false` where the unit's members
+    /// end ([`ObjectAccess`]'s reading at level 0).
+    pub(crate) fn at_member(&mut self) -> Result<bool> {
+        if let Some(pending) = self.pending.take() {
+            // The visitor skipped a value: read past it.
+            de::Deserializer::deserialize_ignored_any(
+                ValueDe {
+                    p: &mut self.p,
+                    pending,
+                },
+                IgnoredAny,
+            )?;
+        }
+        if !self.p.lines.has_next()? {
+            return Ok(false);
+        }
+        let line = self.p.lines.peeked();
+        let level = line.level()?;
+        if level > 0 {
+            return Err(unexpected_indent(&line, 0));
+        }
+        Ok(!header::is_metadata(&line))
+    }
+
+    /// The key of the member [`UnitParser::at_member`] found, read into `seed`: `keys` and
+    /// `found` are the members of the units before, which a repeated key and the element
+    /// limit are checked against.
+    pub(crate) fn key<K: DeserializeSeed<'static>>(
+        &mut self,
+        seed: K,
+        keys: &mut HashSet<String>,
+        found: &mut u64,
+    ) -> Result<K::Value> {
+        let line = self.p.lines.peeked();
+        let key = self.p.member(line, 0, &mut self.pending)?;
+        self.p.lines.advance();
+        *found += 1;
+        self.p.check_elements(&line, *found)?;
+        if !keys.insert(key.as_ref().to_owned()) {
+            return Err(duplicate_key(&line, &key));
+        }
+        seed.deserialize(KeyDe::of(&key))
+            .map_err(|e| e.or_position(|| line_position(&line)))
+    }
+
+    /// Whether the member [`UnitParser::key`] read last still has its value to read.
+    pub(crate) fn value_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// The value of the member [`UnitParser::key`] read, into `seed`.
+    pub(crate) fn value<V: DeserializeSeed<'static>>(&mut self, seed: V) -> Result<V::Value> {
+        let pending = self.pending.take().ok_or_else(|| {
+            Error::new(
+                ErrorKind::TypeMismatch,
+                "a value was requested before its key",
+            )
+        })?;
+        seed.deserialize(ValueDe {
+            p: &mut self.p,
+            pending,
+        })
+    }
+
+    /// In a later piece of a member table, reads the member's line again (its key was
+    /// checked with the first piece).
+    pub(crate) fn reopen_member(&mut self) -> Result<()> {
+        let Some(line) = self.p.lines.next()? else {
+            return Ok(());
+        };
+        self.p.member(line, 0, &mut self.pending)?;
+        Ok(())
+    }
+
+    /// Starts reading the rows of the table the unit's root is, or the member [`key`] read
+    /// last is: `found` rows were read in the pieces before. Gives the position of the
+    /// table's count bracket (where the visitor's errors without one point).
+    ///
+    /// [`key`]: UnitParser::key
+    pub(crate) fn start_rows(&mut self, found: u64) -> Result<Position> {
+        let Some(Pending::Array {
+            line,
+            at,
+            count,
+            body:
+                Body::Rows {
+                    fields,
+                    level,
+                    shape: None,
+                },
+        }) = self.pending.take()
+        else {
+            return Err(Error::new(
+                ErrorKind::InvalidLine,
+                "internal: a table read in pieces without its rows",
+            ));
+        };
+        self.p.enter(&line)?;
+        self.entered = true;
+        let buffers = self.p.spare_rows.pop().unwrap_or_default();
+        let mut table = Table::new(fields, None, level, count, line, at, buffers);
+        table.found = found;
+        self.table = Some(table);
+        Ok(line.position_of(at))
+    }
+
+    /// Runs `f` on the table's rows.
+    fn rows<R>(&mut self, f: impl FnOnce(&mut RowSeq<'_, 'static>) -> Result<R>) -> Result<R> {
+        let Some(st) = self.table.take() else {
+            return Err(Error::new(
+                ErrorKind::InvalidLine,
+                "internal: rows read without a table",
+            ));
+        };
+        let mut seq = RowSeq { p: &mut self.p, st };
+        let out = f(&mut seq);
+        self.table = Some(seq.st);
+        out
+    }
+
+    /// The table's next row in this unit, into `seed`; `None` where the unit's rows end.
+    pub(crate) fn row<T: DeserializeSeed<'static>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        self.rows(|seq| de::SeqAccess::next_element_seed(seq, seed))
+    }
+
+    /// The rows read so far, the pieces before included.
+    pub(crate) fn rows_found(&self) -> u64 {
+        self.table.as_ref().map_or(0, |t| t.found)
+    }
+
+    /// Whether a row of the table follows in this unit (or the declared count is reached).
+    pub(crate) fn rows_left(&mut self) -> Result<bool> {
+        self.rows(|seq| {
+            Ok(matches!(seq.st.count, Count::Known(n) if seq.st.found >= n)
+                || seq.next_row_line()?.is_some())
+        })
+    }
+
+    /// After the table's last row: what [`RowSeq`] checks at its end.
+    pub(crate) fn end_rows(&mut self) -> Result<()> {
+        self.rows(|seq| seq.end())?;
+        if let Some(table) = self.table.take() {
+            self.p.recycle(table);
+        }
+        if self.entered {
+            self.p.leave();
+            self.entered = false;
+        }
+        Ok(())
+    }
+
+    /// The deferred `[?]` sections this unit found, at its own positions.
+    pub(crate) fn take_deferred(&mut self) -> Vec<(Position, u64)> {
+        std::mem::take(&mut self.p.deferred)
+    }
+
+    /// Whether the unit has a line its reading stopped before.
+    pub(crate) fn has_next(&mut self) -> Result<bool> {
+        self.p.lines.has_next()
+    }
+
+    /// Ends the payload: what follows the root is checked, with `deferred` (every unit's
+    /// deferred sections, at the input's positions).
+    pub(crate) fn finish(&mut self, deferred: Vec<(Position, u64)>) -> Result<()> {
+        if self.root == Root::Object {
+            self.p.leave();
+        }
+        self.p.deferred = deferred;
+        self.p.finish(self.root)
+    }
+}
