@@ -1,7 +1,8 @@
-//! `from_reader` into a `serde_json::Value`: the payload read a unit at a time, never whole.
+//! `from_reader`: the payload read a unit at a time, never whole.
 //!
-//! A unit is a run of the root's lines that the in-memory decoder ([`de::decode_unit`]) reads
-//! on its own exactly as it reads them inside the whole payload:
+//! A unit is a run of the root's lines that the in-memory decoder ([`de::decode_unit`],
+//! [`UnitParser`]) reads on its own exactly as it reads them inside the whole payload.
+//! [`Units::next_cut`] reads the next unit, cut where the grammar allows:
 //!
 //! - a root object is cut before its `## key ...` section lines (at indentation 0): every
 //!   value before such a line ends there (an object's members are indented, a table's rows
@@ -20,6 +21,13 @@
 //!   layout (keyed, grouped, with constants or paths), and a section with everything nested
 //!   in it.
 //!
+//! Into a `serde_json::Value` ([`value_from_reader`]), each unit is decoded into the value as
+//! it is cut. Into any other `T` ([`from_reader`]), `T`'s visitors pull the units: the root
+//! object's members are read from one unit after another by a [`UnitParser`] (the in-memory
+//! `ObjectAccess` reading, its repeated-key and element checks carried across units), the
+//! rows of a table in pieces continue from piece to piece, and every string goes to the
+//! visitors as an owned one (`owned.rs`), so that `T` never points into a unit.
+//!
 //! So memory holds the value being built, one unit's text (about 64 KiB, or the largest
 //! section, list or uncut table), and the current line (bounded by the line limit). Blank and
 //! comment lines are never kept (a run of them costs one entry of a [`LineMap`]).
@@ -29,7 +37,8 @@
 //! and the input-size limit are found where they are read, not before anything else. A line
 //! past the line limit is read no further than its limit: the unit before it is decoded with
 //! a stand-in line past its longest line in its place, so that an earlier error in that unit
-//! is the one reported, as the in-memory decoder reports it.
+//! is the one reported, as the in-memory decoder reports it (into a `T`, that unit is the
+//! last, read as the visitors ask, and the reader's error replaces the stand-in's).
 
 use std::collections::HashSet;
 use std::io::BufRead;
