@@ -475,3 +475,70 @@ fn from_reader_into_a_vec_reads_a_root_table_in_pieces() {
         "peak {peak} bytes for a value of {held}"
     );
 }
+
+#[test]
+fn from_reader_reads_a_root_list_an_item_at_a_time() {
+    let _serial = one_at_a_time();
+    use std::io::Write;
+    let filler = "z".repeat(900);
+    let items = 50_000u64; // ~47 MiB of items
+    let payload = || {
+        Generated::new(
+            "GCF profile=generic\n## [?]\n",
+            items,
+            |i, out| {
+                // An object item, then (every tenth) a nested table: items of every form.
+                let _ = if i % 10 == 0 {
+                    writeln!(out, "@{i} [1]{{id,note}}\n  {i}|{filler}")
+                } else {
+                    writeln!(out, "@{i} {{}}\n  id={i}\n  note={filler}")
+                };
+            },
+            &format!("##! summary counts={items}\n"),
+        )
+    };
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let mut input = payload();
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Value>(&mut input).unwrap());
+    let list = value.as_array().unwrap();
+    assert_eq!(list.len() as u64, items);
+    assert_eq!(list[3]["id"], 3);
+    assert_eq!(list[10][0]["id"], 10);
+    let held = value_bytes(value);
+    eprintln!(
+        "root list: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    assert!(input.total >= 40 * MB);
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+    // Into a typed list.
+    #[derive(Clone, serde::Deserialize)]
+    #[serde(untagged)]
+    enum Item {
+        One(BigItem),
+        Table(Vec<BigItem>),
+    }
+    #[derive(Clone, serde::Deserialize)]
+    struct BigItem {
+        id: u64,
+        #[allow(dead_code)]
+        note: String,
+    }
+    let mut input = payload();
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Vec<Item>>(&mut input).unwrap());
+    assert_eq!(value.len() as u64, items);
+    assert!(matches!(&value[10], Item::Table(t) if t[0].id == 10));
+    assert!(matches!(&value[11], Item::One(o) if o.id == 11));
+    let held = typed_bytes(value);
+    eprintln!(
+        "root list into a Vec: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+}

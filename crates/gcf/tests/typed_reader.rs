@@ -270,3 +270,54 @@ proptest! {
         }
     }
 }
+
+fn item() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::json;
+    prop_oneof![
+        any::<i64>().prop_map(|n| json!(n)),
+        text().prop_map(|s| json!(s)),
+        (text(), any::<i32>()).prop_map(|(s, n)| json!({"s": s, "n": n})),
+        (text(), any::<bool>()).prop_map(|(s, b)| json!({"deep": {"s": s, "list": [b, null]}})),
+        proptest::collection::vec(any::<u8>(), 0..3).prop_map(|v| json!(v)),
+        (any::<u8>(), text()).prop_map(|(n, s)| json!([{"a": n, "b": s}, {"a": 1, "b": "x"}])),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Root lists of `@N` items (mixed values), cut before any item, whole and damaged.
+    #[test]
+    fn root_lists_stream_as_they_decode(
+        items in proptest::collection::vec(item(), 2..10),
+        v31 in any::<bool>(),
+        damage in (any::<prop::sample::Index>(), any::<prop::sample::Index>(), 0u8..4, prop::sample::select(vec![b'@', b'x', b'"', b' ', b'#', b'{', b'1', b'='])),
+    ) {
+        let spec = if v31 { Spec::V3_1 } else { Spec::LATEST };
+        let Ok(text) = EncoderOptions::new().spec(spec).to_string(&items) else { return Ok(()) };
+        if let Err(bug) = check_from_reader(text.as_bytes()) {
+            prop_assert!(false, "{}\n{}", bug, text);
+        }
+        let (line, at, how, byte) = damage;
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let i = line.index(lines.len());
+        match how {
+            0 => { lines.remove(i); }
+            1 => { let l = lines[i].clone(); lines.insert(i, l); }
+            2 => lines[i].insert(0, ' '),
+            _ => {
+                let l = &mut lines[i];
+                if !l.is_empty() {
+                    let n = at.index(l.len());
+                    let mut b = l.clone().into_bytes();
+                    b[n] = byte;
+                    *l = String::from_utf8_lossy(&b).into_owned();
+                }
+            }
+        }
+        let damaged = lines.join("\n") + "\n";
+        if let Err(bug) = check_from_reader(damaged.as_bytes()) {
+            prop_assert!(false, "{}\n{}", bug, damaged);
+        }
+    }
+}

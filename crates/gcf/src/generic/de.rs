@@ -191,6 +191,33 @@ pub(crate) fn opens_plain_table(
     }
 }
 
+/// When the line of `text` after its first opens a root list of `@N` items, whose pieces
+/// [`decode_unit`] can read with a [`Resume`] (cut before an item): the declared count
+/// (`None` for `[?]`).
+pub(crate) fn opens_item_list(text: &str, opts: &DecoderOptions) -> Option<Option<u64>> {
+    let mut p = Parser::new(text, opts);
+    p.lines.next_raw().ok()??;
+    let line = p.lines.next().ok()??;
+    let bracket = line
+        .text
+        .strip_prefix("## ")
+        .filter(|s| s.starts_with('['))?;
+    if line.indent != 0 {
+        return None;
+    }
+    match p.array_header(line, bracket, 0, None).ok()? {
+        Pending::Array {
+            count,
+            body: Body::Items { level: 0 },
+            ..
+        } => Some(match count {
+            Count::Known(n) => Some(n),
+            Count::Deferred => None,
+        }),
+        _ => None,
+    }
+}
+
 /// A parser over `input` with its header line read and checked.
 fn start<'de>(input: &'de str, opts: &DecoderOptions) -> Result<(Parser<'de>, Line<'de>)> {
     let mut p = Parser::new(input, opts);
@@ -1998,18 +2025,23 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
                         value
                     }
                     Body::Items { level } => {
+                        // A root list read in pieces resumes after the items before.
+                        let resume = if level == 0 { p.resume.take() } else { None };
                         let mut seq = ItemSeq {
                             p: &mut *p,
                             line,
                             at,
                             count,
                             level,
-                            found: 0,
+                            found: resume.map_or(0, |r| r.found),
                         };
                         let value = visitor
                             .visit_seq(&mut seq)
                             .map_err(|e| e.or_position(|| line.position_of(at)))?;
-                        seq.end()?;
+                        let reached = matches!(count, Count::Known(n) if seq.found >= n);
+                        if !resume.is_some_and(|r| r.partial) || reached {
+                            seq.end()?;
+                        }
                         value
                     }
                     Body::Rows {

@@ -74,6 +74,8 @@ struct Table {
     rows: u64,
     /// Whether the table may still be cut before its next row.
     cuttable: bool,
+    /// Whether it is a root list of `@N` items (cut before an item) rather than a table.
+    list: bool,
     /// The rows of the pieces decoded so far.
     before: Vec<Value>,
 }
@@ -311,6 +313,25 @@ impl<R: BufRead> Units<R> {
             count,
             rows: 0,
             cuttable: true,
+            list: false,
+            before: Vec::new(),
+        })
+    }
+
+    /// The root list of `@N` items the held line opens, if it is one.
+    fn item_list(&self) -> Option<Table> {
+        let mut text = self.header.clone();
+        text.push_str(self.bytes_text());
+        text.push('\n');
+        let count = de::opens_item_list(&text, &self.opts)?;
+        Some(Table {
+            key: None,
+            header: self.bytes_text().to_owned(),
+            number: self.lines.number(),
+            count,
+            rows: 0,
+            cuttable: true,
+            list: true,
             before: Vec::new(),
         })
     }
@@ -318,7 +339,7 @@ impl<R: BufRead> Units<R> {
     /// Takes the held line as the header of a table to read in pieces, when it opens a table
     /// without a layout (`false`, taking nothing, for any other line).
     fn open_table(&mut self) -> Result<bool> {
-        let Some(table) = self.plain_table() else {
+        let Some(table) = self.plain_table().or_else(|| self.item_list()) else {
             return Ok(false);
         };
         self.table = Some(table);
@@ -338,6 +359,19 @@ impl<R: BufRead> Units<R> {
             (indent, &b[indent..])
         };
         let mut cut = false;
+        if t.list {
+            // Before an item (`@` at the list's level): the items before it end there.
+            if t.cuttable && indent == 0 {
+                if !text.starts_with(b"@") || t.count.is_some_and(|n| t.rows >= n) {
+                    // The list has ended.
+                    t.cuttable = false;
+                } else {
+                    cut = self.text.len() >= self.opts.unit_size;
+                    t.rows += 1;
+                }
+            }
+            return cut;
+        }
         if t.cuttable && indent == 0 {
             if text.starts_with(b"##") || text.starts_with(b".") {
                 t.cuttable = false;

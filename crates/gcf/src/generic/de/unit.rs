@@ -16,7 +16,8 @@ use super::*;
 pub(crate) enum UnitRoot {
     /// An object: its members are read with [`UnitParser::key`] and [`UnitParser::value`].
     Object,
-    /// A table without a layout: its rows are read with [`UnitParser::start_rows`].
+    /// A table without a layout or a list of `@N` items: its rows or items are read with
+    /// [`UnitParser::start_rows`].
     Table,
 }
 
@@ -27,8 +28,8 @@ pub(crate) struct UnitParser {
     root: Root,
     header: Line<'static>,
     pending: Option<Pending<'static>>,
-    /// The table whose rows [`UnitParser::row`] reads.
-    table: Option<Table<'static>>,
+    /// The table or list whose rows or items [`UnitParser::row`] reads.
+    table: Option<Seq>,
     /// Whether the table was entered (its depth counted).
     entered: bool,
     #[allow(dead_code)] // held: `p` borrows it
@@ -54,7 +55,7 @@ impl UnitParser {
             }
             (
                 Pending::Array {
-                    body: Body::Rows { shape: None, .. },
+                    body: Body::Rows { shape: None, .. } | Body::Items { level: 0 },
                     ..
                 },
                 Root::Array(_),
@@ -162,74 +163,140 @@ impl UnitParser {
         Ok(())
     }
 
-    /// Starts reading the rows of the table the unit's root is, or the member [`key`] read
-    /// last is: `found` rows were read in the pieces before. Gives the position of the
-    /// table's count bracket (where the visitor's errors without one point).
+    /// Starts reading the rows of the table (or the items of the list) the unit's root is,
+    /// or the member [`key`] read last is: `found` rows were read in the pieces before. Gives
+    /// the position of the count bracket (where the visitor's errors without one point).
     ///
     /// [`key`]: UnitParser::key
     pub(crate) fn start_rows(&mut self, found: u64) -> Result<Position> {
-        let Some(Pending::Array {
-            line,
-            at,
-            count,
-            body:
-                Body::Rows {
-                    fields,
+        let seq = match self.pending.take() {
+            Some(Pending::Array {
+                line,
+                at,
+                count,
+                body:
+                    Body::Rows {
+                        fields,
+                        level,
+                        shape: None,
+                    },
+            }) => {
+                self.p.enter(&line)?;
+                let buffers = self.p.spare_rows.pop().unwrap_or_default();
+                let mut table = Table::new(fields, None, level, count, line, at, buffers);
+                table.found = found;
+                Seq::Rows(table)
+            }
+            Some(Pending::Array {
+                line,
+                at,
+                count,
+                body: Body::Items { level },
+            }) => {
+                self.p.enter(&line)?;
+                Seq::Items(Items {
+                    line,
+                    at,
+                    count,
                     level,
-                    shape: None,
-                },
-        }) = self.pending.take()
-        else {
-            return Err(Error::new(
-                ErrorKind::InvalidLine,
-                "internal: a table read in pieces without its rows",
-            ));
+                    found,
+                })
+            }
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::InvalidLine,
+                    "internal: a table read in pieces without its rows",
+                ))
+            }
         };
-        self.p.enter(&line)?;
+        let at = match &seq {
+            Seq::Rows(t) => t.line.position_of(t.at),
+            Seq::Items(i) => i.line.position_of(i.at),
+        };
+        self.table = Some(seq);
         self.entered = true;
-        let buffers = self.p.spare_rows.pop().unwrap_or_default();
-        let mut table = Table::new(fields, None, level, count, line, at, buffers);
-        table.found = found;
-        self.table = Some(table);
-        Ok(line.position_of(at))
+        Ok(at)
     }
 
-    /// Runs `f` on the table's rows.
-    fn rows<R>(&mut self, f: impl FnOnce(&mut RowSeq<'_, 'static>) -> Result<R>) -> Result<R> {
-        let Some(st) = self.table.take() else {
-            return Err(Error::new(
+    /// Runs `rows` on the table's rows, or `items` on the list's items.
+    fn rows<R>(
+        &mut self,
+        rows: impl FnOnce(&mut RowSeq<'_, 'static>) -> Result<R>,
+        items: impl FnOnce(&mut ItemSeq<'_, 'static>) -> Result<R>,
+    ) -> Result<R> {
+        match self.table.take() {
+            Some(Seq::Rows(st)) => {
+                let mut seq = RowSeq { p: &mut self.p, st };
+                let out = rows(&mut seq);
+                self.table = Some(Seq::Rows(seq.st));
+                out
+            }
+            Some(Seq::Items(list)) => {
+                let mut seq = ItemSeq {
+                    p: &mut self.p,
+                    line: list.line,
+                    at: list.at,
+                    count: list.count,
+                    level: list.level,
+                    found: list.found,
+                };
+                let out = items(&mut seq);
+                self.table = Some(Seq::Items(Items {
+                    found: seq.found,
+                    ..list
+                }));
+                out
+            }
+            None => Err(Error::new(
                 ErrorKind::InvalidLine,
                 "internal: rows read without a table",
-            ));
-        };
-        let mut seq = RowSeq { p: &mut self.p, st };
-        let out = f(&mut seq);
-        self.table = Some(seq.st);
-        out
+            )),
+        }
     }
 
-    /// The table's next row in this unit, into `seed`; `None` where the unit's rows end.
+    /// The table's next row (or the list's next item) in this unit, into `seed`; `None` where
+    /// the unit's rows end.
     pub(crate) fn row<T: DeserializeSeed<'static>>(&mut self, seed: T) -> Result<Option<T::Value>> {
-        self.rows(|seq| de::SeqAccess::next_element_seed(seq, seed))
+        if matches!(self.table, Some(Seq::Items(_))) {
+            return self.rows(
+                |_| Ok(None),
+                |seq| de::SeqAccess::next_element_seed(seq, seed),
+            );
+        }
+        self.rows(
+            |seq| de::SeqAccess::next_element_seed(seq, seed),
+            |_| Ok(None),
+        )
     }
 
-    /// The rows read so far, the pieces before included.
+    /// The rows (or items) read so far, the pieces before included.
     pub(crate) fn rows_found(&self) -> u64 {
-        self.table.as_ref().map_or(0, |t| t.found)
+        match &self.table {
+            Some(Seq::Rows(t)) => t.found,
+            Some(Seq::Items(i)) => i.found,
+            None => 0,
+        }
     }
 
-    /// Whether a row of the table follows in this unit (or the declared count is reached).
+    /// Whether a row of the table (or an item of the list) follows in this unit, or the
+    /// declared count is reached.
     pub(crate) fn rows_left(&mut self) -> Result<bool> {
-        self.rows(|seq| {
-            Ok(matches!(seq.st.count, Count::Known(n) if seq.st.found >= n)
-                || seq.next_row_line()?.is_some())
-        })
+        self.rows(
+            |seq| {
+                Ok(matches!(seq.st.count, Count::Known(n) if seq.st.found >= n)
+                    || seq.next_row_line()?.is_some())
+            },
+            |seq| {
+                Ok(matches!(seq.count, Count::Known(n) if seq.found >= n)
+                    || seq.next_item_line()?.is_some())
+            },
+        )
     }
 
-    /// After the table's last row: what [`RowSeq`] checks at its end.
+    /// After the last row or item: what [`RowSeq`] (or [`ItemSeq`]) checks at its end.
     pub(crate) fn end_rows(&mut self) -> Result<()> {
-        self.rows(|seq| seq.end())?;
-        if let Some(table) = self.table.take() {
+        self.rows(|seq| seq.end(), |seq| seq.end())?;
+        if let Some(Seq::Rows(table)) = self.table.take() {
             self.p.recycle(table);
         }
         if self.entered {
@@ -258,4 +325,19 @@ impl UnitParser {
         self.p.deferred = deferred;
         self.p.finish(self.root)
     }
+}
+
+/// What [`UnitParser::row`] reads.
+enum Seq {
+    Rows(Table<'static>),
+    Items(Items),
+}
+
+/// The state of an [`ItemSeq`] between calls.
+struct Items {
+    line: Line<'static>,
+    at: &'static str,
+    count: Count,
+    level: usize,
+    found: u64,
 }
