@@ -17,9 +17,17 @@
 //!   count and the element limit go on from there), and its rows join the ones read before.
 //!   A table stops being cut once a row has a `{` in its lines (an inline or shared schema
 //!   later rows may use) or a `.field` line at the table's level;
-//! - anything else is one unit: a root scalar, a root list of `@N` items, a table with a
-//!   layout (keyed, grouped, with constants or paths), and a section with everything nested
-//!   in it.
+//! - a root list of `@N` items is cut before an item (a `@` line at indentation 0: the item
+//!   before it ends there, its content being indented) into pieces of about that size, read
+//!   the same way (the item index, the count and the element limit go on);
+//! - anything else is one unit: a root scalar; a table with a layout (keyed, grouped, with
+//!   constants or paths: groups, keys and shared columns carry from row to row, which a
+//!   [`Resume`] does not carry); a list that is a member; and a `## key` section with
+//!   everything nested in it, tables at any depth included. A section is not cut because its
+//!   members are checked against each other in reading order (a repeated key, the element
+//!   limit): a unit boundary inside it would need the members of every open section carried
+//!   into the next unit, and the in-memory decoder re-entering them there (where it reads a
+//!   repeated `## key` line as `duplicate_key`), which it has no entry for.
 //!
 //! Into a `serde_json::Value` ([`value_from_reader`]), each unit is decoded into the value as
 //! it is cut. Into any other `T` ([`from_reader`]), `T`'s visitors pull the units: the root

@@ -327,7 +327,8 @@ impl UnitParser {
     }
 }
 
-/// What [`UnitParser::row`] reads.
+/// What [`UnitParser::row`] reads (one per unit parser: its size does not matter).
+#[allow(clippy::large_enum_variant)]
 enum Seq {
     Rows(Table<'static>),
     Items(Items),
