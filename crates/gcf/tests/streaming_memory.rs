@@ -542,3 +542,58 @@ fn from_reader_reads_a_root_list_an_item_at_a_time() {
         "peak {peak} bytes for a value of {held}"
     );
 }
+
+#[test]
+fn from_reader_reads_a_member_list_an_item_at_a_time() {
+    let _serial = one_at_a_time();
+    use std::io::Write;
+    let filler = "w".repeat(900);
+    let items = 50_000u64; // ~47 MiB of items
+    let payload = || {
+        Generated::new(
+            "GCF profile=generic\nname=list\n## items [?]\n",
+            items,
+            |i, out| {
+                let _ = writeln!(out, "@{i} {{}}\n  id={i}\n  note={filler}");
+            },
+            &format!("after=1\n##! summary counts={items}\n"),
+        )
+    };
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let mut input = payload();
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Value>(&mut input).unwrap());
+    assert_eq!(value["items"].as_array().unwrap().len() as u64, items);
+    assert_eq!(
+        (value["items"][9]["id"].as_u64(), value["after"].as_u64()),
+        (Some(9), Some(1))
+    );
+    let held = value_bytes(value);
+    eprintln!(
+        "member list: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    assert!(input.total >= 40 * MB);
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+    #[derive(Clone, serde::Deserialize)]
+    struct Listed {
+        name: String,
+        items: Vec<BigRow>,
+        after: u64,
+    }
+    let mut input = payload();
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Listed>(&mut input).unwrap());
+    assert_eq!((value.items.len() as u64, value.items[9].id), (items, 9));
+    assert_eq!((value.name.as_str(), value.after), ("list", 1));
+    let held = typed_bytes(value);
+    eprintln!(
+        "member list into a struct: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+}

@@ -191,29 +191,40 @@ pub(crate) fn opens_plain_table(
     }
 }
 
-/// When the line of `text` after its first opens a root list of `@N` items, whose pieces
-/// [`decode_unit`] can read with a [`Resume`] (cut before an item): the declared count
-/// (`None` for `[?]`).
-pub(crate) fn opens_item_list(text: &str, opts: &DecoderOptions) -> Option<Option<u64>> {
+/// When the line of `text` after its first opens a list of `@N` items (the root, or a root
+/// member), whose pieces [`decode_unit`] can read with a [`Resume`] (cut before an item): the
+/// member's key (`None` for the root list) and the declared count (`None` for `[?]`).
+#[allow(clippy::type_complexity)]
+pub(crate) fn opens_item_list(
+    text: &str,
+    opts: &DecoderOptions,
+) -> Option<(Option<String>, Option<u64>)> {
     let mut p = Parser::new(text, opts);
     p.lines.next_raw().ok()??;
     let line = p.lines.next().ok()??;
-    let bracket = line
-        .text
-        .strip_prefix("## ")
-        .filter(|s| s.starts_with('['))?;
     if line.indent != 0 {
         return None;
     }
-    match p.array_header(line, bracket, 0, None).ok()? {
+    let (key, pending) = match line.text.strip_prefix("## ").filter(|s| s.starts_with('[')) {
+        Some(bracket) => (None, p.array_header(line, bracket, 0, None).ok()?),
+        None => {
+            let mut out = None;
+            let key = p.member(line, 0, &mut out).ok()?;
+            (Some(key.into_owned()), out?)
+        }
+    };
+    match pending {
         Pending::Array {
             count,
             body: Body::Items { level: 0 },
             ..
-        } => Some(match count {
-            Count::Known(n) => Some(n),
-            Count::Deferred => None,
-        }),
+        } => Some((
+            key,
+            match count {
+                Count::Known(n) => Some(n),
+                Count::Deferred => None,
+            },
+        )),
         _ => None,
     }
 }

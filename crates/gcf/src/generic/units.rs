@@ -17,13 +17,14 @@
 //!   count and the element limit go on from there), and its rows join the ones read before.
 //!   A table stops being cut once a row has a `{` in its lines (an inline or shared schema
 //!   later rows may use) or a `.field` line at the table's level;
-//! - a root list of `@N` items is cut before an item (a `@` line at indentation 0: the item
-//!   before it ends there, its content being indented) into pieces of about that size, read
-//!   the same way (the item index, the count and the element limit go on);
+//! - a list of `@N` items (the root, or a root member) is cut before an item (a `@` line at
+//!   indentation 0: the item before it ends there, its content being indented) into pieces
+//!   of about that size, read the same way (the item index, the count and the element limit
+//!   go on);
 //! - anything else is one unit: a root scalar; a table with a layout (keyed, grouped, with
 //!   constants or paths: groups, keys and shared columns carry from row to row, which a
-//!   [`Resume`] does not carry); a list that is a member; and a `## key` section with
-//!   everything nested in it, tables at any depth included. A section is not cut because its
+//!   [`Resume`] does not carry); and a `## key` section with everything nested in it,
+//!   tables and lists at any depth included. A section is not cut because its
 //!   members are checked against each other in reading order (a repeated key, the element
 //!   limit): a unit boundary inside it would need the members of every open section carried
 //!   into the next unit, and the in-memory decoder re-entering them there (where it reads a
@@ -82,7 +83,7 @@ struct Table {
     rows: u64,
     /// Whether the table may still be cut before its next row.
     cuttable: bool,
-    /// Whether it is a root list of `@N` items (cut before an item) rather than a table.
+    /// Whether it is a list of `@N` items (cut before an item) rather than a table.
     list: bool,
     /// The rows of the pieces decoded so far.
     before: Vec<Value>,
@@ -253,8 +254,19 @@ impl<R: BufRead> Units<R> {
                 // The member starting at the held line (a root table is opened above).
                 if self.table.is_none() {
                     let (indent, text) = self.current();
-                    let section = indent == 0 && text.starts_with("## ") && text.contains('{');
-                    match section.then(|| self.plain_table()).flatten() {
+                    let section = indent == 0 && text.starts_with("## ");
+                    let table = section
+                        .then(|| {
+                            if text.contains('{') {
+                                self.plain_table()
+                            } else if text.contains(" [") {
+                                self.item_list()
+                            } else {
+                                None
+                            }
+                        })
+                        .flatten();
+                    match table {
                         Some(table) => {
                             // A table starts a unit of its own: its pieces hold it alone.
                             if self.kept > 1 {
@@ -326,14 +338,14 @@ impl<R: BufRead> Units<R> {
         })
     }
 
-    /// The root list of `@N` items the held line opens, if it is one.
+    /// The list of `@N` items the held line opens (the root, or a root member), if it is one.
     fn item_list(&self) -> Option<Table> {
         let mut text = self.header.clone();
         text.push_str(self.bytes_text());
         text.push('\n');
-        let count = de::opens_item_list(&text, &self.opts)?;
+        let (key, count) = de::opens_item_list(&text, &self.opts)?;
         Some(Table {
-            key: None,
+            key,
             header: self.bytes_text().to_owned(),
             number: self.lines.number(),
             count,
