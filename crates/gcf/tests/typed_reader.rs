@@ -141,6 +141,36 @@ fn the_fixtures_stream_as_they_decode() {
     assert!(checked > 10, "{checked} fixtures");
 }
 
+/// How a property test damages a payload: a line (by index) removed, repeated, indented,
+/// or one of its bytes (by index) replaced.
+type Damage = (prop::sample::Index, prop::sample::Index, u8, u8);
+
+/// `text` damaged as `damage` says.
+fn damaged(text: &str, (line, at, how, byte): Damage) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let i = line.index(lines.len());
+    match how {
+        0 => {
+            lines.remove(i);
+        }
+        1 => {
+            let l = lines[i].clone();
+            lines.insert(i, l);
+        }
+        2 => lines[i].insert(0, ' '),
+        _ => {
+            let l = &mut lines[i];
+            if !l.is_empty() {
+                let n = at.index(l.len());
+                let mut b = l.clone().into_bytes();
+                b[n] = byte;
+                *l = String::from_utf8_lossy(&b).into_owned();
+            }
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-z ]{0,8}",
@@ -231,24 +261,7 @@ proptest! {
         if let Err(bug) = bad(&text) {
             prop_assert!(false, "{}\n{}", bug, text);
         }
-        let (line, at, how, byte) = damage;
-        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        let i = line.index(lines.len());
-        match how {
-            0 => { lines.remove(i); }
-            1 => { let l = lines[i].clone(); lines.insert(i, l); }
-            2 => lines[i].insert(0, ' '),
-            _ => {
-                let l = &mut lines[i];
-                if !l.is_empty() {
-                    let n = at.index(l.len());
-                    let mut b = l.clone().into_bytes();
-                    b[n] = byte;
-                    *l = String::from_utf8_lossy(&b).into_owned();
-                }
-            }
-        }
-        let damaged = lines.join("\n") + "\n";
+        let damaged = damaged(&text, damage);
         if let Err(bug) = bad(&damaged) {
             prop_assert!(false, "{}\n{}", bug, damaged);
         }
@@ -298,24 +311,7 @@ proptest! {
         if let Err(bug) = check_from_reader(text.as_bytes()) {
             prop_assert!(false, "{}\n{}", bug, text);
         }
-        let (line, at, how, byte) = damage;
-        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        let i = line.index(lines.len());
-        match how {
-            0 => { lines.remove(i); }
-            1 => { let l = lines[i].clone(); lines.insert(i, l); }
-            2 => lines[i].insert(0, ' '),
-            _ => {
-                let l = &mut lines[i];
-                if !l.is_empty() {
-                    let n = at.index(l.len());
-                    let mut b = l.clone().into_bytes();
-                    b[n] = byte;
-                    *l = String::from_utf8_lossy(&b).into_owned();
-                }
-            }
-        }
-        let damaged = lines.join("\n") + "\n";
+        let damaged = damaged(&text, damage);
         if let Err(bug) = check_from_reader(damaged.as_bytes()) {
             prop_assert!(false, "{}\n{}", bug, damaged);
         }

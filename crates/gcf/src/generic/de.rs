@@ -161,34 +161,7 @@ pub(crate) fn opens_plain_table(
     text: &str,
     opts: &DecoderOptions,
 ) -> Option<(Option<String>, Option<u64>)> {
-    let mut p = Parser::new(text, opts);
-    p.lines.next_raw().ok()??;
-    let line = p.lines.next().ok()??;
-    if line.indent != 0 {
-        return None;
-    }
-    let (key, pending) = match line.text.strip_prefix("## ").filter(|s| s.starts_with('[')) {
-        Some(bracket) => (None, p.array_header(line, bracket, 0, None).ok()?),
-        None => {
-            let mut out = None;
-            let key = p.member(line, 0, &mut out).ok()?;
-            (Some(key.into_owned()), out?)
-        }
-    };
-    match pending {
-        Pending::Array {
-            count,
-            body: Body::Rows { shape: None, .. },
-            ..
-        } => Some((
-            key,
-            match count {
-                Count::Known(n) => Some(n),
-                Count::Deferred => None,
-            },
-        )),
-        _ => None,
-    }
+    opens_piecewise(text, opts, false)
 }
 
 /// When the line of `text` after its first opens a list of `@N` items (the root, or a root
@@ -198,6 +171,16 @@ pub(crate) fn opens_plain_table(
 pub(crate) fn opens_item_list(
     text: &str,
     opts: &DecoderOptions,
+) -> Option<(Option<String>, Option<u64>)> {
+    opens_piecewise(text, opts, true)
+}
+
+/// [`opens_plain_table`], or with `list` [`opens_item_list`].
+#[allow(clippy::type_complexity)]
+fn opens_piecewise(
+    text: &str,
+    opts: &DecoderOptions,
+    list: bool,
 ) -> Option<(Option<String>, Option<u64>)> {
     let mut p = Parser::new(text, opts);
     p.lines.next_raw().ok()??;
@@ -213,20 +196,26 @@ pub(crate) fn opens_item_list(
             (Some(key.into_owned()), out?)
         }
     };
-    match pending {
+    let count = match pending {
+        Pending::Array {
+            count,
+            body: Body::Rows { shape: None, .. },
+            ..
+        } if !list => count,
         Pending::Array {
             count,
             body: Body::Items { level: 0 },
             ..
-        } => Some((
-            key,
-            match count {
-                Count::Known(n) => Some(n),
-                Count::Deferred => None,
-            },
-        )),
-        _ => None,
-    }
+        } if list => count,
+        _ => return None,
+    };
+    Some((
+        key,
+        match count {
+            Count::Known(n) => Some(n),
+            Count::Deferred => None,
+        },
+    ))
 }
 
 /// A parser over `input` with its header line read and checked.

@@ -784,17 +784,8 @@ impl<R: BufRead> Typed<R> {
     /// Makes the unit just cut (`cut`) the current one.
     fn open(&mut self, cut: Cut) -> Result<UnitRoot> {
         if let Some(mut old) = self.unit.take() {
-            let map = &self.map;
-            self.deferred
-                .extend(old.take_deferred().into_iter().map(|(at, n)| {
-                    (
-                        Position {
-                            line: map.input_line(at.line),
-                            column: at.column,
-                        },
-                        n,
-                    )
-                }));
+            let found = old.take_deferred();
+            self.keep_deferred(found);
         }
         self.cut = cut;
         if cut == Cut::Unit {
@@ -813,6 +804,20 @@ impl<R: BufRead> Typed<R> {
         }
     }
 
+    /// Keeps the deferred `[?]` sections the current unit `found`, at the input's positions.
+    fn keep_deferred(&mut self, found: Vec<(Position, u64)>) {
+        let map = &self.map;
+        self.deferred.extend(found.into_iter().map(|(at, n)| {
+            (
+                Position {
+                    line: map.input_line(at.line),
+                    column: at.column,
+                },
+                n,
+            )
+        }));
+    }
+
     /// Cuts and opens the next unit.
     fn next(&mut self) -> Result<UnitRoot> {
         let cut = self.units.next_cut()?;
@@ -829,20 +834,12 @@ impl<R: BufRead> Typed<R> {
 
     /// Ends the payload in the current unit (the last), with every unit's deferred sections.
     fn finish(&mut self) -> Result<()> {
-        let mut deferred = std::mem::take(&mut self.deferred);
-        let map = &self.map;
         let Some(unit) = self.unit.as_mut() else {
             return Ok(());
         };
-        deferred.extend(unit.take_deferred().into_iter().map(|(at, n)| {
-            (
-                Position {
-                    line: map.input_line(at.line),
-                    column: at.column,
-                },
-                n,
-            )
-        }));
+        let found = unit.take_deferred();
+        self.keep_deferred(found);
+        let deferred = std::mem::take(&mut self.deferred);
         self.with(|unit| unit.finish(deferred))?;
         match self.failed() {
             Some(e) => Err(e),
