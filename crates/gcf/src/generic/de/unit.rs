@@ -279,18 +279,32 @@ impl UnitParser {
     }
 
     /// Whether a row of the table (or an item of the list) follows in this unit, or the
-    /// declared count is reached.
+    /// declared count is reached: what [`RowSeq::next_row_line`] (or
+    /// [`ItemSeq::next_item_line`]) finds, read in place. A line those report an error for
+    /// counts as one that follows: reading it reports the error.
     pub(crate) fn rows_left(&mut self) -> Result<bool> {
-        self.rows(
-            |seq| {
-                Ok(matches!(seq.st.count, Count::Known(n) if seq.st.found >= n)
-                    || seq.next_row_line()?.is_some())
-            },
-            |seq| {
-                Ok(matches!(seq.count, Count::Known(n) if seq.found >= n)
-                    || seq.next_item_line()?.is_some())
-            },
-        )
+        let (count, found, level, items) = match &self.table {
+            Some(Seq::Rows(t)) => (t.count, t.found, t.level, false),
+            Some(Seq::Items(i)) => (i.count, i.found, i.level, true),
+            None => return Ok(false),
+        };
+        if matches!(count, Count::Known(n) if found >= n) {
+            return Ok(true);
+        }
+        if !self.p.lines.has_next()? {
+            return Ok(false);
+        }
+        let line = self.p.lines.peeked();
+        let Ok(at) = line.level() else {
+            return Ok(true);
+        };
+        Ok(at > level
+            || (at == level
+                && if items {
+                    line.text.starts_with('@')
+                } else {
+                    !line.text.starts_with("##")
+                }))
     }
 
     /// After the last row or item: what [`RowSeq`] (or [`ItemSeq`]) checks at its end.
