@@ -290,7 +290,10 @@ fn has_private_key(input: &[u8]) -> bool {
 ///   position) `from_slice` gives, except for malformed UTF-8, which the in-memory decoder
 ///   finds before anything else and the reader where it reads it, and for serde_json's
 ///   private keys (which its visitor reads when its `arbitrary_precision` or `raw_value`
-///   feature is on: the reader reads them as ordinary keys);
+///   feature is on: the reader reads them as ordinary keys), into a `serde_json::Value` and
+///   into typed targets: a map, a `Vec<Value>`, `IgnoredAny`, a [`Doc`] of nested structs and
+///   a `Vec` of [`Row`]s (on most payloads a type error, whose code and position are compared
+///   too: see [`check_from_reader_typed`]);
 /// - the [`RowReader`](agentwire_gcf::RowReader), when the payload is a table (a root array,
 ///   or an object of one array member) or a keyed map (root or member), gives its rows in
 ///   order (a keyed map's entries as `[key, value]` pairs, compared by key), and rejects what the whole
@@ -309,8 +312,8 @@ pub fn check_streaming(input: &[u8]) -> Result<(), Bug> {
     check_row_reader(input)
 }
 
-/// `from_reader` against the in-memory decoder, on arbitrary bytes (the first half of
-/// [`check_streaming`]).
+/// `from_reader` against the in-memory decoder, on arbitrary bytes, into a `Value` and the
+/// typed targets (the first half of [`check_streaming`]).
 pub fn check_from_reader(input: &[u8]) -> Result<(), Bug> {
     check_from_reader_typed::<Value>(input)?;
     check_from_reader_typed::<serde_json::Map<String, Value>>(input)?;
