@@ -23,8 +23,8 @@ pub(crate) enum UnitRoot {
 
 /// One unit's parser (see the module docs).
 pub(crate) struct UnitParser {
-    // Declared before `text`: dropped before it.
-    p: Parser<'static>,
+    /// Dropped before `text` is freed (see `Drop`).
+    p: std::mem::ManuallyDrop<Parser<'static>>,
     root: Root,
     header: Line<'static>,
     pending: Option<Pending<'static>>,
@@ -32,45 +32,88 @@ pub(crate) struct UnitParser {
     table: Option<Seq>,
     /// Whether the table was entered (its depth counted).
     entered: bool,
-    #[allow(dead_code)] // held: `p` borrows it
-    text: Box<str>,
+    /// The unit's text, which `p` borrows: owned through a raw pointer (from
+    /// `Box::into_raw`), so that moving the parser never moves or reasserts the box while
+    /// borrows of its contents live; freed in `Drop`.
+    text: *mut str,
+}
+
+impl Drop for UnitParser {
+    fn drop(&mut self) {
+        // Everything that borrows the text first (none of it reads the text when dropped).
+        self.pending = None;
+        self.table = None;
+        // SAFETY: `p` is dropped once, here, and not used after; `text` came from
+        // `Box::into_raw` in `UnitParser::new` and is freed once, after its last borrower.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::mem::ManuallyDrop::drop(&mut self.p);
+            drop(Box::from_raw(self.text));
+        }
+    }
 }
 
 impl UnitParser {
     /// A parser over `text` (the payload's header line and a run of the root's lines), its
     /// header read and its root opened: a root object is entered, a root table's header read.
     pub(crate) fn new(text: String, opts: &DecoderOptions) -> Result<(Self, UnitRoot)> {
-        let text: Box<str> = text.into_boxed_str();
-        // SAFETY: the parser borrows the text's heap buffer, which `UnitParser` owns and never
-        // changes or moves (a `Box<str>` moved keeps its buffer); the parser is dropped first
-        // (field order). Nothing borrowed from it is handed out (see the module docs).
+        let text: *mut str = Box::into_raw(text.into_boxed_str());
+        // SAFETY: `text` is a live allocation that `UnitParser` owns, never changes, and frees
+        // in `Drop` after the parser and everything else borrowing it (its lifetime is nominal:
+        // nothing borrowed from it is handed out, see the module docs). On the error paths
+        // below it is freed before returning.
         #[allow(unsafe_code)]
-        let input: &'static str = unsafe { &*std::ptr::from_ref::<str>(&text) };
-        let (mut p, header) = start(input, opts)?;
-        let (pending, root) = p.root(header)?;
-        let kind = match (&pending, root) {
-            (Pending::Object { line, level: 0 }, Root::Object) => {
-                p.enter(line)?;
-                UnitRoot::Object
+        let input: &'static str = unsafe { &*text };
+        let free = || {
+            // SAFETY: as above; nothing borrows the text once the parser is gone.
+            #[allow(unsafe_code)]
+            unsafe {
+                drop(Box::from_raw(text));
             }
+        };
+        let opened = start(input, opts).and_then(|(mut p, header)| {
+            let (pending, root) = p.root(header)?;
+            Ok((p, header, pending, root))
+        });
+        let (mut p, header, pending, root) = match opened {
+            Ok(opened) => opened,
+            Err(e) => {
+                free();
+                return Err(e);
+            }
+        };
+        let kind = match (&pending, root) {
+            (Pending::Object { level: 0, .. }, Root::Object) => Some(UnitRoot::Object),
             (
                 Pending::Array {
                     body: Body::Rows { shape: None, .. } | Body::Items { level: 0 },
                     ..
                 },
                 Root::Array(_),
-            ) => UnitRoot::Table,
-            _ => {
-                return Err(Error::new(
-                    ErrorKind::InvalidLine,
-                    "internal: a unit that is neither an object nor a table read in pieces",
-                ))
-            }
+            ) => Some(UnitRoot::Table),
+            _ => None,
+        };
+        let entered = match &pending {
+            Pending::Object { line, .. } if kind == Some(UnitRoot::Object) => p.enter(line),
+            _ => Ok(()),
+        };
+        let failed = match kind {
+            None => Some(Error::new(
+                ErrorKind::InvalidLine,
+                "internal: a unit that is neither an object nor a table read in pieces",
+            )),
+            Some(_) => entered.err(),
+        };
+        let (Some(kind), None) = (kind, failed.as_ref()) else {
+            drop(pending);
+            drop(p);
+            free();
+            return Err(failed.unwrap_or_else(|| Error::new(ErrorKind::InvalidLine, "internal")));
         };
         let pending = (kind == UnitRoot::Table).then_some(pending);
         Ok((
             UnitParser {
-                p,
+                p: std::mem::ManuallyDrop::new(p),
                 root,
                 header,
                 pending,
