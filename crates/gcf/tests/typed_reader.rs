@@ -317,3 +317,40 @@ proptest! {
         }
     }
 }
+
+/// Targets that buffer what they read across members (`#[serde(flatten)]`, untagged enums)
+/// keep owned copies: the units they came from are gone by the time they are read.
+#[test]
+fn buffering_targets_own_what_they_keep() {
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    #[serde(untagged)]
+    enum Cell {
+        Number(i64),
+        Text(String),
+        Rows(Vec<HashMap<String, Cell>>),
+    }
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Flat {
+        name: String,
+        #[serde(flatten)]
+        rest: HashMap<String, Cell>,
+        rows: Vec<HashMap<String, Cell>>,
+    }
+    let mut text = String::from("GCF profile=generic\nname=flat\n");
+    for i in 0..50 {
+        text.push_str(&format!(
+            "k{i}=value number {i}\n## s{i} [2]{{a,b}}\n{i}|x{i}\ny|{i}\n"
+        ));
+    }
+    text.push_str("## rows [3]{a,b}\n1|one\n2|two\n3|three\nlast=9\n");
+    let whole: Flat = agentwire_gcf::from_str(&text).unwrap();
+    assert_eq!(whole.rest["k7"], Cell::Text("value number 7".into()));
+    assert!(
+        matches!(&whole.rest["s7"], Cell::Rows(rows) if rows[0]["b"] == Cell::Text("x7".into()))
+    );
+    for opts in units() {
+        let streamed: Flat = opts.from_reader(text.as_bytes()).unwrap();
+        assert_eq!(streamed, whole);
+    }
+    check_from_reader_typed::<Flat>(text.as_bytes()).unwrap();
+}
