@@ -228,10 +228,29 @@ impl GcfCodec for AgentwireGcf {
     }
 
     fn decode_session(&self, payloads: &[String]) -> Vec<Result<Value, CodecError>> {
+        // Every payload is read twice, from memory and a line at a time from a reader, by
+        // two decoders that must agree on it (the graph, or the error code and position).
         let mut decoder = agentwire_gcf::SessionDecoder::with_options(self.decoder());
+        let mut reader = agentwire_gcf::SessionDecoder::with_options(self.decoder());
         payloads
             .iter()
-            .map(|text| json_of(decoder.decode(text).map_err(codec_error)?))
+            .map(|text| {
+                let whole = decoder.decode(text);
+                let streamed =
+                    reader.decode_reader(std::io::BufReader::with_capacity(1, text.as_bytes()));
+                let agree = match (&whole, &streamed) {
+                    (Ok(a), Ok(b)) => a == b,
+                    (Err(a), Err(b)) => (a.code(), a.position()) == (b.code(), b.position()),
+                    _ => false,
+                };
+                if !agree {
+                    return Err(CodecError::message(format!(
+                        "SessionDecoder::decode_reader differs from decode: {streamed:?} \
+                         against {whole:?}"
+                    )));
+                }
+                json_of(whole.map_err(codec_error)?)
+            })
             .collect()
     }
 

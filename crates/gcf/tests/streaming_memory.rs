@@ -374,3 +374,226 @@ fn a_100_mb_keyed_map_is_read_one_entry_at_a_time() {
     // other 108 MB are never held.
     assert!(peak < 16 * MB as usize, "peak {peak} bytes");
 }
+
+/// [`object_payload`] as a typed struct.
+#[derive(Debug, Clone, serde::Deserialize)]
+struct Big {
+    name: String,
+    limits: Vec<u32>,
+    first: Vec<BigRow>,
+    config: BigConfig,
+    second: Vec<BigRow>,
+    count: u64,
+    third: Vec<BigRow>,
+    after: u64,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+struct BigRow {
+    id: u64,
+    name: Option<String>,
+    note: String,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+struct BigConfig {
+    depth: u32,
+    inner: BigInner,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+struct BigInner {
+    on: bool,
+}
+
+/// The bytes a typed value holds on the heap (what cloning it allocates), dropped while the
+/// counters are held (see [`value_bytes`]).
+fn typed_bytes<T: Clone + Send + 'static>(value: T) -> usize {
+    peak_during(move || {
+        drop(value.clone());
+        drop(value);
+    })
+    .1
+}
+
+#[test]
+fn from_reader_into_a_struct_holds_the_value_and_one_unit_not_the_input() {
+    let _serial = one_at_a_time();
+    let filler = "x".repeat(400);
+    let rows = 36_000u64; // ~45 MiB in all
+    let mut input = object_payload(rows, &filler);
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Big>(&mut input).unwrap());
+    assert!(input.total >= 40 * MB, "generated {} bytes", input.total);
+    for table in [&value.first, &value.second, &value.third] {
+        assert_eq!(table.len() as u64, rows);
+        assert_eq!(table[rows as usize - 1].id, rows - 1);
+        assert_eq!(table[7].note, filler);
+    }
+    assert!(value.config.inner.on && value.config.depth == 3);
+    assert_eq!((value.count, value.after), (rows, 1));
+    assert_eq!((value.name.as_str(), value.limits.len()), ("big", 3));
+    assert_eq!(value.first[3].name.as_deref(), Some("name 3"));
+    let held = typed_bytes(value);
+    eprintln!(
+        "from_reader into a struct: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    // The value, the growth of its vectors, and a unit: never the input beside the value.
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+}
+
+#[test]
+fn from_reader_into_a_vec_reads_a_root_table_in_pieces() {
+    let _serial = one_at_a_time();
+    use std::io::Write;
+    let filler = "y".repeat(900);
+    let rows = 50_000u64; // ~45 MiB of rows
+    let mut input = Generated::new(
+        "GCF profile=generic\n## [?]{id,name,note}\n",
+        rows,
+        |i, out| {
+            let _ = writeln!(out, "{i}|~|{filler}");
+        },
+        &format!("##! summary counts={rows}\n"),
+    );
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Vec<BigRow>>(&mut input).unwrap());
+    assert_eq!(value.len() as u64, rows);
+    assert_eq!((value[7].id, value[7].name.is_none()), (7, true));
+    let held = typed_bytes(value);
+    eprintln!(
+        "root table into a Vec: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    assert!(input.total >= 40 * MB);
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+}
+
+#[test]
+fn from_reader_reads_a_root_list_an_item_at_a_time() {
+    let _serial = one_at_a_time();
+    use std::io::Write;
+    let filler = "z".repeat(900);
+    let items = 50_000u64; // ~47 MiB of items
+    let payload = || {
+        Generated::new(
+            "GCF profile=generic\n## [?]\n",
+            items,
+            |i, out| {
+                // An object item, then (every tenth) a nested table: items of every form.
+                let _ = if i % 10 == 0 {
+                    writeln!(out, "@{i} [1]{{id,note}}\n  {i}|{filler}")
+                } else {
+                    writeln!(out, "@{i} {{}}\n  id={i}\n  note={filler}")
+                };
+            },
+            &format!("##! summary counts={items}\n"),
+        )
+    };
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let mut input = payload();
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Value>(&mut input).unwrap());
+    let list = value.as_array().unwrap();
+    assert_eq!(list.len() as u64, items);
+    assert_eq!(list[3]["id"], 3);
+    assert_eq!(list[10][0]["id"], 10);
+    let held = value_bytes(value);
+    eprintln!(
+        "root list: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    assert!(input.total >= 40 * MB);
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+    // Into a typed list.
+    #[derive(Clone, serde::Deserialize)]
+    #[serde(untagged)]
+    enum Item {
+        One(BigItem),
+        Table(Vec<BigItem>),
+    }
+    #[derive(Clone, serde::Deserialize)]
+    struct BigItem {
+        id: u64,
+        #[allow(dead_code)]
+        note: String,
+    }
+    let mut input = payload();
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Vec<Item>>(&mut input).unwrap());
+    assert_eq!(value.len() as u64, items);
+    assert!(matches!(&value[10], Item::Table(t) if t[0].id == 10));
+    assert!(matches!(&value[11], Item::One(o) if o.id == 11));
+    let held = typed_bytes(value);
+    eprintln!(
+        "root list into a Vec: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+}
+
+#[test]
+fn from_reader_reads_a_member_list_an_item_at_a_time() {
+    let _serial = one_at_a_time();
+    use std::io::Write;
+    let filler = "w".repeat(900);
+    let items = 50_000u64; // ~47 MiB of items
+    let payload = || {
+        Generated::new(
+            "GCF profile=generic\nname=list\n## items [?]\n",
+            items,
+            |i, out| {
+                let _ = writeln!(out, "@{i} {{}}\n  id={i}\n  note={filler}");
+            },
+            &format!("after=1\n##! summary counts={items}\n"),
+        )
+    };
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let mut input = payload();
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Value>(&mut input).unwrap());
+    assert_eq!(value["items"].as_array().unwrap().len() as u64, items);
+    assert_eq!(
+        (value["items"][9]["id"].as_u64(), value["after"].as_u64()),
+        (Some(9), Some(1))
+    );
+    let held = value_bytes(value);
+    eprintln!(
+        "member list: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    assert!(input.total >= 40 * MB);
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+    #[derive(Clone, serde::Deserialize)]
+    struct Listed {
+        name: String,
+        items: Vec<BigRow>,
+        after: u64,
+    }
+    let mut input = payload();
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Listed>(&mut input).unwrap());
+    assert_eq!((value.items.len() as u64, value.items[9].id), (items, 9));
+    assert_eq!((value.name.as_str(), value.after), ("list", 1));
+    let held = typed_bytes(value);
+    eprintln!(
+        "member list into a struct: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+}

@@ -19,6 +19,7 @@
 //! - **typed errors**: input the decoder rejects fails with an error code, never a panic.
 
 use agentwire_gcf::{DecoderOptions, EncoderOptions, Spec};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{Bug, Roundtrip};
@@ -183,7 +184,7 @@ pub fn difference_signless(a: &Value, b: &Value) -> Option<String> {
 /// A `Value` behind a type the encoder does not recognize: serialized through serde.
 struct Opaque<'a>(&'a Value);
 
-impl serde::Serialize for Opaque<'_> {
+impl Serialize for Opaque<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
     }
@@ -192,7 +193,7 @@ impl serde::Serialize for Opaque<'_> {
 /// A `Value` behind a type the decoder does not recognize: built by serde_json's visitor.
 struct OpaqueOwned(Value);
 
-impl<'de> serde::Deserialize<'de> for OpaqueOwned {
+impl<'de> Deserialize<'de> for OpaqueOwned {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         Value::deserialize(deserializer).map(OpaqueOwned)
     }
@@ -289,7 +290,10 @@ fn has_private_key(input: &[u8]) -> bool {
 ///   position) `from_slice` gives, except for malformed UTF-8, which the in-memory decoder
 ///   finds before anything else and the reader where it reads it, and for serde_json's
 ///   private keys (which its visitor reads when its `arbitrary_precision` or `raw_value`
-///   feature is on: the reader reads them as ordinary keys);
+///   feature is on: the reader reads them as ordinary keys), into a `serde_json::Value` and
+///   into typed targets: a map, a `Vec<Value>`, `IgnoredAny`, a [`Doc`] of nested structs and
+///   a `Vec` of [`Row`]s (on most payloads a type error, whose code and position are compared
+///   too: see [`check_from_reader_typed`]);
 /// - the [`RowReader`](agentwire_gcf::RowReader), when the payload is a table (a root array,
 ///   or an object of one array member) or a keyed map (root or member), gives its rows in
 ///   order (a keyed map's entries as `[key, value]` pairs, compared by key), and rejects what the whole
@@ -308,10 +312,92 @@ pub fn check_streaming(input: &[u8]) -> Result<(), Bug> {
     check_row_reader(input)
 }
 
-/// `from_reader` against the in-memory decoder, on arbitrary bytes (the first half of
-/// [`check_streaming`]).
+/// `from_reader` against the in-memory decoder, on arbitrary bytes, into a `Value` and the
+/// typed targets (the first half of [`check_streaming`]).
 pub fn check_from_reader(input: &[u8]) -> Result<(), Bug> {
-    let whole = agentwire_gcf::from_slice::<Value>(input);
+    check_from_reader_typed::<Value>(input)?;
+    check_from_reader_typed::<serde_json::Map<String, Value>>(input)?;
+    check_from_reader_typed::<Vec<Value>>(input)?;
+    check_from_reader_typed::<Skip>(input)?;
+    check_from_reader_typed::<Doc>(input)?;
+    check_from_reader_typed::<Vec<Row>>(input)
+}
+
+/// A typed target of the `from_reader` oracle: a document of the shapes a user decodes
+/// (nested structs, a table of rows, options, a map, enums, every number type). The
+/// property tests generate values of it; on arbitrary payloads it is mostly a type error,
+/// whose code and position are compared too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[allow(missing_docs)]
+pub struct Doc {
+    pub name: String,
+    pub count: u64,
+    #[serde(default)]
+    pub offset: Option<i64>,
+    pub ratio: f64,
+    pub owner: Owner,
+    pub rows: Vec<Row>,
+    #[serde(default)]
+    pub labels: std::collections::HashMap<String, String>,
+    pub kind: Kind,
+}
+
+/// [`Doc`]'s nested struct.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[allow(missing_docs)]
+pub struct Owner {
+    pub id: i64,
+    pub email: Option<String>,
+    pub tags: Vec<String>,
+}
+
+/// A row of [`Doc`]'s table (also decoded alone, as a root table, by the oracle).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[allow(missing_docs)]
+pub struct Row {
+    pub id: u64,
+    pub label: String,
+    pub weight: f64,
+    pub note: Option<String>,
+    pub state: State,
+}
+
+/// A unit or struct variant in a row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[allow(missing_docs)]
+pub enum State {
+    Open,
+    Closed,
+    Held { reason: String, until: i64 },
+}
+
+/// A unit or newtype variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[allow(missing_docs)]
+pub enum Kind {
+    Plain,
+    Tagged(String),
+}
+
+/// Any payload, validated and dropped (`IgnoredAny`), equal to any other.
+#[derive(Debug, Deserialize)]
+pub struct Skip(#[allow(dead_code)] serde::de::IgnoredAny);
+
+impl PartialEq for Skip {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// `from_reader::<T>` against `from_slice::<T>` on arbitrary bytes, with the default unit
+/// size and cut at every place the reader may cut: the same value, or the same error code
+/// and position (type errors included), except where the in-memory decoder finds malformed
+/// UTF-8 before anything else and for serde_json's private keys (see [`check_streaming`]).
+pub fn check_from_reader_typed<T>(input: &[u8]) -> Result<(), Bug>
+where
+    T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+{
+    let whole = agentwire_gcf::from_slice::<T>(input);
     // With the default unit size, and cut at every place the reader may cut.
     for unit in [None, Some(1)] {
         let mut opts = DecoderOptions::new();
@@ -319,7 +405,7 @@ pub fn check_from_reader(input: &[u8]) -> Result<(), Bug> {
             opts = opts.stream_unit_size(unit);
         }
         let reader = std::io::BufReader::with_capacity(1, input);
-        let streamed = opts.from_reader::<_, Value>(reader);
+        let streamed = opts.from_reader::<_, T>(reader);
         match (&whole, &streamed) {
             (Ok(a), Ok(b)) if a == b => {}
             (Err(a), Err(b)) if (a.code(), a.position()) == (b.code(), b.position()) => {}
@@ -331,8 +417,9 @@ pub fn check_from_reader(input: &[u8]) -> Result<(), Bug> {
             _ if has_private_key(input) => {}
             _ => {
                 return Err(Bug(format!(
-                    "from_reader (unit {unit:?}) and from_slice differ\nfrom_slice:  \
-                     {whole:?}\nfrom_reader: {streamed:?}"
+                    "from_reader::<{}> (unit {unit:?}) and from_slice differ\nfrom_slice:  \
+                     {whole:?}\nfrom_reader: {streamed:?}",
+                    std::any::type_name::<T>()
                 )))
             }
         }

@@ -178,12 +178,13 @@ pub fn check_stream(graph: &Graph) -> Result<String, Bug> {
 pub fn check_session(calls: &[Graph], max_symbols: usize) -> Result<Vec<String>, Bug> {
     let mut session = Session::with_max_symbols(max_symbols);
     let mut decoder = SessionDecoder::new();
+    let mut reader = SessionDecoder::new();
     let mut texts = Vec::new();
     for (i, call) in calls.iter().enumerate() {
         let text = session
             .encode(call)
             .map_err(|e| Bug(format!("session encode of call {i} failed: {e}\n{call:?}")))?;
-        let decoded = decoder.decode(&text).map_err(|e| {
+        let decoded = session_decode(&mut decoder, &mut reader, text.as_bytes())?.map_err(|e| {
             Bug(format!(
                 "session decode of call {i} failed: {e}\n{text}\nearlier:\n{}",
                 texts.join("\n")
@@ -207,6 +208,48 @@ pub fn check_session(calls: &[Graph], max_symbols: usize) -> Result<Vec<String>,
         texts.push(text);
     }
     Ok(texts)
+}
+
+/// The next payload of a session, `input`, decoded by `memory` (`SessionDecoder::decode`)
+/// and by `reader` (`SessionDecoder::decode_reader`, through a one-byte buffer), two decoders
+/// that have read the same payloads before: both must give the same graph, or the same error
+/// code and position, and hold the same session after it. On input that is not UTF-8, the
+/// reader must fail and leave its session as it was.
+pub fn session_decode(
+    memory: &mut SessionDecoder,
+    reader: &mut SessionDecoder,
+    input: &[u8],
+) -> Result<agentwire_gcf::Result<Graph>, Bug> {
+    let streamed = reader.decode_reader(std::io::BufReader::with_capacity(1, input));
+    let Ok(text) = std::str::from_utf8(input) else {
+        if streamed.is_ok() {
+            return Err(Bug(format!(
+                "SessionDecoder::decode_reader accepted bytes that are not UTF-8: {streamed:?}"
+            )));
+        }
+        return Ok(streamed);
+    };
+    let whole = memory.decode(text);
+    same(
+        "SessionDecoder::decode_reader",
+        &streamed,
+        "SessionDecoder::decode",
+        &whole,
+    )?;
+    let held = |d: &SessionDecoder| {
+        (0..d.len() as u64 + 64)
+            .filter_map(|id| d.symbol(id).map(|s| (id, s.clone())))
+            .collect::<Vec<_>>()
+    };
+    if memory.len() != reader.len() || held(memory) != held(reader) {
+        return Err(Bug(format!(
+            "after {text:?}, the session decoders hold different symbols\n\
+             decode:        {:?}\ndecode_reader: {:?}",
+            held(memory),
+            held(reader)
+        )));
+    }
+    Ok(whole)
 }
 
 /// Checks the delta from `base` to `new` (see the module docs). Returns the delta's text, or
@@ -257,9 +300,11 @@ pub fn check_delta(base: &Graph, new: &Graph) -> Result<Option<String>, Bug> {
 pub fn check_bytes(input: &[u8]) -> Result<Roundtrip, Bug> {
     // A session decoder over the input split at its first blank line: two payloads.
     if let Ok(text) = std::str::from_utf8(input) {
-        let mut decoder = SessionDecoder::with_options(DecoderOptions::new().max_elements(4096));
+        let options = DecoderOptions::new().max_elements(4096);
+        let mut decoder = SessionDecoder::with_options(options.clone());
+        let mut reader = SessionDecoder::with_options(options);
         for part in text.splitn(3, "\n\n") {
-            if let Ok(g) = decoder.decode(part) {
+            if let Ok(g) = session_decode(&mut decoder, &mut reader, part.as_bytes())? {
                 check_graph(&g)?;
             }
         }

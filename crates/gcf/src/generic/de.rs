@@ -41,6 +41,10 @@ use crate::lex::{self, Count, Cursor, Line, Lines, Scalar};
 use crate::number::{self, Integer, Number};
 use crate::options::{DecoderOptions, Limits, Spec};
 
+mod unit;
+
+pub(crate) use unit::{UnitParser, UnitRoot};
+
 /// Reads past a value, validating it.
 const SKIP: PhantomData<IgnoredAny> = PhantomData;
 
@@ -157,6 +161,27 @@ pub(crate) fn opens_plain_table(
     text: &str,
     opts: &DecoderOptions,
 ) -> Option<(Option<String>, Option<u64>)> {
+    opens_piecewise(text, opts, false)
+}
+
+/// When the line of `text` after its first opens a list of `@N` items (the root, or a root
+/// member), whose pieces [`decode_unit`] can read with a [`Resume`] (cut before an item): the
+/// member's key (`None` for the root list) and the declared count (`None` for `[?]`).
+#[allow(clippy::type_complexity)]
+pub(crate) fn opens_item_list(
+    text: &str,
+    opts: &DecoderOptions,
+) -> Option<(Option<String>, Option<u64>)> {
+    opens_piecewise(text, opts, true)
+}
+
+/// [`opens_plain_table`], or with `list` [`opens_item_list`].
+#[allow(clippy::type_complexity)]
+fn opens_piecewise(
+    text: &str,
+    opts: &DecoderOptions,
+    list: bool,
+) -> Option<(Option<String>, Option<u64>)> {
     let mut p = Parser::new(text, opts);
     p.lines.next_raw().ok()??;
     let line = p.lines.next().ok()??;
@@ -171,20 +196,26 @@ pub(crate) fn opens_plain_table(
             (Some(key.into_owned()), out?)
         }
     };
-    match pending {
+    let count = match pending {
         Pending::Array {
             count,
             body: Body::Rows { shape: None, .. },
             ..
-        } => Some((
-            key,
-            match count {
-                Count::Known(n) => Some(n),
-                Count::Deferred => None,
-            },
-        )),
-        _ => None,
-    }
+        } if !list => count,
+        Pending::Array {
+            count,
+            body: Body::Items { level: 0 },
+            ..
+        } if list => count,
+        _ => return None,
+    };
+    Some((
+        key,
+        match count {
+            Count::Known(n) => Some(n),
+            Count::Deferred => None,
+        },
+    ))
 }
 
 /// A parser over `input` with its header line read and checked.
@@ -1999,18 +2030,23 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
                         value
                     }
                     Body::Items { level } => {
+                        // A root list read in pieces resumes after the items before.
+                        let resume = if level == 0 { p.resume.take() } else { None };
                         let mut seq = ItemSeq {
                             p: &mut *p,
                             line,
                             at,
                             count,
                             level,
-                            found: 0,
+                            found: resume.map_or(0, |r| r.found),
                         };
                         let value = visitor
                             .visit_seq(&mut seq)
                             .map_err(|e| e.or_position(|| line.position_of(at)))?;
-                        seq.end()?;
+                        let reached = matches!(count, Count::Known(n) if seq.found >= n);
+                        if !resume.is_some_and(|r| r.partial) || reached {
+                            seq.end()?;
+                        }
                         value
                     }
                     Body::Rows {

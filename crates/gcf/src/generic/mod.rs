@@ -10,6 +10,7 @@ mod encode;
 mod fewest;
 mod group;
 mod key;
+mod owned;
 mod plan;
 mod shape;
 mod stream;
@@ -146,26 +147,57 @@ pub fn from_slice<'a, T: Deserialize<'a>>(input: &'a [u8]) -> Result<T> {
     DecoderOptions::new().from_slice(input)
 }
 
-/// Decodes a generic-profile payload read from `reader` a line at a time.
+/// Decodes a generic-profile payload read from `reader` a line at a time, into any
+/// `T: DeserializeOwned`.
 ///
-/// Into a `serde_json::Value`, the payload is read a unit at a time and never held whole:
-/// memory holds the value being built, the current line (a line longer than
-/// [`Limits::max_line_length`] fails as soon as its limit is passed, nothing past it kept) and
-/// one unit of text: a run of the root object's members of about 64 KiB, cut before its
-/// `## key` section lines, or a piece of about 64 KiB of a large table (a root table, or a
-/// root member that is a table without a layout, cut between rows). What is not cut is one
-/// unit: a section with everything nested in it, a list of `@N` items, a table with a layout
-/// (keyed, grouped, constant or path columns), and the rest of a table once a row declares an
-/// inline or shared schema. Blank and comment lines are never kept, and
-/// [`Limits::max_input_size`] is counted as the bytes arrive. The value and the errors are
-/// [`from_str`]'s, at the input's positions, except that malformed UTF-8 is reported where it
-/// is read (`from_str` checks it before anything else), and that serde_json's private keys
-/// (read by its visitor when its `arbitrary_precision` or `raw_value` feature is on) are
-/// ordinary keys here.
+/// The payload is read a unit at a time and never held whole: memory holds the value being
+/// built, the current line (a line longer than [`Limits::max_line_length`] fails as soon as
+/// its limit is passed, nothing past it kept) and one unit of text: a run of the root object's
+/// members of about 64 KiB, cut before its `## key` section lines, or a piece of about 64 KiB
+/// of a large table (a root table, or a root member that is a table without a layout, cut
+/// between rows) or of a list of `@N` items (the root, or a root member, cut between items).
+/// What is not cut is one unit: a `## key` section with everything nested in it (a table or
+/// list inside it included), a table with a layout (keyed, grouped, constant or path
+/// columns), and the rest of a table once a row declares an inline or shared schema. Blank and comment lines
+/// are never kept, and [`Limits::max_input_size`] is counted as the bytes arrive.
 ///
-/// Any other `T` is decoded from the payload's text with blank and comment lines left out:
-/// memory holds that text and the value. A table read a row at a time is
+/// A `serde_json::Value` is built from each unit as it is read. Any other `T` is read by the
+/// in-memory deserializer as its visitors ask: the root object's members one unit after
+/// another, a table's rows (a list's items) across its pieces, each string handed over as an owned one (no
+/// `serde_json::Value` is built beside `T`, and `T` never borrows from the input).
+///
+/// The value and the errors are [`from_str`]'s, at the input's positions (type errors
+/// included), except that malformed UTF-8 is reported where it is read (`from_str` checks it
+/// before anything else), and that serde_json's private keys (read by its visitor when its
+/// `arbitrary_precision` or `raw_value` feature is on) are ordinary keys into a `Value` here.
+/// A table read a row at a time, without building the whole, is
 /// [`RowReader`](crate::RowReader).
+///
+/// ```
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, Debug, PartialEq)]
+/// struct Row {
+///     id: u64,
+///     tag: Option<String>,
+/// }
+///
+/// #[derive(Deserialize, Debug, PartialEq)]
+/// struct Doc {
+///     name: String,
+///     rows: Vec<Row>,
+/// }
+///
+/// let text = "GCF profile=generic\n# a comment\nname=x\n## rows [2]{id,tag}\n1|a\n2|~\n";
+/// let doc: Doc = agentwire_gcf::from_reader(text.as_bytes())?;
+/// assert_eq!(doc.rows[1], Row { id: 2, tag: None });
+///
+/// // A type error carries the input's position, as `from_str`'s does.
+/// let bad = "GCF profile=generic\n# a comment\nname=x\n## rows [2]{id,tag}\n1|a\nx|b\n";
+/// let error = agentwire_gcf::from_reader::<_, Doc>(bad.as_bytes()).unwrap_err();
+/// assert_eq!((error.code(), error.line()), ("type_mismatch", Some(6)));
+/// # Ok::<(), agentwire_gcf::Error>(())
+/// ```
 ///
 /// [`Limits::max_line_length`]: crate::Limits::max_line_length
 /// [`Limits::max_input_size`]: crate::Limits::max_input_size
@@ -270,8 +302,7 @@ impl DecoderOptions {
             return value_into::<T>(value)
                 .map_err(|_| Error::new(ErrorKind::TypeMismatch, "not a serde_json::Value"));
         }
-        let (text, map) = crate::read::read_content(io::BufReader::new(reader), &self.limits)?;
-        self.from_str(&text).map_err(|e| map.fix(e))
+        units::from_reader(io::BufReader::new(reader), self)
     }
 }
 

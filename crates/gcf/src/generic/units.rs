@@ -1,7 +1,8 @@
-//! `from_reader` into a `serde_json::Value`: the payload read a unit at a time, never whole.
+//! `from_reader`: the payload read a unit at a time, never whole.
 //!
-//! A unit is a run of the root's lines that the in-memory decoder ([`de::decode_unit`]) reads
-//! on its own exactly as it reads them inside the whole payload:
+//! A unit is a run of the root's lines that the in-memory decoder ([`de::decode_unit`],
+//! [`UnitParser`]) reads on its own exactly as it reads them inside the whole payload.
+//! [`Units::next_cut`] reads the next unit, cut where the grammar allows:
 //!
 //! - a root object is cut before its `## key ...` section lines (at indentation 0): every
 //!   value before such a line ends there (an object's members are indented, a table's rows
@@ -16,9 +17,25 @@
 //!   count and the element limit go on from there), and its rows join the ones read before.
 //!   A table stops being cut once a row has a `{` in its lines (an inline or shared schema
 //!   later rows may use) or a `.field` line at the table's level;
-//! - anything else is one unit: a root scalar, a root list of `@N` items, a table with a
-//!   layout (keyed, grouped, with constants or paths), and a section with everything nested
-//!   in it.
+//! - a list of `@N` items (the root, or a root member) is cut before an item (a `@` line at
+//!   indentation 0: the item before it ends there, its content being indented) into pieces
+//!   of about that size, read the same way (the item index, the count and the element limit
+//!   go on);
+//! - anything else is one unit: a root scalar; a table with a layout (keyed, grouped, with
+//!   constants or paths: groups, keys and shared columns carry from row to row, which a
+//!   [`Resume`] does not carry); and a `## key` section with everything nested in it,
+//!   tables and lists at any depth included. A section is not cut because its
+//!   members are checked against each other in reading order (a repeated key, the element
+//!   limit): a unit boundary inside it would need the members of every open section carried
+//!   into the next unit, and the in-memory decoder re-entering them there (where it reads a
+//!   repeated `## key` line as `duplicate_key`), which it has no entry for.
+//!
+//! Into a `serde_json::Value` ([`value_from_reader`]), each unit is decoded into the value as
+//! it is cut. Into any other `T` ([`from_reader`]), `T`'s visitors pull the units: the root
+//! object's members are read from one unit after another by a [`UnitParser`] (the in-memory
+//! `ObjectAccess` reading, its repeated-key and element checks carried across units), the
+//! rows of a table in pieces continue from piece to piece, and every string goes to the
+//! visitors as an owned one (`owned.rs`), so that `T` never points into a unit.
 //!
 //! So memory holds the value being built, one unit's text (about 64 KiB, or the largest
 //! section, list or uncut table), and the current line (bounded by the line limit). Blank and
@@ -29,34 +46,27 @@
 //! and the input-size limit are found where they are read, not before anything else. A line
 //! past the line limit is read no further than its limit: the unit before it is decoded with
 //! a stand-in line past its longest line in its place, so that an earlier error in that unit
-//! is the one reported, as the in-memory decoder reports it.
+//! is the one reported, as the in-memory decoder reports it (into a `T`, that unit is the
+//! last, read as the visitors ask, and the reader's error replaces the stand-in's).
 
+use std::collections::HashSet;
 use std::io::BufRead;
 
+use serde::de::{
+    self as serde_de, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess as _, Visitor,
+};
+use serde::forward_to_deserialize_any;
 use serde_json::Value;
 
-use super::de::{self, Carry, Resume};
+use super::de::{self, Carry, Resume, UnitParser, UnitRoot};
+use super::owned;
 use crate::error::{Error, ErrorKind, Limit, Position, Result};
 use crate::options::DecoderOptions;
 use crate::read::{is_significant, LineMap, LineReader};
 
 /// Decodes the generic payload `reader` holds into a `serde_json::Value`, a unit at a time.
 pub(crate) fn value_from_reader<R: BufRead>(reader: R, opts: &DecoderOptions) -> Result<Value> {
-    let mut units = Units {
-        lines: LineReader::new(reader, &opts.limits),
-        opts: opts.clone(),
-        header: String::new(),
-        text: String::new(),
-        map: LineMap::default(),
-        kept: 0,
-        dropped: 0,
-        held: false,
-        carry: Carry::default(),
-        table: None,
-        done: false,
-        longest: 0,
-    };
-    units.run()
+    Units::new(reader, opts, false).run()
 }
 
 /// A table read in pieces.
@@ -73,6 +83,8 @@ struct Table {
     rows: u64,
     /// Whether the table may still be cut before its next row.
     cuttable: bool,
+    /// Whether it is a list of `@N` items (cut before an item) rather than a table.
+    list: bool,
     /// The rows of the pieces decoded so far.
     before: Vec<Value>,
 }
@@ -98,70 +110,181 @@ struct Units<R> {
     done: bool,
     /// The longest line in the current unit (with its indentation).
     longest: usize,
+    /// Where [`Units::next_cut`] goes on.
+    stage: Stage,
+    /// Whether the held line was checked as a row to cut before.
+    checked: bool,
+    /// What sets the last unit aside before the next is read.
+    after: After,
+    /// Whether a line that cannot be read ends the last unit (the typed reader: see
+    /// [`Units::peek`]) rather than being reported at once.
+    lazy: bool,
+    /// With `lazy`, the error of the line that could not be read, and the options its unit
+    /// (ending with a stand-in for it) is decoded with.
+    failed: Option<(Error, DecoderOptions)>,
+}
+
+/// Where a unit was cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// The input is empty: not even a header line.
+    Empty,
+    /// More units follow (a table in the unit has ended).
+    Unit,
+    /// The unit is a piece of a table whose rows go on in the next.
+    Piece,
+    /// The unit is the last.
+    End,
+}
+
+/// Where [`Units::next_cut`] goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Before the header line.
+    Begin,
+    /// At a member of the root object (the held line).
+    Member,
+    /// In a member's lines (or a root table's rows).
+    Lines,
+}
+
+/// What sets the last unit aside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum After {
+    Nothing,
+    /// The next unit starts with the header line alone.
+    Reset,
+    /// The next unit is the next piece of the table.
+    Piece,
 }
 
 impl<R: BufRead> Units<R> {
-    fn run(&mut self) -> Result<Value> {
-        if !self.lines.advance()? {
-            // The in-memory decoder's error for an empty payload.
-            return de::decode_value("", &self.opts);
+    fn new(reader: R, opts: &DecoderOptions, lazy: bool) -> Self {
+        Units {
+            lines: LineReader::new(reader, &opts.limits),
+            opts: opts.clone(),
+            header: String::new(),
+            text: String::new(),
+            map: LineMap::default(),
+            kept: 0,
+            dropped: 0,
+            held: false,
+            carry: Carry::default(),
+            table: None,
+            done: false,
+            longest: 0,
+            stage: Stage::Begin,
+            checked: false,
+            after: After::Nothing,
+            lazy,
+            failed: None,
         }
-        self.lines.line()?;
-        self.header = String::from_utf8_lossy(self.lines.bytes()).into_owned();
-        self.header.push('\n');
-        self.reset();
-        if !self.peek()? {
-            return self.end();
-        }
-        let (indent, first) = self.current();
-        let (scalar, array) = (
-            indent == 0 && first.starts_with('='),
-            indent == 0 && first.starts_with("## ["),
-        );
-        if scalar {
-            // `=value`, then at most the trailer and one line, which the decoder stops at.
-            for _ in 0..3 {
-                if !self.peek()? {
-                    break;
-                }
-                self.take();
-            }
-            return self.end();
-        }
-        if array && !self.open_table()? {
-            // A list, an inline array or a table with a layout: one unit.
-            while self.peek()? {
-                self.take();
-            }
-            return self.end();
-        }
-        self.units()
     }
 
-    /// Reads the rest of a root object (or the rows of a root table opened before), cutting
-    /// units where the module docs say.
-    fn units(&mut self) -> Result<Value> {
+    fn run(&mut self) -> Result<Value> {
         loop {
-            if self.table.is_none() {
-                // The member starting at the held line (a root table is opened by `run`).
-                let (indent, text) = self.current();
-                let section = indent == 0 && text.starts_with("## ") && text.contains('{');
-                match section.then(|| self.plain_table()).flatten() {
-                    Some(table) => {
-                        // A table starts a unit of its own: its pieces hold it alone.
-                        if self.kept > 1 {
-                            self.flush()?;
-                        }
-                        self.table = Some(table);
+            match self.next_cut()? {
+                Cut::Empty => {
+                    // The in-memory decoder's error for an empty payload.
+                    return de::decode_value("", &self.opts);
+                }
+                Cut::Unit => self.flush()?,
+                Cut::Piece => self.piece()?,
+                Cut::End => return self.end(),
+            }
+        }
+    }
+
+    /// Reads the next unit into `text` (after the one before is set aside), cutting where
+    /// the module docs say; the payload's header line first.
+    fn next_cut(&mut self) -> Result<Cut> {
+        match std::mem::replace(&mut self.after, After::Nothing) {
+            After::Nothing => {}
+            After::Reset => self.reset(),
+            After::Piece => {
+                // The next piece of the table starts with the table's header line.
+                if let Some((header, number)) =
+                    self.table.as_ref().map(|t| (t.header.clone(), t.number))
+                {
+                    self.reset();
+                    self.push(&header, number);
+                }
+            }
+        }
+        if self.stage == Stage::Begin {
+            self.stage = Stage::Member;
+            if !self.lines.advance()? {
+                return Ok(Cut::Empty);
+            }
+            self.lines.line()?;
+            self.header = String::from_utf8_lossy(self.lines.bytes()).into_owned();
+            self.header.push('\n');
+            self.reset();
+            if !self.peek()? {
+                return Ok(Cut::End);
+            }
+            let (indent, first) = self.current();
+            let (scalar, array) = (
+                indent == 0 && first.starts_with('='),
+                indent == 0 && first.starts_with("## ["),
+            );
+            if scalar {
+                // `=value`, then at most the trailer and one line, which the decoder stops at.
+                for _ in 0..3 {
+                    if !self.peek()? {
+                        break;
+                    }
+                    self.take();
+                }
+                return Ok(Cut::End);
+            }
+            if array {
+                if !self.open_table()? {
+                    // A list, an inline array or a table with a layout: one unit.
+                    while self.peek()? {
                         self.take();
                     }
-                    None => self.take(),
+                    return Ok(Cut::End);
                 }
+                self.stage = Stage::Lines;
+            }
+        }
+        loop {
+            if self.stage == Stage::Member {
+                // The member starting at the held line (a root table is opened above).
+                if self.table.is_none() {
+                    let (indent, text) = self.current();
+                    let section = indent == 0 && text.starts_with("## ");
+                    let table = section
+                        .then(|| {
+                            if text.contains('{') {
+                                self.plain_table()
+                            } else if text.contains(" [") {
+                                self.item_list()
+                            } else {
+                                None
+                            }
+                        })
+                        .flatten();
+                    match table {
+                        Some(table) => {
+                            // A table starts a unit of its own: its pieces hold it alone.
+                            if self.kept > 1 {
+                                self.after = After::Reset;
+                                return Ok(Cut::Unit);
+                            }
+                            self.table = Some(table);
+                            self.take();
+                        }
+                        None => self.take(),
+                    }
+                }
+                self.stage = Stage::Lines;
             }
             // The member's lines, up to the next section line.
             loop {
                 if !self.peek()? {
-                    return self.end();
+                    return Ok(Cut::End);
                 }
                 let (indent, text) = self.current();
                 if indent == 0 && text.starts_with("##!") {
@@ -171,7 +294,7 @@ impl<R: BufRead> Units<R> {
                         self.take();
                     }
                     self.done = true;
-                    return self.end();
+                    return Ok(Cut::End);
                 }
                 if indent == 0
                     && text.starts_with("## ")
@@ -180,11 +303,18 @@ impl<R: BufRead> Units<R> {
                 {
                     break;
                 }
-                self.cut_before_row()?;
+                if !self.checked && self.cut_before_row() {
+                    self.checked = true;
+                    self.after = After::Piece;
+                    return Ok(Cut::Piece);
+                }
+                self.checked = false;
                 self.take();
             }
+            self.stage = Stage::Member;
             if self.text.len() >= self.opts.unit_size || self.table.is_some() {
-                self.flush()?;
+                self.after = After::Reset;
+                return Ok(Cut::Unit);
             }
         }
     }
@@ -203,6 +333,25 @@ impl<R: BufRead> Units<R> {
             count,
             rows: 0,
             cuttable: true,
+            list: false,
+            before: Vec::new(),
+        })
+    }
+
+    /// The list of `@N` items the held line opens (the root, or a root member), if it is one.
+    fn item_list(&self) -> Option<Table> {
+        let mut text = self.header.clone();
+        text.push_str(self.bytes_text());
+        text.push('\n');
+        let (key, count) = de::opens_item_list(&text, &self.opts)?;
+        Some(Table {
+            key,
+            header: self.bytes_text().to_owned(),
+            number: self.lines.number(),
+            count,
+            rows: 0,
+            cuttable: true,
+            list: true,
             before: Vec::new(),
         })
     }
@@ -210,7 +359,7 @@ impl<R: BufRead> Units<R> {
     /// Takes the held line as the header of a table to read in pieces, when it opens a table
     /// without a layout (`false`, taking nothing, for any other line).
     fn open_table(&mut self) -> Result<bool> {
-        let Some(table) = self.plain_table() else {
+        let Some(table) = self.plain_table().or_else(|| self.item_list()) else {
             return Ok(false);
         };
         self.table = Some(table);
@@ -218,11 +367,11 @@ impl<R: BufRead> Units<R> {
         Ok(true)
     }
 
-    /// In a table read in pieces, decodes the piece so far when the held line is a row to cut
-    /// before, and starts the next piece with the table's header line.
-    fn cut_before_row(&mut self) -> Result<()> {
+    /// In a table read in pieces, whether the held line is a row to cut before (the piece so
+    /// far is then a unit of its own, and the next starts with the table's header line).
+    fn cut_before_row(&mut self) -> bool {
         let Some(t) = &mut self.table else {
-            return Ok(());
+            return false;
         };
         let (indent, text) = {
             let b = self.lines.bytes();
@@ -230,6 +379,19 @@ impl<R: BufRead> Units<R> {
             (indent, &b[indent..])
         };
         let mut cut = false;
+        if t.list {
+            // Before an item (`@` at the list's level): the items before it end there.
+            if t.cuttable && indent == 0 {
+                if !text.starts_with(b"@") || t.count.is_some_and(|n| t.rows >= n) {
+                    // The list has ended.
+                    t.cuttable = false;
+                } else {
+                    cut = self.text.len() >= self.opts.unit_size;
+                    t.rows += 1;
+                }
+            }
+            return cut;
+        }
         if t.cuttable && indent == 0 {
             if text.starts_with(b"##") || text.starts_with(b".") {
                 t.cuttable = false;
@@ -245,10 +407,7 @@ impl<R: BufRead> Units<R> {
             // A schema later rows may use: this row starts the last piece.
             t.cuttable = false;
         }
-        if cut {
-            self.piece()?;
-        }
-        Ok(())
+        cut
     }
 
     /// Decodes the current piece of the table (more rows follow it) and starts the next with
@@ -305,9 +464,6 @@ impl<R: BufRead> Units<R> {
         if let Some(Value::Array(rows)) = rows {
             t.before.extend(rows);
         }
-        let (header, number) = (t.header.clone(), t.number);
-        self.reset();
-        self.push(&header, number);
         Ok(())
     }
 
@@ -316,7 +472,6 @@ impl<R: BufRead> Units<R> {
         let resume = self.resume();
         let decoded = decode(&self.text, &self.opts, &mut self.carry, resume, &self.map)?;
         self.join(decoded);
-        self.reset();
         Ok(())
     }
 
@@ -410,6 +565,16 @@ impl<R: BufRead> Units<R> {
                     return Ok(true);
                 }
                 Ok((true, false)) => {}
+                Err(e) if self.lazy => {
+                    // The unit ends with a stand-in for the line, decoded as the last: its
+                    // first error is found as the value is built (see `stand_in`).
+                    let Some(opts) = self.stand_in(&e) else {
+                        return Err(e);
+                    };
+                    self.failed = Some((e, opts));
+                    self.done = true;
+                    return Ok(false);
+                }
                 Err(e) => return Err(self.unreadable(e)),
             }
         }
@@ -421,17 +586,10 @@ impl<R: BufRead> Units<R> {
     /// (and the unit is decoded with that as its limit): past the limit, and no longer.
     #[cold]
     fn unreadable(&mut self, e: Error) -> Error {
-        let (ErrorKind::LimitExceeded(Limit::LineLength), Some(line)) = (e.kind(), e.line()) else {
+        let Some(opts) = self.stand_in(&e) else {
             return e;
         };
-        let mut opts = self.opts.clone();
-        opts.limits.max_line_length = self.longest.min(opts.limits.max_line_length);
-        self.text.reserve_exact(self.longest + 2);
-        self.text
-            .extend(std::iter::repeat_n('x', opts.limits.max_line_length + 1));
-        self.text.push('\n');
-        self.kept += 1;
-        self.record(line as usize);
+        let line = e.line();
         let resume = self.resume().or_else(|| {
             self.table.as_ref().map(|t| Resume {
                 found: t.before.len() as u64,
@@ -444,10 +602,29 @@ impl<R: BufRead> Units<R> {
         };
         match decode(&self.text, &opts, &mut carry, resume, &self.map) {
             // The stand-in's own error: the reader's is the one to report.
-            Err(found) if found.kind() == e.kind() && found.line() == Some(line) => e,
+            Err(found) if found.kind() == e.kind() && found.line() == line => e,
             Err(found) => found,
             Ok(_) => e,
         }
+    }
+
+    /// For a line past the line limit (`e`), adds a stand-in for it to the current unit:
+    /// one byte longer than the unit's longest line, and the options to decode the unit with
+    /// (that length as the limit), so that the stand-in is past the limit and no line before
+    /// it is. `None` for any other error.
+    fn stand_in(&mut self, e: &Error) -> Option<DecoderOptions> {
+        let (ErrorKind::LimitExceeded(Limit::LineLength), Some(line)) = (e.kind(), e.line()) else {
+            return None;
+        };
+        let mut opts = self.opts.clone();
+        opts.limits.max_line_length = self.longest.min(opts.limits.max_line_length);
+        self.text.reserve_exact(self.longest + 2);
+        self.text
+            .extend(std::iter::repeat_n('x', opts.limits.max_line_length + 1));
+        self.text.push('\n');
+        self.kept += 1;
+        self.record(line as usize);
+        Some(opts)
     }
 
     /// The held line's indentation and content.
@@ -506,4 +683,432 @@ fn decode(
         column: at.column,
     };
     de::decode_unit(text, opts, carry, resume, &to_input, false).map_err(|e| map.fix(e))
+}
+
+/// Decodes the generic payload `reader` holds into any `T`, a unit at a time: the units
+/// [`Units`] cuts, each read by the in-memory deserializer as the visitors ask for it (see
+/// [`UnitParser`]).
+pub(crate) fn from_reader<R: BufRead, T: DeserializeOwned>(
+    reader: R,
+    opts: &DecoderOptions,
+) -> Result<T> {
+    let mut typed = Typed {
+        units: Units::new(reader, opts, true),
+        unit: None,
+        map: LineMap::default(),
+        cut: Cut::End,
+        keys: HashSet::new(),
+        found: 0,
+        deferred: Vec::new(),
+        skip_table: false,
+        root_table: false,
+    };
+    let cut = typed.units.next_cut()?;
+    if cut == Cut::Empty {
+        // The in-memory decoder's error for an empty payload.
+        return de::decode("", opts);
+    }
+    let body = &typed.units.text[typed.units.header.len()..];
+    typed.root_table = typed.units.table.as_ref().is_some_and(|t| t.key.is_none());
+    if !typed.root_table && (body.starts_with('=') || body.starts_with("## [")) {
+        // A root scalar, list or array that is not cut: the unit is the whole payload.
+        typed.cut = cut;
+        typed.map = std::mem::take(&mut typed.units.map);
+        let text = std::mem::take(&mut typed.units.text);
+        let opts = typed.unit_options();
+        return match de::decode::<T>(&text, &opts) {
+            Ok(value) => typed.failed().map_or(Ok(value), Err),
+            Err(e) => Err(typed.fix(e)),
+        };
+    }
+    typed.open(cut)?;
+    let value = T::deserialize(TypedDe(&mut typed))?;
+    typed.finish()?;
+    Ok(value)
+}
+
+/// The state of [`from_reader`] into a `T`.
+struct Typed<R> {
+    units: Units<R>,
+    /// The current unit's parser, its line map, and where it was cut.
+    unit: Option<UnitParser>,
+    map: LineMap,
+    cut: Cut,
+    /// The root object's keys so far, and its members (for the element limit).
+    keys: HashSet<String>,
+    found: u64,
+    /// The deferred `[?]` sections of the units before, at the input's positions.
+    deferred: Vec<(Position, u64)>,
+    /// Whether the member read last is a table in pieces whose value is still to read.
+    skip_table: bool,
+    /// Whether the root is a table without a layout (read in pieces).
+    root_table: bool,
+}
+
+impl<R: BufRead> Typed<R> {
+    /// The options the current unit is read with (a smaller line limit in a unit that ends
+    /// with a stand-in for a line past the limit: see [`Units::stand_in`]).
+    fn unit_options(&self) -> DecoderOptions {
+        match &self.units.failed {
+            Some((_, opts)) => opts.clone(),
+            None => self.opts().clone(),
+        }
+    }
+
+    fn opts(&self) -> &DecoderOptions {
+        &self.units.opts
+    }
+
+    /// The error of a line that could not be read, when its unit was read without error.
+    fn failed(&mut self) -> Option<Error> {
+        self.units.failed.take().map(|(e, _)| e)
+    }
+
+    /// `e`, found in the current unit, at the input's position: the reader's error for a
+    /// stand-in's line, and the input's last line for the end of the payload.
+    fn fix(&mut self, e: Error) -> Error {
+        let e = self.map.fix(e);
+        if let Some((failed, _)) = &self.units.failed {
+            if e.kind() == failed.kind() && e.line() == failed.line() {
+                return self.failed().unwrap_or(e);
+            }
+        }
+        if self.cut == Cut::End && e.kind() == ErrorKind::TruncatedInput {
+            // The line after the last one: the input's, blank and comment lines included.
+            let line = self.units.lines.number().max(1) as u64;
+            return e.with_position(Position { line, column: 1 });
+        }
+        e
+    }
+
+    /// Makes the unit just cut (`cut`) the current one.
+    fn open(&mut self, cut: Cut) -> Result<UnitRoot> {
+        if let Some(mut old) = self.unit.take() {
+            let found = old.take_deferred();
+            self.keep_deferred(found);
+        }
+        self.cut = cut;
+        if cut == Cut::Unit {
+            // A table the unit holds has ended in it.
+            self.units.table = None;
+        }
+        self.map = std::mem::take(&mut self.units.map);
+        let text = std::mem::take(&mut self.units.text);
+        let opts = self.unit_options();
+        match UnitParser::new(text, &opts) {
+            Ok((unit, root)) => {
+                self.unit = Some(unit);
+                Ok(root)
+            }
+            Err(e) => Err(self.fix(e)),
+        }
+    }
+
+    /// Keeps the deferred `[?]` sections the current unit `found`, at the input's positions.
+    fn keep_deferred(&mut self, found: Vec<(Position, u64)>) {
+        let map = &self.map;
+        self.deferred.extend(found.into_iter().map(|(at, n)| {
+            (
+                Position {
+                    line: map.input_line(at.line),
+                    column: at.column,
+                },
+                n,
+            )
+        }));
+    }
+
+    /// Cuts and opens the next unit.
+    fn next(&mut self) -> Result<UnitRoot> {
+        let cut = self.units.next_cut()?;
+        self.open(cut)
+    }
+
+    /// Runs `f` on the current unit, its error at the input's position.
+    fn with<T>(&mut self, f: impl FnOnce(&mut UnitParser) -> Result<T>) -> Result<T> {
+        let Some(unit) = self.unit.as_mut() else {
+            return Err(Error::new(ErrorKind::InvalidLine, "internal: no unit"));
+        };
+        f(unit).map_err(|e| self.fix(e))
+    }
+
+    /// Ends the payload in the current unit (the last), with every unit's deferred sections.
+    fn finish(&mut self) -> Result<()> {
+        let Some(unit) = self.unit.as_mut() else {
+            return Ok(());
+        };
+        let found = unit.take_deferred();
+        self.keep_deferred(found);
+        let deferred = std::mem::take(&mut self.deferred);
+        self.with(|unit| unit.finish(deferred))?;
+        match self.failed() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether a member of the root object follows, opening the units it is in.
+    fn at_member(&mut self) -> Result<bool> {
+        if std::mem::take(&mut self.skip_table) {
+            serde_de::Deserializer::deserialize_ignored_any(Pieces(self), IgnoredAny)?;
+        }
+        loop {
+            if self.with(UnitParser::at_member)? {
+                return Ok(true);
+            }
+            if self.cut == Cut::End || self.with(UnitParser::has_next)? {
+                return Ok(false);
+            }
+            self.next()?;
+        }
+    }
+
+    /// In a table read in pieces, opens the next piece (its rows resume after `found`).
+    fn next_piece(&mut self) -> Result<()> {
+        let found = self.unit.as_ref().map_or(0, UnitParser::rows_found);
+        if self.next()? == UnitRoot::Object {
+            self.with(UnitParser::reopen_member)?;
+        }
+        self.with(|unit| unit.start_rows(found)).map(drop)
+    }
+}
+
+/// The payload's root as a deserializer, read a unit at a time.
+struct TypedDe<'t, R>(&'t mut Typed<R>);
+
+impl<'de, R: BufRead> serde_de::Deserializer<'de> for TypedDe<'_, R> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let t = self.0;
+        if t.root_table {
+            // A root table (in pieces, or in one last unit).
+            return Pieces(t).deserialize_any(visitor);
+        }
+        let header = t.with(|unit| Ok(unit.header_position()))?;
+        let mut access = RootAccess(&mut *t);
+        let value = visitor
+            .visit_map(&mut access)
+            .map_err(|e| e.or_position(|| header))?;
+        if t.with(|unit| Ok(unit.value_pending()))?
+            || RootAccess(&mut *t).next_key_seed(SKIP)?.is_some()
+        {
+            return Err(Error::new(
+                ErrorKind::TypeMismatch,
+                "the object has more members than the target type reads",
+            )
+            .with_position(header));
+        }
+        Ok(value)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        let t = self.0;
+        if t.root_table {
+            return Pieces(t).deserialize_any(visitor);
+        }
+        let header = t.with(|unit| Ok(unit.header_position()))?;
+        let value = visitor
+            .visit_enum(RootAccess(&mut *t))
+            .map_err(|e| e.or_position(|| header))?;
+        if RootAccess(&mut *t).next_key_seed(SKIP)?.is_some() {
+            return Err(Error::new(
+                ErrorKind::TypeMismatch,
+                "an enum variant is an object with exactly one member",
+            )
+            .with_position(header));
+        }
+        Ok(value)
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+/// Reads past a value.
+const SKIP: std::marker::PhantomData<IgnoredAny> = std::marker::PhantomData;
+
+/// The root object's members, across units.
+struct RootAccess<'t, R>(&'t mut Typed<R>);
+
+impl<'de, R: BufRead> serde_de::MapAccess<'de> for RootAccess<'_, R> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        let t = &mut *self.0;
+        if !t.at_member()? {
+            return Ok(None);
+        }
+        let (keys, found) = (&mut t.keys, &mut t.found);
+        let Some(unit) = t.unit.as_mut() else {
+            return Ok(None);
+        };
+        let key = unit.key(owned::Seed::new(seed), keys, found);
+        let key = key.map_err(|e| t.fix(e))?;
+        // A table that starts a unit cut before its end is read in pieces.
+        t.skip_table = t.cut == Cut::Piece;
+        Ok(Some(key))
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let t = &mut *self.0;
+        if std::mem::take(&mut t.skip_table) {
+            return seed.deserialize(Pieces(t));
+        }
+        t.with(|unit| unit.value(owned::Seed::new(seed)))
+    }
+}
+
+impl<'de, R: BufRead> serde_de::EnumAccess<'de> for RootAccess<'_, R> {
+    type Error = Error;
+    type Variant = Self;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(mut self, seed: S) -> Result<(S::Value, Self)> {
+        match serde_de::MapAccess::next_key_seed(&mut self, seed)? {
+            Some(variant) => Ok((variant, self)),
+            None => Err(Error::new(
+                ErrorKind::TypeMismatch,
+                "an enum variant is a string or an object with exactly one member",
+            )),
+        }
+    }
+}
+
+impl<'de, R: BufRead> serde_de::VariantAccess<'de> for RootAccess<'_, R> {
+    type Error = Error;
+
+    fn unit_variant(mut self) -> Result<()> {
+        serde_de::MapAccess::next_value_seed(&mut self, std::marker::PhantomData::<()>)
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(mut self, seed: T) -> Result<T::Value> {
+        serde_de::MapAccess::next_value_seed(&mut self, seed)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(mut self, _len: usize, visitor: V) -> Result<V::Value> {
+        serde_de::MapAccess::next_value_seed(&mut self, AsSeq(visitor))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        mut self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        serde_de::MapAccess::next_value_seed(&mut self, AsMap(visitor))
+    }
+}
+
+/// A visitor as a seed that reads a sequence.
+struct AsSeq<V>(V);
+
+impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for AsSeq<V> {
+    type Value = V::Value;
+
+    fn deserialize<D: serde_de::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<V::Value, D::Error> {
+        d.deserialize_seq(self.0)
+    }
+}
+
+/// A visitor as a seed that reads a map.
+struct AsMap<V>(V);
+
+impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for AsMap<V> {
+    type Value = V::Value;
+
+    fn deserialize<D: serde_de::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<V::Value, D::Error> {
+        d.deserialize_map(self.0)
+    }
+}
+
+/// A table read in pieces (the root, or the member read last) as a deserializer: its rows
+/// continue from piece to piece.
+struct Pieces<'t, R>(&'t mut Typed<R>);
+
+impl<'de, R: BufRead> serde_de::Deserializer<'de> for Pieces<'_, R> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let t = self.0;
+        let at = t.with(|unit| unit.start_rows(0))?;
+        let at = Position {
+            line: t.map.input_line(at.line),
+            column: at.column,
+        };
+        let mut rows = PieceRows(&mut *t);
+        let value = visitor
+            .visit_seq(&mut rows)
+            .map_err(|e| e.or_position(|| at))?;
+        // The visitor has stopped: what the table's end checks, in the piece its next row
+        // is in.
+        loop {
+            if t.with(UnitParser::rows_left)? || t.cut != Cut::Piece {
+                break;
+            }
+            t.next_piece()?;
+        }
+        t.with(UnitParser::end_rows)?;
+        Ok(value)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// The rows of a table read in pieces.
+struct PieceRows<'t, R>(&'t mut Typed<R>);
+
+impl<'de, R: BufRead> serde_de::SeqAccess<'de> for PieceRows<'_, R> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        let t = &mut *self.0;
+        loop {
+            if t.with(UnitParser::rows_left)? {
+                return t.with(|unit| unit.row(owned::Seed::new(seed)));
+            }
+            if t.cut != Cut::Piece {
+                return Ok(None);
+            }
+            t.next_piece()?;
+        }
+    }
 }

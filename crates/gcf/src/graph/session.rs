@@ -3,13 +3,16 @@
 //! back to full symbols.
 
 use std::collections::HashMap;
+use std::io;
 
 use super::decode::{self, GraphSink, Resolver};
 use super::encode::{self, HeaderLine};
 use super::model::{wire_score, Graph, Index, Kind, Symbol};
 use crate::error::{Error, ErrorKind, Limit, Result};
+use crate::header;
 use crate::lex::Lines;
 use crate::options::DecoderOptions;
+use crate::read::{self, LineSource, ReaderLines};
 
 /// What the session last transmitted for a symbol.
 #[derive(Debug, Clone)]
@@ -356,10 +359,49 @@ impl SessionDecoder {
 
     /// Decodes the next payload of the session into its full graph.
     pub fn decode(&mut self, text: &str) -> Result<Graph> {
-        let opts = &self.options;
-        opts.check_size(text.len())?;
-        let mut lines = Lines::new(text, opts.limits.max_line_length);
+        self.options.check_size(text.len())?;
+        let mut lines = Lines::new(text, self.options.limits.max_line_length);
         let head = decode::read_graph_header(&mut lines)?;
+        self.decode_body(&mut lines, &head, Some(text.len()))
+    }
+
+    /// Reads the next payload of the session from `reader` a line at a time and decodes it
+    /// into its full graph: what [`SessionDecoder::decode`] gives for the same text (the same
+    /// graph and session, or the same error code, line and column), in the memory of the
+    /// line being read, the graph being built and the session, never the input (see
+    /// [`DecoderOptions::decode_graph_reader`] for the limits and the encoding check). A
+    /// payload that fails, an I/O error of `reader` (`io`) included, leaves the session as
+    /// it was.
+    ///
+    /// ```
+    /// use agentwire_gcf::SessionDecoder;
+    ///
+    /// let mut decoder = SessionDecoder::new();
+    /// let first = "GCF profile=graph symbols=1 session=true\n## targets\n@0 fn pkg.A 0.90 lsp\n";
+    /// decoder.decode_reader(first.as_bytes())?;
+    /// let again = "GCF profile=graph symbols=1 session=true\n## targets\n@0  # previously transmitted\n";
+    /// let graph = decoder.decode_reader(again.as_bytes())?;
+    /// assert_eq!(graph.symbols[0].qualified_name, "pkg.A");
+    /// # Ok::<(), agentwire_gcf::Error>(())
+    /// ```
+    pub fn decode_reader<R: io::Read>(&mut self, reader: R) -> Result<Graph> {
+        let mut lines = ReaderLines::new(io::BufReader::new(reader), &self.options.limits);
+        let Some(first) = lines.first_line()? else {
+            return Err(header::empty_input());
+        };
+        let head = decode::graph_header(&header::parse_header(read::header_line(&first))?)?;
+        self.decode_body(&mut lines, &head, None)
+    }
+
+    /// Decodes the body after `head` from `lines`; `input_len`, when known, caps what the
+    /// header's counts may reserve.
+    fn decode_body<S: LineSource>(
+        &mut self,
+        lines: &mut S,
+        head: &decode::GraphHeader<'_>,
+        input_len: Option<usize>,
+    ) -> Result<Graph> {
+        let opts = &self.options;
         if head.delta || head.unchanged {
             return Err(head.line.error(
                 ErrorKind::ProfileMismatch,
@@ -368,14 +410,16 @@ impl SessionDecoder {
             ));
         }
         if !head.session {
-            let mut sink = GraphSink::new(&head, None);
-            decode::parse_body(&mut lines, &head, opts, &mut sink)?;
+            let mut sink = GraphSink::new(head, None);
+            decode::parse_body(lines, head, opts, &mut sink)?;
             self.reset();
             return Ok(sink.finish().0);
         }
-        let mut sink = GraphSink::new(&head, Some(&self.table));
-        sink.reserve(&head, text.len());
-        decode::parse_body(&mut lines, &head, opts, &mut sink)?;
+        let mut sink = GraphSink::new(head, Some(&self.table));
+        if let Some(len) = input_len {
+            sink.reserve(head, len);
+        }
+        decode::parse_body(lines, head, opts, &mut sink)?;
         let (graph, declared) = sink.finish();
         let new = declared
             .iter()

@@ -178,29 +178,6 @@ impl LineMap {
     }
 }
 
-/// Reads a whole payload from `reader` line by line into a text without its blank and comment
-/// lines (which decoders never read; a run of them costs one map entry): memory is bounded by
-/// the line limit and the payload's content, never by its comments or a line past the limit.
-pub(crate) fn read_content<R: BufRead>(reader: R, limits: &Limits) -> Result<(String, LineMap)> {
-    let mut lines = LineReader::new(reader, limits);
-    let mut text = String::new();
-    let mut map = LineMap::default();
-    let mut kept = 0usize;
-    while lines.advance()? {
-        let line = lines.line()?;
-        // The header line is always kept: the decoders read it raw.
-        if kept > 0 && !is_significant(&line) {
-            map.skip_before(kept + 1, lines.number() - kept);
-            continue;
-        }
-        kept += 1;
-        // Safe to append: `line()` validated the bytes as UTF-8.
-        text.push_str(std::str::from_utf8(lines.bytes()).unwrap_or_default());
-        text.push('\n');
-    }
-    Ok((text, map))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +228,29 @@ mod tests {
         let e = lines(b"ok\nab\xff\n", 10).unwrap_err();
         assert_eq!(e.code(), "invalid_utf8");
         assert_eq!((e.line(), e.column()), (Some(2), Some(3)));
+    }
+
+    /// Reads a whole payload from `reader` line by line into a text without its blank and comment
+    /// lines (which decoders never read; a run of them costs one map entry): memory is bounded by
+    /// the line limit and the payload's content, never by its comments or a line past the limit.
+    fn read_content<R: BufRead>(reader: R, limits: &Limits) -> Result<(String, LineMap)> {
+        let mut lines = LineReader::new(reader, limits);
+        let mut text = String::new();
+        let mut map = LineMap::default();
+        let mut kept = 0usize;
+        while lines.advance()? {
+            let line = lines.line()?;
+            // The header line is always kept: the decoders read it raw.
+            if kept > 0 && !is_significant(&line) {
+                map.skip_before(kept + 1, lines.number() - kept);
+                continue;
+            }
+            kept += 1;
+            // Safe to append: `line()` validated the bytes as UTF-8.
+            text.push_str(std::str::from_utf8(lines.bytes()).unwrap_or_default());
+            text.push('\n');
+        }
+        Ok((text, map))
     }
 
     #[test]
