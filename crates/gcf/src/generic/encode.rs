@@ -883,6 +883,19 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     ) -> Result<()> {
         let line = self.out.len();
         lex::indent(&mut self.out, depth);
+        // Whether the row has attachments, known before its cells where its values are in
+        // field order: then its `@r ` prefix is written in place, not inserted after.
+        let known = match values {
+            Some(values) => Some(nests(table, values.iter().copied())),
+            None if table.aligned => Some(nests(table, row.members().map(|(_, v)| v))),
+            None => None,
+        };
+        let prefixed = known == Some(true);
+        if prefixed {
+            self.out.push('@');
+            number::write_u64(&mut self.out, r as u64);
+            self.out.push(' ');
+        }
         let mut first = true;
         let mut nested = false;
         if let Some(key) = key {
@@ -904,7 +917,10 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 self.cell(table, field, *value, r, &mut first, &mut nested)?;
             }
         }
-        if nested {
+        debug_assert!(known.is_none_or(|known| known == nested));
+        if prefixed {
+            self.enter(level + 1)?;
+        } else if nested {
             self.nested_prefix(r, line, depth, level)?;
         }
         self.out.push('\n');
@@ -927,12 +943,14 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     /// with attachments.
     fn nested_prefix(&mut self, r: usize, line: usize, depth: usize, level: usize) -> Result<()> {
         self.enter(level + 1)?;
+        let mut prefix = [0u8; 24];
+        prefix[0] = b'@';
         let mut id = itoa::Buffer::new();
-        let id = id.format(r);
-        let at = line + depth * 2;
-        self.out.insert(at, ' ');
-        self.out.insert_str(at, id);
-        self.out.insert(at, '@');
+        let id = id.format(r).as_bytes();
+        prefix[1..=id.len()].copy_from_slice(id);
+        prefix[id.len() + 1] = b' ';
+        self.out
+            .insert_str(line + depth * 2, number::ascii(&prefix[..id.len() + 2]));
         Ok(())
     }
 
@@ -1235,6 +1253,17 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         self.give_table(table);
         written
     }
+}
+
+/// Whether a row whose values, in field order, are `values` has attachments (the
+/// writer's `nested`, known before its cells are written).
+#[inline]
+fn nests<'v, N: Node<'v>>(table: &Table<'v, N>, values: impl Iterator<Item = N>) -> bool {
+    values.zip(&table.fields).any(|(value, field)| match field.form {
+        Form::Attach => true,
+        Form::Cells | Form::Inline => !value.is_scalar(),
+        Form::Const | Form::Flat | Form::Sparse => false,
+    })
 }
 
 /// Fills `slots` with each field's value in `row` (`None` where it has none).
