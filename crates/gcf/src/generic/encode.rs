@@ -227,6 +227,10 @@ pub(crate) struct Encoder<'v, 'o, N> {
     /// Large tables are written in one pass ([`Encoder::one_pass`]); off in the tests that
     /// hold it against planning every table first.
     one_pass: bool,
+    /// Set when an array written in a shared schema is not in step with it (every row the
+    /// schema's keys, in order, with scalars) or is empty: a plan made from fewer rows then
+    /// no longer holds ([`Encoder::fused_row`]).
+    misfit: bool,
 }
 
 /// Encodes the value at `root` into `out` (after the header, which is the caller's).
@@ -259,6 +263,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             },
             minimal: current && opts.fewest.is_some(),
             one_pass: true,
+            misfit: false,
         }
     }
 
@@ -678,8 +683,14 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             .fields
             .iter()
             .any(|f| !matches!(f.form, Form::Cells | Form::Attach) || f.shared.is_some());
-        if !guarded && table.aligned {
-            // Columns of cells and attachments: each row read and written in one loop.
+        // Columns of cells (shared array schemas among them), flattened columns and
+        // attachments: each row read and written in one loop, which checks as it writes
+        // that the row keeps the fields' forms.
+        let fusable = table
+            .fields
+            .iter()
+            .all(|f| matches!(f.form, Form::Cells | Form::Attach | Form::Flat));
+        if fusable && table.aligned {
             for (r, (key, row)) in rows.by_ref() {
                 if !row.is_object() {
                     return Ok(false);
@@ -689,10 +700,13 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 }
                 let mark = self.out.len();
                 if !self.fused_row(table, state, r, key, row, allow, body, level)? {
-                    // Not in step with the fields: read the usual way below.
+                    // Not in step with the fields, or out of a field's form: read the usual
+                    // way below.
                     self.out.truncate(mark);
                     values.clear();
-                    if !self.scan_row(table, state, r, row, allow, Some(&mut values)) {
+                    if !self.scan_row(table, state, r, row, allow, Some(&mut values))
+                        || (guarded && !self.plan_holds(table))
+                    {
                         return Ok(false);
                     }
                     self.row(table, r, key, row, body, level, &mut slots, Some(&values))?;
@@ -728,8 +742,11 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     }
 
     /// Reads (for the planner) and writes row `r` of a one-pass table whose fields are
-    /// columns of cells and attachments, in one loop over its members; `Ok(false)` when the
-    /// members are not the fields in order (the row is then neither read nor complete).
+    /// columns of cells (shared array schemas among them), flattened columns and
+    /// attachments, in one loop over its members; `Ok(false)` when the members are not the
+    /// fields in order or a value is out of its field's form (a flattened object not of the
+    /// shape, a shared schema's array not in step with it): the row is then incomplete, and
+    /// what was read of it is read again by [`Encoder::scan_row`].
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     fn fused_row(
@@ -772,7 +789,29 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 return Ok(false);
             }
             let scalar = value.scalar();
-            self.observe(facts, keys, sparse, c, value, scalar, allow, budget);
+            match (field.form, scalar) {
+                (Form::Flat, _) => {
+                    // Written as the shape's leaves, checked against it on the way.
+                    let (Some(shape), false) = (field.node, value.is_scalar()) else {
+                        return Ok(false);
+                    };
+                    let mut leaf = false;
+                    if !self.fitted_cells(shape, value, &mut first, &mut leaf)? || !leaf {
+                        return Ok(false);
+                    }
+                    facts.fitted(value.kind_bit());
+                    continue;
+                }
+                (Form::Cells, None) if field.shared.is_some() => {
+                    // Checked as its attachment is written (`self.misfit`).
+                    if !value.is_array() {
+                        return Ok(false);
+                    }
+                    facts.fitted(value.kind_bit());
+                }
+                (Form::Cells, Some(_)) if field.shared.is_some() => return Ok(false),
+                _ => self.observe(facts, keys, sparse, c, value, scalar, allow, budget),
+            }
             // A column of cells has the scalar or `^`; an attachment is written after.
             if field.form == Form::Cells {
                 if !first {
@@ -786,8 +825,42 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
             nested |= scalar.is_none() || field.form == Form::Attach;
         }
-        state.count_aligned();
+        self.misfit = false;
         self.end_row(table, r, row, line, depth, level, nested)?;
+        if self.misfit {
+            return Ok(false);
+        }
+        state.count_aligned();
+        Ok(true)
+    }
+
+    /// The cells of a flattened object of `shape`'s shape: its leaves, in order;
+    /// `Ok(false)` (the cells incomplete) when it is not of the shape. `leaf` is set when a
+    /// leaf is not null.
+    fn fitted_cells(&mut self, shape: N, object: N, first: &mut bool, leaf: &mut bool) -> Result<bool> {
+        if shape.len() != object.len() {
+            return Ok(false);
+        }
+        for ((name, part), (key, value)) in shape.members().zip(object.members()) {
+            if !key_eq(name, key) {
+                return Ok(false);
+            }
+            if part.is_object() {
+                if !value.is_object() || !self.fitted_cells(part, value, first, leaf)? {
+                    return Ok(false);
+                }
+                continue;
+            }
+            let Some(scalar) = value.scalar() else {
+                return Ok(false);
+            };
+            *leaf |= !matches!(scalar, Scalar::Null);
+            if !*first {
+                self.out.push('|');
+            }
+            self.scalar(scalar, Place::Cell { first: *first })?;
+            *first = false;
+        }
         Ok(true)
     }
 
@@ -1170,6 +1243,8 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         self.enter(level)?;
         if items.len() > 0 {
             self.enter(level + 1)?;
+        } else {
+            self.misfit = true;
         }
         Head::Attachment(key).write(&mut self.out, depth, false);
         self.out.push('[');
@@ -1189,12 +1264,14 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                     if j > 0 {
                         self.out.push('|');
                     }
-                    if let Some(scalar) = value.scalar() {
-                        self.scalar(scalar, Place::Cell { first: j == 0 })?;
+                    match value.scalar() {
+                        Some(scalar) => self.scalar(scalar, Place::Cell { first: j == 0 })?,
+                        None => self.misfit = true,
                     }
                 }
             }
             if !aligned {
+                self.misfit = true;
                 self.out.truncate(line);
                 lex::indent(&mut self.out, depth + 2);
                 for (j, name) in schema.iter().enumerate() {

@@ -229,6 +229,20 @@ impl<N> Facts<N> {
         self.kinds & kind != 0
     }
 
+    /// Takes note of a container a one-pass writer found to keep its field's form as it
+    /// wrote it, a canonical plan's (no sparse unions): an object of a flattened field's
+    /// shape with a leaf not null, or an array in step with a shared schema (every row its
+    /// keys, in order, with scalars). [`Encoder::note`] would change nothing else for it
+    /// (the shape, schema and inline checks all hold), so it is not read again.
+    #[inline]
+    pub(crate) fn fitted(&mut self, kind: u8) {
+        self.kinds |= kind;
+        self.constant = false;
+        if kind == OBJECT {
+            self.sparse = false;
+        }
+    }
+
     fn new() -> Self {
         Facts {
             present: 0,
