@@ -462,7 +462,7 @@ pub(crate) fn write_i128_current(out: &mut String, value: i128) -> Result<()> {
 }
 
 /// Writes an integer in canonical form (plain below 1e21, else a normalized exponent).
-#[inline]
+#[inline(always)]
 pub(crate) fn write_u64(out: &mut String, value: u64) {
     if value < 10 {
         // Counts, indexes and small values: one digit, without formatting.

@@ -686,10 +686,12 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         // Columns of cells (shared array schemas among them), flattened columns and
         // attachments: each row read and written in one loop, which checks as it writes
         // that the row keeps the fields' forms.
-        let fusable = table
-            .fields
-            .iter()
-            .all(|f| matches!(f.form, Form::Cells | Form::Attach | Form::Flat));
+        let fusable = table.fields.iter().all(|f| {
+            matches!(
+                f.form,
+                Form::Cells | Form::Attach | Form::Flat | Form::Inline
+            )
+        });
         if fusable && table.aligned {
             for (r, (key, row)) in rows.by_ref() {
                 if !row.is_object() {
@@ -742,10 +744,11 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     }
 
     /// Reads (for the planner) and writes row `r` of a one-pass table whose fields are
-    /// columns of cells (shared array schemas among them), flattened columns and
-    /// attachments, in one loop over its members; `Ok(false)` when the members are not the
-    /// fields in order or a value is out of its field's form (a flattened object not of the
-    /// shape, a shared schema's array not in step with it): the row is then incomplete, and
+    /// columns of cells (shared array schemas among them), flattened columns, inline object
+    /// schemas and attachments, in one loop over its members; `Ok(false)` when the members
+    /// are not the fields in order or a value is out of its field's form (a flattened
+    /// object not of the shape, an inline schema's object without its keys, a shared
+    /// schema's array not in step with it): the row is then incomplete, and
     /// what was read of it is read again by [`Encoder::scan_row`].
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
@@ -789,6 +792,16 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 return Ok(false);
             }
             let scalar = value.scalar();
+            if let (Form::Cells, None, Some(scalar)) = (field.form, field.shared, scalar) {
+                // The usual cell: a scalar in a column of cells.
+                self.observe(facts, keys, sparse, c, value, Some(scalar), allow, budget);
+                if !first {
+                    self.out.push('|');
+                }
+                self.scalar(scalar, Place::Cell { first })?;
+                first = false;
+                continue;
+            }
             match (field.form, scalar) {
                 (Form::Flat, _) => {
                     // Written as the shape's leaves, checked against it on the way.
@@ -810,10 +823,20 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                     facts.fitted(value.kind_bit());
                 }
                 (Form::Cells, Some(_)) if field.shared.is_some() => return Ok(false),
+                (Form::Inline, None) => {
+                    // Checked as its body is written (`self.misfit`); while flattening is
+                    // still possible for the field, read as `scan_row` reads it.
+                    if !value.is_object() || facts.flat_possible() {
+                        return Ok(false);
+                    }
+                    facts.fitted(value.kind_bit());
+                }
+                (Form::Inline, Some(_)) => return Ok(false),
                 _ => self.observe(facts, keys, sparse, c, value, scalar, allow, budget),
             }
-            // A column of cells has the scalar or `^`; an attachment is written after.
-            if field.form == Form::Cells {
+            // A column of cells has the scalar or `^` (as an inline schema's has `^`); an
+            // attachment is written after.
+            if matches!(field.form, Form::Cells | Form::Inline) {
                 if !first {
                     self.out.push('|');
                 }
@@ -825,9 +848,10 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
             nested |= scalar.is_none() || field.form == Form::Attach;
         }
-        self.misfit = false;
+        // (A table in an attachment may be a one-pass table too: its rows' flag is its own.)
+        let outer = std::mem::replace(&mut self.misfit, false);
         self.end_row(table, r, row, line, depth, level, nested)?;
-        if self.misfit {
+        if std::mem::replace(&mut self.misfit, outer) {
             return Ok(false);
         }
         state.count_aligned();
@@ -1212,13 +1236,20 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             // A positional body at the row's indentation.
             self.enter(level + 1)?;
             lex::indent(&mut self.out, depth);
-            for (j, (_, cell)) in value.members().enumerate() {
+            // Checked against the schema (row 0's keys) on the way, for a one-pass row.
+            let schema = field.node.filter(|schema| schema.len() == value.len());
+            self.misfit |= schema.is_none();
+            let mut names = schema.map(Node::members);
+            for (j, (key, cell)) in value.members().enumerate() {
                 if j > 0 {
                     self.out.push('|');
                 }
-                if let Some(scalar) = cell.scalar() {
-                    self.scalar(scalar, Place::Cell { first: j == 0 })?;
+                match cell.scalar() {
+                    Some(scalar) => self.scalar(scalar, Place::Cell { first: j == 0 })?,
+                    None => self.misfit = true,
                 }
+                let name = names.as_mut().and_then(Iterator::next);
+                self.misfit |= !name.is_some_and(|(name, _)| key_eq(name, key));
             }
             self.out.push('\n');
             return Ok(());

@@ -231,8 +231,9 @@ impl<N> Facts<N> {
 
     /// Takes note of a container a one-pass writer found to keep its field's form as it
     /// wrote it, a canonical plan's (no sparse unions): an object of a flattened field's
-    /// shape with a leaf not null, or an array in step with a shared schema (every row its
-    /// keys, in order, with scalars). [`Encoder::note`] would change nothing else for it
+    /// shape with a leaf not null, an object with an inline schema's keys, in order, all
+    /// scalars (of a field that can no longer be flattened), or an array in step with a
+    /// shared schema (every row its keys, in order, with scalars). [`Encoder::note`] would change nothing else for it
     /// (the shape, schema and inline checks all hold), so it is not read again.
     #[inline]
     pub(crate) fn fitted(&mut self, kind: u8) {
@@ -241,6 +242,11 @@ impl<N> Facts<N> {
         if kind == OBJECT {
             self.sparse = false;
         }
+    }
+
+    /// Whether the field's objects may still be flattened, as far as the scan knows.
+    pub(crate) fn flat_possible(&self) -> bool {
+        self.flat
     }
 
     fn new() -> Self {
