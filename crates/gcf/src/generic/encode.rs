@@ -1212,6 +1212,9 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
             self.attachment(table, name, field, r, value, depth, level)?;
         }
+        if !table.fields.iter().any(|field| field.form == Form::Attach) {
+            return Ok(());
+        }
         for ((name, field), value) in fields.zip(values) {
             if let (Form::Attach, Some(value)) = (field.form, value) {
                 self.attachment(table, name, field, r, value, depth, level)?;
