@@ -62,11 +62,11 @@ impl Head<'_> {
     pub(crate) fn write(self, out: &mut String, depth: usize, inline: bool) {
         lex::indent(out, depth);
         match self {
-            Head::Member(key) if inline => lex::write_key(out, key),
+            Head::Member(key) if inline => write_key(out, key),
             Head::Root => out.push_str("## "),
             Head::Member(key) => {
                 out.push_str("## ");
-                lex::write_key(out, key);
+                write_key(out, key);
                 out.push(' ');
             }
             Head::Item(i) => {
@@ -76,7 +76,7 @@ impl Head<'_> {
             }
             Head::Attachment(key) => {
                 out.push('.');
-                lex::write_key(out, key);
+                write_key(out, key);
                 out.push(' ');
             }
         }
@@ -127,6 +127,50 @@ pub(crate) fn key_eq_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// Appends `s`: strings of up to 16 bytes (most keys and values) with a few overlapping
+/// word copies in place of a `memcpy` call.
+#[inline(always)]
+#[allow(unsafe_code)]
+pub(crate) fn push_short(out: &mut String, s: &str) {
+    let b = s.as_bytes();
+    let n = b.len();
+    if n > 16 {
+        out.push_str(s);
+        return;
+    }
+    out.reserve(16);
+    let len = out.len();
+    // SAFETY: `reserve` made room for 16 bytes past `len`, and every copy below writes
+    // within `len..len + n` (n <= 16), reading within `b`; the bytes written are `s`'s,
+    // in order, so the string stays valid UTF-8 when its length takes them in.
+    unsafe {
+        let dst = out.as_mut_vec().as_mut_ptr().add(len);
+        let src = b.as_ptr();
+        if n >= 8 {
+            std::ptr::copy_nonoverlapping(src, dst, 8);
+            std::ptr::copy_nonoverlapping(src.add(n - 8), dst.add(n - 8), 8);
+        } else if n >= 4 {
+            std::ptr::copy_nonoverlapping(src, dst, 4);
+            std::ptr::copy_nonoverlapping(src.add(n - 4), dst.add(n - 4), 4);
+        } else if n > 0 {
+            *dst = b[0];
+            *dst.add(n / 2) = b[n / 2];
+            *dst.add(n - 1) = b[n - 1];
+        }
+        out.as_mut_vec().set_len(len + n);
+    }
+}
+
+/// Appends a key: bare when it is a bare key, quoted otherwise (spec §2a.1).
+#[inline(always)]
+pub(crate) fn write_key(out: &mut String, key: &str) {
+    if lex::is_bare_key(key) {
+        push_short(out, key);
+    } else {
+        lex::write_quoted(out, key);
+    }
+}
+
 /// A key's bit in a member Bloom filter: a multiplicative hash of its first eight bytes, its
 /// last byte and its length.
 #[inline]
@@ -145,10 +189,15 @@ pub(crate) fn key_bit(key: &str) -> u64 {
 pub(crate) fn write_scalar(out: &mut String, scalar: Scalar<'_>, current: bool) -> Result<()> {
     match scalar {
         Scalar::Str(s) => {
-            if current {
-                lex::write_str_current(out, s);
+            let quote = if current {
+                lex::needs_quote_current(s)
             } else {
-                lex::write_str(out, s);
+                lex::needs_quote(s)
+            };
+            if quote {
+                lex::write_quoted(out, s);
+            } else {
+                push_short(out, s);
             }
         }
         Scalar::U64(v) => {
@@ -311,7 +360,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                     Head::Root => self.out.push('='),
                     Head::Member(key) => {
                         lex::indent(&mut self.out, depth);
-                        lex::write_key(&mut self.out, key);
+                        write_key(&mut self.out, key);
                         self.out.push('=');
                     }
                     Head::Item(i) => {
@@ -323,7 +372,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                     Head::Attachment(key) => {
                         lex::indent(&mut self.out, depth);
                         self.out.push('.');
-                        lex::write_key(&mut self.out, key);
+                        write_key(&mut self.out, key);
                         self.out.push_str(" =");
                     }
                 }
@@ -343,7 +392,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 // `key=value`, the most common line, written here.
                 Some(scalar) => {
                     lex::indent(&mut self.out, depth);
-                    lex::write_key(&mut self.out, key);
+                    write_key(&mut self.out, key);
                     self.out.push('=');
                     self.scalar(scalar, Place::Value)?;
                     self.out.push('\n');
@@ -381,7 +430,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             Head::Member(key) => {
                 lex::indent(&mut self.out, depth);
                 self.out.push_str("## ");
-                lex::write_key(&mut self.out, key);
+                write_key(&mut self.out, key);
                 self.out.push('\n');
                 depth + 1
             }
@@ -395,7 +444,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             Head::Attachment(key) => {
                 lex::indent(&mut self.out, depth);
                 self.out.push('.');
-                lex::write_key(&mut self.out, key);
+                write_key(&mut self.out, key);
                 self.out.push_str(" {}\n");
                 depth + 2
             }
@@ -918,7 +967,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         path.push_str(name);
                         path.push('>');
                         path.push_str(key);
-                        lex::write_key(&mut self.out, &path);
+                        write_key(&mut self.out, &path);
                     }
                 }
                 Form::Const => {
@@ -926,7 +975,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         self.out.push(',');
                     }
                     first = false;
-                    lex::write_key(&mut self.out, name);
+                    write_key(&mut self.out, name);
                     self.out.push('=');
                     if let Some(scalar) = field.node.and_then(Node::scalar) {
                         write_const(&mut self.out, scalar)?;
@@ -937,7 +986,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         self.out.push(',');
                     }
                     first = false;
-                    lex::write_key(&mut self.out, name);
+                    write_key(&mut self.out, name);
                 }
             }
         }
@@ -958,7 +1007,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                     self.out.push(',');
                 }
                 *first = false;
-                lex::write_key(&mut self.out, path);
+                write_key(&mut self.out, path);
             }
             path.truncate(len);
         }
@@ -1162,7 +1211,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                                     if j > 0 {
                                         self.out.push(',');
                                     }
-                                    lex::write_key(&mut self.out, key);
+                                    write_key(&mut self.out, key);
                                 }
                                 self.out.push('}');
                             }
@@ -1471,6 +1520,41 @@ mod tests {
             out.push(json!({ "m": map, "x": 1 }));
         }
         out
+    }
+
+    /// Long tables in the attachments of a long table's rows (one-pass tables inside
+    /// one-pass rows), with a row, late, whose shared-schema array breaks the outer plan
+    /// after an inner table was written.
+    #[test]
+    fn nested_one_pass_tables_are_the_planned_ones() {
+        let row = |i: usize, misfit: u8| {
+            let items = match misfit {
+                // A key fewer (written `~` in the schema), a key more (no shared schema).
+                1 => json!([{"p": i, "q": "x"}, {"p": 1}]),
+                2 => json!([{"p": i, "q": "x"}, {"p": 1, "q": "y", "r": 2}]),
+                _ => json!([{"p": i, "q": "x"}, {"p": 1, "q": "y"}]),
+            };
+            let sub: Vec<Value> = (0..20)
+                .map(|j| json!({"a": j, "b": {"c": j % 2, "d": "e"}, "items": [{"k": j}]}))
+                .collect();
+            // (`z` after `items`: a misfit of `items` must outlast `z`'s own rows.)
+            json!({"a": sub.clone(), "id": i, "items": items, "o": {"x": 1, "y": 2, "z": i}, "z": sub})
+        };
+        for (late, misfit) in [(0, 0), (17, 1), (1, 1), (17, 2), (2, 2)] {
+            let rows: Vec<Value> = (0..20)
+                .map(|i| row(i, if i == late { misfit } else { 0 }))
+                .collect();
+            let value = Value::Array(rows);
+            for opts in [EncoderOptions::new(), EncoderOptions::new().spec(Spec::V3_1)] {
+                let text = one_pass(&value, &opts);
+                assert_eq!(text, planned(&value, &opts), "row {late}: {misfit}");
+                let back: Value = crate::DecoderOptions::new()
+                    .spec(opts.get_spec())
+                    .from_str(&format!("GCF profile=generic\n{text}"))
+                    .unwrap();
+                assert_eq!(back, value);
+            }
+        }
     }
 
     #[test]
