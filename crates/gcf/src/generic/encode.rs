@@ -742,6 +742,15 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             )
         });
         if fusable && table.aligned {
+            // Whether the last row had attachments: the next is written with its `@r `
+            // prefix from the start if so (rows of a table mostly all have, or all lack,
+            // attachments), which is cut if it turns out to have none.
+            // (Row 0's, a guess only: its line starts with `@` after the indentation when it
+            // has the prefix, since a cell so placed that starts with `@` is quoted.)
+            let mut speculate = self.out.as_bytes().get(from + body * 2) == Some(&b'@');
+            // The values of the row being written that may have attachments, with their
+            // fields, in field order.
+            let mut held = Vec::with_capacity(table.names.len());
             for (r, (key, row)) in rows.by_ref() {
                 if !row.is_object() {
                     return Ok(false);
@@ -750,7 +759,19 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                     self.reserve_rows(from, r, n);
                 }
                 let mark = self.out.len();
-                if !self.fused_row(table, state, r, key, row, allow, body, level)? {
+                let fused = self.fused_row(
+                    table,
+                    state,
+                    r,
+                    key,
+                    row,
+                    allow,
+                    body,
+                    level,
+                    &mut speculate,
+                    &mut held,
+                );
+                if !fused? {
                     // Not in step with the fields, or out of a field's form: read the usual
                     // way below.
                     self.out.truncate(mark);
@@ -811,12 +832,22 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         allow: super::plan::Allow,
         depth: usize,
         level: usize,
+        speculate: &mut bool,
+        held: &mut Vec<(usize, N)>,
     ) -> Result<bool> {
         if row.len() != table.names.len() {
             return Ok(false);
         }
         let line = self.out.len();
         lex::indent(&mut self.out, depth);
+        let at = self.out.len();
+        if *speculate {
+            self.out.push('@');
+            number::write_u64(&mut self.out, r as u64);
+            self.out.push(' ');
+        }
+        let prefix = self.out.len() - at;
+        held.clear();
         let mut first = true;
         let mut nested = false;
         if let Some(key) = key {
@@ -851,6 +882,8 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 first = false;
                 continue;
             }
+            // Its attachments, if any, are written after the line.
+            held.push((c, value));
             match (field.form, scalar) {
                 (Form::Flat, _) => {
                     // Written as the shape's leaves, checked against it on the way.
@@ -897,9 +930,21 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
             nested |= scalar.is_none() || field.form == Form::Attach;
         }
+        match (nested, *speculate) {
+            (true, true) => self.enter(level + 1)?,
+            (true, false) => self.nested_prefix(r, line, depth, level)?,
+            (false, true) => self.out.replace_range(at..at + prefix, ""),
+            (false, false) => {}
+        }
+        *speculate = nested;
+        self.out.push('\n');
+        if !nested {
+            state.count_aligned();
+            return Ok(true);
+        }
         // (A table in an attachment may be a one-pass table too: its rows' flag is its own.)
         let outer = std::mem::replace(&mut self.misfit, false);
-        self.end_row(table, r, row, line, depth, level, nested)?;
+        self.attachments(table, r, held.iter().copied(), depth, level)?;
         if std::mem::replace(&mut self.misfit, outer) {
             return Ok(false);
         }
@@ -1072,13 +1117,13 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         self.out.push('\n');
         if nested {
             if let Some(values) = values {
-                let values = values.iter().map(|&v| Some(v));
+                let values = values.iter().copied().enumerate();
                 self.attachments(table, r, values, depth, level)?;
             } else if table.aligned {
-                let values = row.members().map(|(_, v)| Some(v));
+                let values = row.members().map(|(_, v)| v).enumerate();
                 self.attachments(table, r, values, depth, level)?;
             } else {
-                let values = slots.iter().copied();
+                let values = (slots.iter().enumerate()).filter_map(|(c, v)| Some((c, (*v)?)));
                 self.attachments(table, r, values, depth, level)?;
             }
         }
@@ -1098,29 +1143,6 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         self.out
             .insert_str(line + depth * 2, number::ascii(&prefix[..id.len() + 2]));
         Ok(())
-    }
-
-    /// Ends the line of row `r` (an aligned row, its members in field order) and writes its
-    /// attachments, if any.
-    #[allow(clippy::too_many_arguments)]
-    fn end_row(
-        &mut self,
-        table: &Table<'v, N>,
-        r: usize,
-        row: N,
-        line: usize,
-        depth: usize,
-        level: usize,
-        nested: bool,
-    ) -> Result<()> {
-        if !nested {
-            self.out.push('\n');
-            return Ok(());
-        }
-        self.nested_prefix(r, line, depth, level)?;
-        self.out.push('\n');
-        let values = row.members().map(|(_, v)| Some(v));
-        self.attachments(table, r, values, depth, level)
     }
 
     /// Writes the cells of a field a row has (a scalar in a column of cells inline).
@@ -1242,6 +1264,8 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
 
     /// Writes the attachments of row `r` (at `depth`, an object at nesting `level`): the
     /// containers of its columns in field order, then the fields that are attachments only.
+    /// `values` are the row's values with their fields, in field order (those of fields
+    /// without attachments may be left out).
     fn attachments<I>(
         &mut self,
         table: &Table<'v, N>,
@@ -1251,22 +1275,22 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         level: usize,
     ) -> Result<()>
     where
-        I: Iterator<Item = Option<N>> + Clone,
+        I: Iterator<Item = (usize, N)> + Clone,
     {
-        let fields = table.names.iter().zip(&table.fields);
-        for ((name, field), value) in fields.clone().zip(values.clone()) {
-            let Some(value) = value else { continue };
+        for (c, value) in values.clone() {
+            let field = &table.fields[c];
             if !matches!(field.form, Form::Cells | Form::Inline) || value.is_scalar() {
                 continue;
             }
-            self.attachment(table, name, field, r, value, depth, level)?;
+            self.attachment(table, table.names[c], field, r, value, depth, level)?;
         }
         if !table.fields.iter().any(|field| field.form == Form::Attach) {
             return Ok(());
         }
-        for ((name, field), value) in fields.zip(values) {
-            if let (Form::Attach, Some(value)) = (field.form, value) {
-                self.attachment(table, name, field, r, value, depth, level)?;
+        for (c, value) in values {
+            let field = &table.fields[c];
+            if field.form == Form::Attach {
+                self.attachment(table, table.names[c], field, r, value, depth, level)?;
             }
         }
         Ok(())
