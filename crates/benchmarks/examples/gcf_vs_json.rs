@@ -110,13 +110,10 @@ fn main() {
             ("decode-v3.1", &decode_v31, &decode_json),
             ("ignore", &ignore_gcf, &ignore_json),
         ];
-        for (op, gcf_op, json_op) in pairs
-            .into_iter()
-            .filter(|(op, ..)| match once {
-                Some(_) => *op == ops,
-                None => op.contains(ops.as_str()),
-            })
-        {
+        for (op, gcf_op, json_op) in pairs.into_iter().filter(|(op, ..)| match once {
+            Some(_) => *op == ops,
+            None => op.contains(ops.as_str()),
+        }) {
             if let Some((gcf_side, _)) = &once {
                 run_once(if *gcf_side { gcf_op } else { json_op });
                 println!("{name:12} {op}: ran once");

@@ -955,7 +955,13 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     /// The cells of a flattened object of `shape`'s shape: its leaves, in order;
     /// `Ok(false)` (the cells incomplete) when it is not of the shape. `leaf` is set when a
     /// leaf is not null.
-    fn fitted_cells(&mut self, shape: N, object: N, first: &mut bool, leaf: &mut bool) -> Result<bool> {
+    fn fitted_cells(
+        &mut self,
+        shape: N,
+        object: N,
+        first: &mut bool,
+        leaf: &mut bool,
+    ) -> Result<bool> {
         if shape.len() != object.len() {
             return Ok(false);
         }
@@ -1078,7 +1084,11 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         // field order: then its `@r ` prefix is written in place, not inserted after.
         let known = match values {
             Some(values) => Some(nests(table, values.iter().copied())),
-            None if table.aligned => Some(nests(table, row.members().map(|(_, v)| v))),
+            // (A table planned over its rows, or row 0 of a one-pass table, whose plan is
+            // row 0's: the plan knows whether any row nests.)
+            None if table.aligned => {
+                Some(table.nests && nests(table, row.members().map(|(_, v)| v)))
+            }
             None => None,
         };
         let prefixed = known == Some(true);
@@ -1443,11 +1453,13 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
 /// writer's `nested`, known before its cells are written).
 #[inline]
 fn nests<'v, N: Node<'v>>(table: &Table<'v, N>, values: impl Iterator<Item = N>) -> bool {
-    values.zip(&table.fields).any(|(value, field)| match field.form {
-        Form::Attach => true,
-        Form::Cells | Form::Inline => !value.is_scalar(),
-        Form::Const | Form::Flat | Form::Sparse => false,
-    })
+    values
+        .zip(&table.fields)
+        .any(|(value, field)| match field.form {
+            Form::Attach => true,
+            Form::Cells | Form::Inline => !value.is_scalar(),
+            Form::Const | Form::Flat | Form::Sparse => false,
+        })
 }
 
 /// Fills `slots` with each field's value in `row` (`None` where it has none).
@@ -1569,7 +1581,10 @@ mod tests {
                 .map(|i| row(i, if i == late { misfit } else { 0 }))
                 .collect();
             let value = Value::Array(rows);
-            for opts in [EncoderOptions::new(), EncoderOptions::new().spec(Spec::V3_1)] {
+            for opts in [
+                EncoderOptions::new(),
+                EncoderOptions::new().spec(Spec::V3_1),
+            ] {
                 let text = one_pass(&value, &opts);
                 assert_eq!(text, planned(&value, &opts), "row {late}: {misfit}");
                 let back: Value = crate::DecoderOptions::new()

@@ -77,7 +77,8 @@ pub(crate) struct Table<'v, N> {
     pub(crate) keys: Vec<&'v str>,
     /// Every row has exactly the fields, in their order.
     pub(crate) aligned: bool,
-    /// Some row has an attachment (and so an `@i` prefix).
+    /// Some row has an attachment (and so an `@i` prefix); none has when this is false and
+    /// the plan is complete (or row 0's, for row 0).
     pub(crate) nests: bool,
     /// A keyed map's key column label (`key`, `_key`, ...), when the rows are its members.
     pub(crate) label: Option<&'static str>,
@@ -582,7 +583,8 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             if !row.is_object() || row.len() != k {
                 return false;
             }
-            for (c, ((key, value), (name, value0))) in row.members().zip(first.members()).enumerate()
+            for (c, ((key, value), (name, value0))) in
+                row.members().zip(first.members()).enumerate()
             {
                 if !key_eq(key, name) {
                     return false;
