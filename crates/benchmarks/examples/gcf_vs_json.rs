@@ -32,6 +32,9 @@ use std::time::Instant;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
+/// A data set's name and how it is built (only when it is selected).
+type DataSet = (&'static str, fn() -> Value);
+
 /// An operation's name, its GCF side and its serde_json side.
 type Pair<'a> = (&'a str, &'a dyn Fn() -> Output, &'a dyn Fn() -> Output);
 
@@ -56,7 +59,7 @@ fn main() {
     });
     let ops = once.as_ref().map_or(ops.clone(), |(_, op)| op.clone());
     let held: Option<usize> = args.get(4).and_then(|s| s.parse().ok());
-    let data: [(&str, fn() -> Value); 3] = [
+    let data: [DataSet; 3] = [
         ("rows_10k", || agentwire_benchmarks::rows(10_000)),
         ("orders_2k", || agentwire_benchmarks::orders(2_000)),
         ("deep_config", agentwire_benchmarks::deep_config),
