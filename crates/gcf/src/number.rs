@@ -291,16 +291,6 @@ fn write_hundredths(out: &mut String, value: f64) -> bool {
     true
 }
 
-/// ASCII bytes a writer built, as a `str`, without the UTF-8 validation of `str::from_utf8`
-/// (a call that costs more than writing a short number does); panics on a non-ASCII byte.
-#[inline(always)]
-#[allow(unsafe_code)]
-pub(crate) fn ascii(bytes: &[u8]) -> &str {
-    assert!(bytes.is_ascii());
-    // SAFETY: every byte is ASCII (checked above), so the bytes are valid UTF-8.
-    unsafe { std::str::from_utf8_unchecked(bytes) }
-}
-
 /// Writes an `f32` in canonical form (its own shortest digits, not those of the `f64`).
 pub(crate) fn write_f32(out: &mut String, value: f32) -> Result<()> {
     if !value.is_finite() {

@@ -127,45 +127,11 @@ pub(crate) fn key_eq_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-/// Appends `s`: strings of up to 16 bytes (most keys and values) with a few overlapping
-/// word copies in place of a `memcpy` call.
-#[inline(always)]
-#[allow(unsafe_code)]
-pub(crate) fn push_short(out: &mut String, s: &str) {
-    let b = s.as_bytes();
-    let n = b.len();
-    if n > 16 {
-        out.push_str(s);
-        return;
-    }
-    out.reserve(16);
-    let len = out.len();
-    // SAFETY: `reserve` made room for 16 bytes past `len`, and every copy below writes
-    // within `len..len + n` (n <= 16), reading within `b`; the bytes written are `s`'s,
-    // in order, so the string stays valid UTF-8 when its length takes them in.
-    unsafe {
-        let dst = out.as_mut_vec().as_mut_ptr().add(len);
-        let src = b.as_ptr();
-        if n >= 8 {
-            std::ptr::copy_nonoverlapping(src, dst, 8);
-            std::ptr::copy_nonoverlapping(src.add(n - 8), dst.add(n - 8), 8);
-        } else if n >= 4 {
-            std::ptr::copy_nonoverlapping(src, dst, 4);
-            std::ptr::copy_nonoverlapping(src.add(n - 4), dst.add(n - 4), 4);
-        } else if n > 0 {
-            *dst = b[0];
-            *dst.add(n / 2) = b[n / 2];
-            *dst.add(n - 1) = b[n - 1];
-        }
-        out.as_mut_vec().set_len(len + n);
-    }
-}
-
 /// Appends a key: bare when it is a bare key, quoted otherwise (spec §2a.1).
 #[inline(always)]
 pub(crate) fn write_key(out: &mut String, key: &str) {
     if lex::is_bare_key(key) {
-        push_short(out, key);
+        out.push_str(key);
     } else {
         lex::write_quoted(out, key);
     }
@@ -197,7 +163,7 @@ pub(crate) fn write_scalar(out: &mut String, scalar: Scalar<'_>, current: bool) 
             if quote {
                 lex::write_quoted(out, s);
             } else {
-                push_short(out, s);
+                out.push_str(s);
             }
         }
         Scalar::U64(v) => {
@@ -1144,14 +1110,12 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     /// with attachments.
     fn nested_prefix(&mut self, r: usize, line: usize, depth: usize, level: usize) -> Result<()> {
         self.enter(level + 1)?;
-        let mut prefix = [0u8; 24];
-        prefix[0] = b'@';
         let mut id = itoa::Buffer::new();
-        let id = id.format(r).as_bytes();
-        prefix[1..=id.len()].copy_from_slice(id);
-        prefix[id.len() + 1] = b' ';
-        self.out
-            .insert_str(line + depth * 2, number::ascii(&prefix[..id.len() + 2]));
+        let id = id.format(r);
+        let at = line + depth * 2;
+        self.out.insert(at, ' ');
+        self.out.insert_str(at, id);
+        self.out.insert(at, '@');
         Ok(())
     }
 
