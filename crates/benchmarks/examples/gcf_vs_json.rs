@@ -19,12 +19,21 @@
 //! samples do; with glibc's allocator it makes each timing's later outputs land in fresh
 //! pages (the heap is trimmed when the held outputs are freed), so it measures page faults
 //! as well as the encoder. `HELD` = 1 measures one call at a time.
+//!
+//! `ROUNDS` = 0 runs one side of each selected operation once, untimed, for an instruction
+//! count: `OP` is then `gcf-` or `json-` and the operation, e.g.
+//! `valgrind --tool=callgrind target/release/examples/gcf_vs_json 0 deep gcf-encode`
+//! `--toggle-collect=gcf_vs_json::run_once` to count that call alone.
 
+use std::cell::LazyCell;
 use std::hint::black_box;
 use std::time::Instant;
 
 use serde::de::IgnoredAny;
 use serde_json::Value;
+
+/// A data set's name and how it is built (only when it is selected).
+type DataSet = (&'static str, fn() -> Value);
 
 /// An operation's name, its GCF side and its serde_json side.
 type Pair<'a> = (&'a str, &'a dyn Fn() -> Output, &'a dyn Fn() -> Output);
@@ -39,25 +48,30 @@ enum Output {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let rounds: usize = args
-        .get(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(300)
-        .max(1);
+    let rounds: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(300);
     let sets = args.get(2).cloned().unwrap_or_default();
     let ops = args.get(3).cloned().unwrap_or_default();
+    // `ROUNDS` = 0: one side (`gcf-OP` or `json-OP`) once.
+    let once = (rounds == 0).then(|| match ops.split_once('-') {
+        Some(("json", op)) => (false, op.to_owned()),
+        Some(("gcf", op)) => (true, op.to_owned()),
+        _ => (true, ops.clone()),
+    });
+    let ops = once.as_ref().map_or(ops.clone(), |(_, op)| op.clone());
     let held: Option<usize> = args.get(4).and_then(|s| s.parse().ok());
-    let data = [
-        ("rows_10k", agentwire_benchmarks::rows(10_000)),
-        ("orders_2k", agentwire_benchmarks::orders(2_000)),
-        ("deep_config", agentwire_benchmarks::deep_config()),
+    let data: [DataSet; 3] = [
+        ("rows_10k", || agentwire_benchmarks::rows(10_000)),
+        ("orders_2k", || agentwire_benchmarks::orders(2_000)),
+        ("deep_config", agentwire_benchmarks::deep_config),
     ];
-    for (name, value) in data.iter().filter(|(name, _)| name.contains(sets.as_str())) {
-        let gcf = agentwire_gcf::to_string(value).expect("GCF");
+    for (name, build) in data.iter().filter(|(name, _)| name.contains(sets.as_str())) {
+        let value = &build();
         let noflat = agentwire_gcf::EncoderOptions::new().flatten(false);
         let v31 = agentwire_gcf::EncoderOptions::new().spec(agentwire_gcf::Spec::V3_1);
-        let gcf_noflat = noflat.to_string(value).expect("GCF");
-        let gcf_v31 = v31.to_string(value).expect("GCF");
+        // The decoders' inputs, built when first needed (not in an encoder's count).
+        let gcf = LazyCell::new(|| agentwire_gcf::to_string(value).expect("GCF"));
+        let gcf_noflat = LazyCell::new(|| noflat.to_string(value).expect("GCF"));
+        let gcf_v31 = LazyCell::new(|| v31.to_string(value).expect("GCF"));
         let json = serde_json::to_string(value).expect("JSON");
         // Short runs are repeated, so that each timing spans some tens of microseconds.
         let reps: usize = held
@@ -68,22 +82,22 @@ fn main() {
         let encode_v31 = || Output::Text(v31.to_string(black_box(value)).expect("GCF"));
         let encode_json = || Output::Text(serde_json::to_string(black_box(value)).expect("JSON"));
         let decode_gcf =
-            || Output::Value(agentwire_gcf::from_str::<Value>(black_box(&gcf)).expect("GCF"));
+            || Output::Value(agentwire_gcf::from_str::<Value>(black_box(&*gcf)).expect("GCF"));
         let decode_noflat = || {
-            Output::Value(agentwire_gcf::from_str::<Value>(black_box(&gcf_noflat)).expect("GCF"))
+            Output::Value(agentwire_gcf::from_str::<Value>(black_box(&*gcf_noflat)).expect("GCF"))
         };
         let v31_decoder = agentwire_gcf::DecoderOptions::new().spec(agentwire_gcf::Spec::V3_1);
         let decode_v31 = || {
             Output::Value(
                 v31_decoder
-                    .from_str::<Value>(black_box(&gcf_v31))
+                    .from_str::<Value>(black_box(&*gcf_v31))
                     .expect("GCF"),
             )
         };
         let decode_json =
             || Output::Value(serde_json::from_str::<Value>(black_box(&json)).expect("JSON"));
         let ignore_gcf = || {
-            agentwire_gcf::from_str::<IgnoredAny>(black_box(&gcf)).expect("GCF");
+            agentwire_gcf::from_str::<IgnoredAny>(black_box(&*gcf)).expect("GCF");
             Output::Nothing
         };
         let ignore_json = || {
@@ -99,10 +113,15 @@ fn main() {
             ("decode-v3.1", &decode_v31, &decode_json),
             ("ignore", &ignore_gcf, &ignore_json),
         ];
-        for (op, gcf_op, json_op) in pairs
-            .into_iter()
-            .filter(|(op, ..)| op.contains(ops.as_str()))
-        {
+        for (op, gcf_op, json_op) in pairs.into_iter().filter(|(op, ..)| match once {
+            Some(_) => *op == ops,
+            None => op.contains(ops.as_str()),
+        }) {
+            if let Some((gcf_side, _)) = &once {
+                run_once(if *gcf_side { gcf_op } else { json_op });
+                println!("{name:12} {op}: ran once");
+                continue;
+            }
             // The outputs are dropped after the clock stops, as divan drops them.
             let time = |f: &dyn Fn() -> Output| {
                 let mut outputs = Vec::with_capacity(reps);
@@ -140,4 +159,11 @@ fn main() {
             );
         }
     }
+}
+
+/// Runs `op` once (`ROUNDS` = 0), in a function of its own for callgrind's
+/// `--toggle-collect`.
+#[inline(never)]
+fn run_once(op: &dyn Fn() -> Output) {
+    drop(black_box(op()));
 }

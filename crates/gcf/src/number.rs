@@ -269,10 +269,12 @@ fn write_hundredths(out: &mut String, value: f64) -> bool {
     }
     // Truncating `x + 0.5` rounds to nearest (a wrong `k` fails the check, never passes it:
     // only one number of hundredths reads back as `value`).
-    let hundredths = (magnitude * 100.0 + 0.5) as u64;
+    // (Through `i64`: below 1e11, and the signed conversions are single instructions.)
+    let hundredths = (magnitude * 100.0 + 0.5) as i64;
     if hundredths as f64 / 100.0 != magnitude {
         return false;
     }
+    let hundredths = hundredths as u64;
     if value < 0.0 {
         out.push('-');
     }
@@ -452,7 +454,7 @@ pub(crate) fn write_i128_current(out: &mut String, value: i128) -> Result<()> {
 }
 
 /// Writes an integer in canonical form (plain below 1e21, else a normalized exponent).
-#[inline]
+#[inline(always)]
 pub(crate) fn write_u64(out: &mut String, value: u64) {
     if value < 10 {
         // Counts, indexes and small values: one digit, without formatting.

@@ -77,7 +77,8 @@ pub(crate) struct Table<'v, N> {
     pub(crate) keys: Vec<&'v str>,
     /// Every row has exactly the fields, in their order.
     pub(crate) aligned: bool,
-    /// Some row has an attachment (and so an `@i` prefix).
+    /// Some row has an attachment (and so an `@i` prefix); none has when this is false and
+    /// the plan is complete (or row 0's, for row 0).
     pub(crate) nests: bool,
     /// A keyed map's key column label (`key`, `_key`, ...), when the rows are its members.
     pub(crate) label: Option<&'static str>,
@@ -227,6 +228,26 @@ pub(crate) struct Facts<N> {
 impl<N> Facts<N> {
     pub(crate) fn has(&self, kind: u8) -> bool {
         self.kinds & kind != 0
+    }
+
+    /// Takes note of a container a one-pass writer found to keep its field's form as it
+    /// wrote it, a canonical plan's (no sparse unions): an object of a flattened field's
+    /// shape with a leaf not null, an object with an inline schema's keys, in order, all
+    /// scalars (of a field that can no longer be flattened), or an array in step with a
+    /// shared schema (every row its keys, in order, with scalars). [`Encoder::note`] would change nothing else for it
+    /// (the shape, schema and inline checks all hold), so it is not read again.
+    #[inline]
+    pub(crate) fn fitted(&mut self, kind: u8) {
+        self.kinds |= kind;
+        self.constant = false;
+        if kind == OBJECT {
+            self.sparse = false;
+        }
+    }
+
+    /// Whether the field's objects may still be flattened, as far as the scan knows.
+    pub(crate) fn flat_possible(&self) -> bool {
+        self.flat
     }
 
     fn new() -> Self {
@@ -504,6 +525,12 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
     {
         let allow = self.allow(top, keyed);
         let mut table = self.take_table();
+        if self.fewest.is_none() && !keyed {
+            if self.scalar_rows(&mut table, rows.clone(), n, allow) {
+                return Ok(table);
+            }
+            table.clear();
+        }
         let again = rows.clone();
         self.scan(&mut table, rows, allow, level);
         if keyed {
@@ -518,6 +545,84 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             self.canonical(&mut table, n, allow);
         }
         Ok(table)
+    }
+
+    /// The canonical plan of a table whose rows are objects of scalars, each with row 0's
+    /// keys in row 0's order (most small tables): columns of cells, the constant ones in the
+    /// header where `allow` has constants, at least one column in the rows. This is what
+    /// [`Encoder::scan`] and [`Encoder::canonical`] decide for such a table, found in one pass
+    /// over the rows without per-field facts. `false` (the table left partly filled) for any
+    /// other table, or a key with `>` where it is an attachment.
+    fn scalar_rows<I>(&self, table: &mut Table<'v, N>, mut rows: I, n: usize, allow: Allow) -> bool
+    where
+        I: Iterator<Item = N>,
+    {
+        let Some(first) = rows.next() else {
+            return false;
+        };
+        let k = first.len();
+        if k == 0 || k > LINEAR_LOOKUP_MAX || !first.is_object() {
+            return false;
+        }
+        for (key, value) in first.members() {
+            if !value.is_scalar()
+                || (allow.gt_attach && has_gt(key))
+                || table.names.iter().any(|name| key_eq(name, key))
+            {
+                return false;
+            }
+            table.add(key, false);
+        }
+        // The columns still constant, a bit each.
+        let mut constant: u32 = if allow.constants && n >= 2 {
+            (1 << k) - 1
+        } else {
+            0
+        };
+        for row in rows {
+            if !row.is_object() || row.len() != k {
+                return false;
+            }
+            for (c, ((key, value), (name, value0))) in
+                row.members().zip(first.members()).enumerate()
+            {
+                if !key_eq(key, name) {
+                    return false;
+                }
+                let Some(scalar) = value.scalar() else {
+                    return false;
+                };
+                if constant & (1 << c) != 0
+                    && !value0
+                        .scalar()
+                        .is_some_and(|scalar0| same_scalar(scalar0, scalar, self.current))
+                {
+                    constant &= !(1 << c);
+                }
+            }
+        }
+        if constant == (1 << k) - 1 {
+            // At least one column stays in the rows: the last.
+            constant &= !(1 << (k - 1));
+        }
+        table.fields.clear();
+        for (c, (_, value0)) in first.members().enumerate() {
+            let form = if constant & (1 << c) != 0 {
+                Form::Const
+            } else {
+                Form::Cells
+            };
+            table.fields.push(FieldPlan {
+                form,
+                shared: None,
+                node: (form == Form::Const).then_some(value0),
+                leaves: 0,
+                union: (0, 0),
+            });
+        }
+        table.aligned = true;
+        table.nests = false;
+        true
     }
 
     /// Reads every row of a table (objects at nesting `level`): the field union, whether
