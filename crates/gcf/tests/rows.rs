@@ -381,6 +381,23 @@ fn a_short_table_is_refused_before_what_follows_it() {
     }
 }
 
+/// Found by the `gcf_stream` fuzz target: a keyed map `[0:]` with a bad field name: the row
+/// reader refused the field name, the whole decoder the zero count first (`invalid_count` at
+/// the bracket), as the row reader does now.
+#[test]
+fn a_keyed_map_count_is_checked_before_its_fields() {
+    let text = "GCF profile=generic\n## \"\" [0:]{krr\u{4}\0rey,a}\nu1|1\nu2|0\n";
+    let error = rows(text).unwrap_err();
+    assert_eq!(
+        (error.code(), error.line(), error.column()),
+        ("invalid_count", Some(2), Some(7)),
+        "{error}"
+    );
+    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+        panic!("{bug}");
+    }
+}
+
 #[test]
 fn from_reader_reads_the_corpus_as_from_str() {
     // Every response of the corpus, as each encoder writes it, and with one of its lines

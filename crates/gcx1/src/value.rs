@@ -1003,7 +1003,7 @@ fn joinable(items: &[Value]) -> bool {
     !items.is_empty()
         && items
             .iter()
-            .all(|item| matches!(item, Value::String(s) if !s.is_empty() && !s.contains(',')))
+            .all(|item| matches!(item, Value::String(s) if !s.is_empty() && !s.contains(',') && !has_crlf(s)))
         && !matches!(&items[0], Value::String(s) if s.starts_with('['))
 }
 
@@ -2902,6 +2902,12 @@ mod tests {
             "GCX1 tool=t fields=a,b types=vb\n\"x\"\ttrue\n\tfalse\n\"\"\ttrue\n"
         );
         round(&json!({"s": "{\"a\":1}", "j": {"a": 1}, "c": "a\r\nb", "t": "true", "z": "[x"}));
+        // A CRLF in an item of a comma-joined list (found by the `gcx1_decode` fuzz target:
+        // the list was joined, and the CR lost); the list goes as JSON.
+        round_as(
+            "contracts.list",
+            &json!([{"id": "y", "providers": ["ab\r\ns", "x"]}]),
+        );
         round(&json!({"#": "#x", "GCX1": "GCX1 y"}));
         round(&json!([["GCX1 tool=x fields=a"], "#comment", "\\", "\t\n"]));
         round(&json!({"": 1}));

@@ -529,12 +529,7 @@ impl<'de> Parser<'de> {
         let rest = rest.trim_end_matches([' ', '\t']);
         if keyed {
             if count == Count::Known(0) {
-                return Err(line.error_at(
-                    ErrorKind::InvalidCount,
-                    s,
-                    "a keyed map `[0:]` has a zero count: an empty object is written without \
-                     members, never as a keyed map (spec §7.2a.4)",
-                ));
+                return Err(zero_keyed_count(&line, s));
             }
             if !rest.starts_with('{') {
                 return Err(line.error_at(
@@ -4475,4 +4470,15 @@ impl<'de> de::MapAccess<'de> for InlineObjectAccess<'de> {
             token,
         })
     }
+}
+
+/// A keyed map's zero count `[0:]` at `bracket`: refused before its field declaration is read.
+#[cold]
+pub(crate) fn zero_keyed_count(line: &Line<'_>, bracket: &str) -> Error {
+    line.error_at(
+        ErrorKind::InvalidCount,
+        bracket,
+        "a keyed map `[0:]` has a zero count: an empty object is written without members, \
+         never as a keyed map (spec §7.2a.4)",
+    )
 }

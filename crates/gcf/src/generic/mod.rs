@@ -31,6 +31,7 @@ pub use stream::{GenericStreamEncoder, KeyedTableWriter, ListWriter, TableWriter
 pub(crate) use de::check_header;
 #[cfg(feature = "generic-delta")]
 pub(crate) use de::scalar_value;
+pub(crate) use de::zero_keyed_count;
 
 /// Whether serde_json is built with `arbitrary_precision` (Cargo may unify the feature in from
 /// anywhere in the build): then a `Number` serializes as its private struct.

@@ -450,6 +450,11 @@ impl<R: BufRead> RowReader<R> {
         if !rest.starts_with('{') {
             return self.open_list(&line, key, count, after_key, rest);
         }
+        // The count is checked before the field declaration, as the whole decoder does.
+        self.check_declared(&line, after_key, count)?;
+        if keyed && count == Count::Known(0) {
+            return Err(crate::generic::zero_keyed_count(&line, after_key));
+        }
         self.keyed = keyed;
         let mut names = Vec::new();
         let mut extras = Vec::new();
@@ -472,7 +477,6 @@ impl<R: BufRead> RowReader<R> {
                     .map(|(k, _)| k.into_owned())
                     .unwrap_or_else(|_| g.to_owned())
             });
-        self.check_declared(&line, after_key, count)?;
         self.fields = names.iter().map(|n| n.clone().into_owned()).collect();
         self.cells = names
             .iter()
