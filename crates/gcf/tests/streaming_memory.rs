@@ -597,3 +597,69 @@ fn from_reader_reads_a_member_list_an_item_at_a_time() {
         "peak {peak} bytes for a value of {held}"
     );
 }
+
+/// A member table in the current spec's canonical form for nested objects (flattened
+/// `customer>…` columns and a constant column): read in pieces like a plain one, into a
+/// `Value` and into a typed struct.
+#[test]
+fn a_table_with_flattened_and_constant_columns_is_read_in_pieces() {
+    let _serial = one_at_a_time();
+    use std::io::Write;
+    #[derive(serde::Deserialize, Clone)]
+    #[allow(dead_code)]
+    struct Customer {
+        name: String,
+        tier: u8,
+    }
+    #[derive(serde::Deserialize, Clone)]
+    #[allow(dead_code)]
+    struct Order {
+        id: u64,
+        customer: Customer,
+        unit: String,
+        note: String,
+    }
+    #[derive(serde::Deserialize, Clone)]
+    struct Doc {
+        total: u64,
+        orders: Vec<Order>,
+    }
+    let filler = "z".repeat(900);
+    let rows = 50_000u64; // ~45 MiB of rows
+    let input = || {
+        Generated::new(
+            "GCF profile=generic\ntotal=50000\n## orders [?]{id,\"customer>name\",\"customer>tier\",unit=kg,note}\n",
+            rows,
+            |i, out| {
+                let _ = writeln!(out, "{i}|c{i}|{}|{filler}", i % 3);
+            },
+            &format!("##! summary counts={rows}\n"),
+        )
+    };
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let mut reader = input();
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Value>(&mut reader).unwrap());
+    let orders = value["orders"].as_array().unwrap();
+    assert_eq!(orders.len() as u64, rows);
+    assert_eq!(
+        orders[7],
+        serde_json::json!({"id": 7, "customer": {"name": "c7", "tier": 1}, "unit": "kg", "note": filler})
+    );
+    let held = value_bytes(value);
+    eprintln!("flattened table into a Value: value {held} bytes, peak {peak} bytes");
+    assert!(reader.total >= 40 * MB);
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+
+    let mut reader = input();
+    let (doc, peak) = peak_during(|| opts.from_reader::<_, Doc>(&mut reader).unwrap());
+    assert_eq!((doc.total, doc.orders.len() as u64), (rows, rows));
+    let held = typed_bytes(doc);
+    eprintln!("flattened table into a struct: value {held} bytes, peak {peak} bytes");
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+}

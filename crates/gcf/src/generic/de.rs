@@ -154,8 +154,9 @@ pub(crate) fn decode_unit(
 }
 
 /// When the line of `text` after its first (a root member or a root array's line) opens a
-/// table without a layout, whose pieces [`decode_unit`] can read with a [`Resume`]: the
-/// member's key (`None` for a root table) and the declared count (`None` for `[?]`).
+/// table whose rows stand alone (no layout, or one of flattened and constant columns), whose
+/// pieces [`decode_unit`] can read with a [`Resume`]: the member's key (`None` for a root
+/// table) and the declared count (`None` for `[?]`).
 #[allow(clippy::type_complexity)]
 pub(crate) fn opens_plain_table(
     text: &str,
@@ -199,9 +200,9 @@ fn opens_piecewise(
     let count = match pending {
         Pending::Array {
             count,
-            body: Body::Rows { shape: None, .. },
+            body: Body::Rows { shape, .. },
             ..
-        } if !list => count,
+        } if !list && shape.as_deref().is_none_or(rows_stand_alone) => count,
         Pending::Array {
             count,
             body: Body::Items { level: 0 },
@@ -216,6 +217,13 @@ fn opens_piecewise(
             Count::Deferred => None,
         },
     ))
+}
+
+/// Whether a table of layout `shape` reads each row on its own, so that it may be read in
+/// pieces: flattened and constant columns only (a keyed map's keys, an identity column's values
+/// and value groups are checked across rows).
+fn rows_stand_alone(shape: &Shape<'_>) -> bool {
+    !shape.keyed && shape.group.is_none() && shape.identity.is_none()
 }
 
 /// A parser over `input` with its header line read and checked.
@@ -1365,10 +1373,15 @@ impl<'de> Parser<'de> {
         let shaped = self.shaped(Some(shape));
         let buffers = self.spare_rows.pop().unwrap_or_default();
         let room = self.lines.remaining_bytes();
+        // A table whose rows stand alone may be read in pieces (`opens_plain_table`).
+        let resume = self.resume.take();
         let mut seq = RowSeq {
             p: &mut *self,
             st: Table::new(fields, shaped, level, count, line, at, buffers),
         };
+        if let Some(resume) = resume {
+            seq.st.found = resume.found;
+        }
         let value = if keyed {
             let mut map = Map::with_capacity(build::reserve(remaining(count, 0, room)));
             seq.build_shaped(None, Some(&mut map))
@@ -1380,7 +1393,10 @@ impl<'de> Parser<'de> {
                 .map_err(|e| e.or_position(|| line.position_of(at)))?;
             Value::Array(items)
         };
-        seq.end()?;
+        let reached = matches!(count, Count::Known(n) if seq.st.found >= n);
+        if !resume.is_some_and(|r| r.partial) || reached {
+            seq.end()?;
+        }
         let table = seq.st;
         self.recycle(table);
         self.leave();

@@ -155,12 +155,13 @@ pub fn from_slice<'a, T: Deserialize<'a>>(input: &'a [u8]) -> Result<T> {
 /// built, the current line (a line longer than [`Limits::max_line_length`] fails as soon as
 /// its limit is passed, nothing past it kept) and one unit of text: a run of the root object's
 /// members of about 64 KiB, cut before its `## key` section lines, or a piece of about 64 KiB
-/// of a large table (a root table, or a root member that is a table without a layout, cut
-/// between rows) or of a list of `@N` items (the root, or a root member, cut between items).
-/// What is not cut is one unit: a `## key` section with everything nested in it (a table or
-/// list inside it included), a table with a layout (keyed, grouped, constant or path
-/// columns), and the rest of a table once a row declares an inline or shared schema. Blank and comment lines
-/// are never kept, and [`Limits::max_input_size`] is counted as the bytes arrive.
+/// of a large table (a root table, or a root member that is a table, cut between rows: plain
+/// columns, flattened `a>b` columns and constant columns alike) or of a list of `@N` items
+/// (the root, or a root member, cut between items). What is not cut is one unit: a `## key`
+/// section with everything nested in it (a table or list inside it included), a table whose
+/// layout is checked across its rows (a keyed map, an identity column, value groups), and
+/// the rest of a table once a row declares an inline or shared schema. Blank and comment
+/// lines are never kept, and [`Limits::max_input_size`] is counted as the bytes arrive.
 ///
 /// A `serde_json::Value` is built from each unit as it is read. Any other `T` is read by the
 /// in-memory deserializer as its visitors ask: the root object's members one unit after

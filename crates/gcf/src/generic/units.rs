@@ -11,7 +11,8 @@
 //!   line; a table member starts a unit of its own. The members decoded so far go with each
 //!   unit, which checks a repeated key and the element limit against them, and the deferred
 //!   `[?]` sections found so far go with the last, which checks them against the trailer;
-//! - a table without a layout (a root table, or a root member that is one) is cut between its
+//! - a table whose rows stand alone (a root table, or a root member that is one: plain,
+//!   flattened `a>b` and constant columns; see `rows_stand_alone` in de.rs) is cut between its
 //!   rows into pieces of about that size: each piece is the table's header line and the next
 //!   rows, read as the continuation of the rows before it ([`Resume`]: `@N` row ids, the
 //!   count and the element limit go on from there), and its rows join the ones read before.
@@ -21,9 +22,9 @@
 //!   indentation 0: the item before it ends there, its content being indented) into pieces
 //!   of about that size, read the same way (the item index, the count and the element limit
 //!   go on);
-//! - anything else is one unit: a root scalar; a table with a layout (keyed, grouped, with
-//!   constants or paths: groups, keys and shared columns carry from row to row, which a
-//!   [`Resume`] does not carry); and a `## key` section with everything nested in it,
+//! - anything else is one unit: a root scalar; a table whose layout is checked across rows
+//!   (a keyed map's keys, an identity column's values, value groups carry from row to row,
+//!   which a [`Resume`] does not carry); and a `## key` section with everything nested in it,
 //!   tables and lists at any depth included. A section is not cut because its
 //!   members are checked against each other in reading order (a repeated key, the element
 //!   limit): a unit boundary inside it would need the members of every open section carried
@@ -319,8 +320,8 @@ impl<R: BufRead> Units<R> {
         }
     }
 
-    /// The table the held line opens, when it is one without a layout (the root table, or a
-    /// root member).
+    /// The table the held line opens, when its rows stand alone (the root table, or a root
+    /// member).
     fn plain_table(&self) -> Option<Table> {
         let mut text = self.header.clone();
         text.push_str(self.bytes_text());
@@ -741,7 +742,7 @@ struct Typed<R> {
     deferred: Vec<(Position, u64)>,
     /// Whether the member read last is a table in pieces whose value is still to read.
     skip_table: bool,
-    /// Whether the root is a table without a layout (read in pieces).
+    /// Whether the root is a table whose rows stand alone (read in pieces).
     root_table: bool,
 }
 

@@ -86,7 +86,14 @@ impl UnitParser {
             (Pending::Object { level: 0, .. }, Root::Object) => Some(UnitRoot::Object),
             (
                 Pending::Array {
-                    body: Body::Rows { shape: None, .. } | Body::Items { level: 0 },
+                    body: Body::Rows { shape, .. },
+                    ..
+                },
+                Root::Array(_),
+            ) if shape.as_deref().is_none_or(rows_stand_alone) => Some(UnitRoot::Table),
+            (
+                Pending::Array {
+                    body: Body::Items { level: 0 },
                     ..
                 },
                 Root::Array(_),
@@ -221,12 +228,13 @@ impl UnitParser {
                     Body::Rows {
                         fields,
                         level,
-                        shape: None,
+                        shape,
                     },
             }) => {
                 self.p.enter(&line)?;
                 let buffers = self.p.spare_rows.pop().unwrap_or_default();
-                let mut table = Table::new(fields, None, level, count, line, at, buffers);
+                let shaped = self.p.shaped(shape);
+                let mut table = Table::new(fields, shaped, level, count, line, at, buffers);
                 table.found = found;
                 Seq::Rows(table)
             }
