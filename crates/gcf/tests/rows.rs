@@ -398,6 +398,23 @@ fn a_keyed_map_count_is_checked_before_its_fields() {
     }
 }
 
+/// Found by the `gcf_stream` fuzz target: `## ""[2:]{key,a}` (no space before the bracket)
+/// was read by the row reader as a section, refused by the whole decoder
+/// (`trailing_characters` after the quoted name); the row reader refuses it alike now.
+#[test]
+fn a_section_name_is_followed_by_a_space() {
+    let text = "GCF profile=generic\n## \"\"[2:]{key,a}\nu1|1\nu\u{11}2|2 [2:]{key,a}\nu1|1\n";
+    let error = rows(text).unwrap_err();
+    assert_eq!(
+        (error.code(), error.line(), error.column()),
+        ("trailing_characters", Some(2), Some(6)),
+        "{error}"
+    );
+    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+        panic!("{bug}");
+    }
+}
+
 #[test]
 fn from_reader_reads_the_corpus_as_from_str() {
     // Every response of the corpus, as each encoder writes it, and with one of its lines

@@ -985,8 +985,11 @@ impl Cell for ValueCell<'_> {
                     if i > 0 {
                         out.buffer().push(b',');
                     }
-                    if let Value::String(s) = item {
-                        escape_into(out.buffer(), s);
+                    match item {
+                        // The row's first cell: `#` or `GCX` at its start is escaped.
+                        Value::String(s) if i == 0 => out.write_str(s),
+                        Value::String(s) => escape_into(out.buffer(), s),
+                        _ => {}
                     }
                 }
                 out.raw(b"");
@@ -2908,6 +2911,12 @@ mod tests {
             "contracts.list",
             &json!([{"id": "y", "providers": ["ab\r\ns", "x"]}]),
         );
+        // A joined list in a row's first cell whose first item starts like a header or a
+        // comment (found by the `gcx1_decode` fuzz target: the row was read as a header).
+        for first in ["GCX1 tool=t fields=a", "#x"] {
+            let list = json!([{"consumers": [first, "b"], "id": "y"}, {"consumers": ["c"]}]);
+            round_as("contracts.list", &list);
+        }
         round(&json!({"#": "#x", "GCX1": "GCX1 y"}));
         round(&json!([["GCX1 tool=x fields=a"], "#comment", "\\", "\t\n"]));
         round(&json!({"": 1}));

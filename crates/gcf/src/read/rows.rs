@@ -410,6 +410,10 @@ impl<R: BufRead> RowReader<R> {
             Some(rest) if line.indent == 0 && rest.starts_with('[') => (None, rest),
             Some(rest) if line.indent == 0 && !rest.starts_with('!') => {
                 let (key, rest) = lex::key(&line, rest, b" ")?;
+                if !rest.is_empty() && !rest.starts_with(' ') {
+                    // `## "name"[N]`: not a section line; the whole decoder's error.
+                    return Err(self.whole_error(&line));
+                }
                 match rest.trim_start_matches(' ') {
                     r if r.starts_with('[') => (Some(key.into_owned()), r),
                     _ => {
@@ -1074,6 +1078,13 @@ impl<R: BufRead> RowReader<R> {
     /// line read as the root's first member, else (a good member) `not_a_table`.
     #[cold]
     fn after_inline_member(&self, line: &Line<'_>) -> Error {
+        self.whole_error(line)
+    }
+
+    /// The whole decoder's error for `line` read as the root's first member, else (a good
+    /// member) `not_a_table`.
+    #[cold]
+    fn whole_error(&self, line: &Line<'_>) -> Error {
         let mini = format!(
             "{}\n{:indent$}{}\n",
             self.header,
