@@ -354,3 +354,81 @@ fn buffering_targets_own_what_they_keep() {
     }
     check_from_reader_typed::<Flat>(text.as_bytes()).unwrap();
 }
+
+/// A section holding tables and lists (a member of a root section, and deeper), read into a
+/// `Value` a piece at a time.
+fn nested() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::json;
+    (
+        proptest::collection::vec(row(), 0..8),
+        proptest::collection::vec(item(), 0..6),
+        proptest::collection::vec(row(), 0..5),
+        any::<u8>(),
+        text(),
+    )
+        .prop_map(|(rows, items, inner, n, s)| {
+            json!({
+                "a": n,
+                "data": {
+                    "total": n,
+                    "items": rows,
+                    "list": items,
+                    "meta": {"s": s, "deep": {"rows": inner, "after": n}, "x": 1},
+                    "z": s,
+                },
+                "ok": true,
+                "tail": {"rows": inner},
+            })
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Sections holding tables and lists, cut between their rows and items (and before
+    /// their `##` members), whole and damaged (short counts, repeated keys after a cut, bad
+    /// rows late in a piece, deferred counts and trailers).
+    #[test]
+    fn nested_sections_stream_as_they_decode(
+        value in nested(),
+        v31 in any::<bool>(),
+        damage in (any::<prop::sample::Index>(), any::<prop::sample::Index>(), 0u8..4, prop::sample::select(vec![b'@', b'x', b'"', b' ', b'#', b'{', b'1', b'=', b'|', b'?'])),
+        deferred in any::<bool>(),
+    ) {
+        let spec = if v31 { Spec::V3_1 } else { Spec::LATEST };
+        let Ok(mut text) = EncoderOptions::new().spec(spec).to_string(&value) else { return Ok(()) };
+        if deferred {
+            // Deferred counts, checked against a trailer at the end.
+            text = text.replace(" [", " [?");
+            text = text.replace("[?0", "[?").replace("[?1", "[?").replace("[?2", "[?").replace("[?3", "[?")
+                .replace("[?4", "[?").replace("[?5", "[?").replace("[?6", "[?").replace("[?7", "[?");
+        }
+        if let Err(bug) = check_from_reader(text.as_bytes()) {
+            prop_assert!(false, "{}\n{}", bug, text);
+        }
+        let damaged = damaged(&text, damage);
+        if let Err(bug) = check_from_reader(damaged.as_bytes()) {
+            prop_assert!(false, "{}\n{}", bug, damaged);
+        }
+    }
+}
+
+/// The issue's example, and its damaged forms, cut everywhere.
+#[test]
+fn a_section_holding_a_table_streams() {
+    let text = "GCF profile=generic\n## data\n  total=2\n  ## items [3]{id,n}\n  1|a\n  2|b\n  3|c\n  ## meta\n    x=1\n    ## t [2]{a}\n    1\n    2\nok=true\n";
+    check_from_reader(text.as_bytes()).unwrap();
+    for bad in [
+        text.replace("[3]", "[4]"),
+        text.replace("[3]", "[2]"),
+        text.replace("  3|c\n", "  3|c\n  total=1\n"),
+        text.replace("  ## meta\n", "  ## items\n"),
+        text.replace("  ## meta\n", "  total=9\n  ## meta\n"),
+        text.replace("  3|c", "  3|c|d"),
+        text.replace("    2\n", "    x\n    2\n"),
+        text.replace("[3]", "[?]") + "##! count items=3\n",
+        text.replace("[3]", "[?]") + "##! items=2\n",
+    ] {
+        check_from_reader(bad.as_bytes()).unwrap_or_else(|bug| panic!("{bug}\n{bad}"));
+    }
+}

@@ -88,6 +88,10 @@ struct Table {
     list: bool,
     /// The rows of the pieces decoded so far.
     before: Vec<Value>,
+    /// The indentation of its header line and rows, and the keys of the sections it is
+    /// nested in (from the root's member), empty for the root or a root member.
+    indent: usize,
+    path: Vec<String>,
 }
 
 struct Units<R> {
@@ -123,6 +127,11 @@ struct Units<R> {
     /// With `lazy`, the error of the line that could not be read, and the options its unit
     /// (ending with a stand-in for it) is decoded with.
     failed: Option<(Error, DecoderOptions)>,
+    /// The `## key` sections the held line is in, one in the other from a root member: each
+    /// line (with its indentation), its line in the input, and its key. A unit cut inside
+    /// them starts with these lines, which re-enter them ([`Carry::reopen`]). Only into a
+    /// `Value` (not `lazy`).
+    sections: Vec<(String, usize, String)>,
 }
 
 /// Where a unit was cut.
@@ -179,6 +188,7 @@ impl<R: BufRead> Units<R> {
             after: After::Nothing,
             lazy,
             failed: None,
+            sections: Vec::new(),
         }
     }
 
@@ -201,13 +211,17 @@ impl<R: BufRead> Units<R> {
     fn next_cut(&mut self) -> Result<Cut> {
         match std::mem::replace(&mut self.after, After::Nothing) {
             After::Nothing => {}
-            After::Reset => self.reset(),
+            After::Reset => {
+                self.reset();
+                self.reopen();
+            }
             After::Piece => {
                 // The next piece of the table starts with the table's header line.
                 if let Some((header, number)) =
                     self.table.as_ref().map(|t| (t.header.clone(), t.number))
                 {
                     self.reset();
+                    self.reopen();
                     self.push(&header, number);
                 }
             }
@@ -277,7 +291,13 @@ impl<R: BufRead> Units<R> {
                             self.table = Some(table);
                             self.take();
                         }
-                        None => self.take(),
+                        None => {
+                            if !self.lazy && section && is_section(text) {
+                                let entry = (text.to_owned(), self.lines.number(), text[3..].into());
+                                self.sections.push(entry);
+                            }
+                            self.take();
+                        }
                     }
                 }
                 self.stage = Stage::Lines;
@@ -302,7 +322,19 @@ impl<R: BufRead> Units<R> {
                     && !text.starts_with("## [")
                     && self.table.as_ref().is_none_or(|t| t.key.is_some())
                 {
+                    self.sections.clear();
                     break;
+                }
+                if !self.sections.is_empty() {
+                    match self.cut_in_section() {
+                        Some(true) => {
+                            self.after = After::Reset;
+                            return Ok(Cut::Unit);
+                        }
+                        // The header line of a table in pieces, taken.
+                        Some(false) => continue,
+                        None => {}
+                    }
                 }
                 if !self.checked && self.cut_before_row() {
                     self.checked = true;
@@ -336,6 +368,8 @@ impl<R: BufRead> Units<R> {
             cuttable: true,
             list: false,
             before: Vec::new(),
+            indent: 0,
+            path: Vec::new(),
         })
     }
 
@@ -354,7 +388,91 @@ impl<R: BufRead> Units<R> {
             cuttable: true,
             list: true,
             before: Vec::new(),
+            indent: 0,
+            path: Vec::new(),
         })
+    }
+
+    /// In a section of a root member (into a `Value`), keeps track of the sections the held
+    /// line is in, and whether to cut before it: a `## ...` member line of the innermost
+    /// section (every value before it at its level ends there) when the unit has reached its
+    /// size, or when it opens a table or list to read in pieces (which starts a unit of its
+    /// own, then opened here: `Some(false)`, the line taken). `None` to go on with the line.
+    fn cut_in_section(&mut self) -> Option<bool> {
+        let (indent, member) = {
+            let (indent, text) = self.current();
+            (indent, text.starts_with("## ").then(|| is_section(text)))
+        };
+        // A section's line is its indentation, `## ` and its key.
+        let level = |s: &(String, usize, String)| s.0.len() - s.2.len() - 3;
+        while self.sections.last().is_some_and(|s| level(s) + 2 > indent) {
+            self.sections.pop();
+        }
+        let Some(top) = self.sections.last() else {
+            return None;
+        };
+        let Some(section) = member.filter(|_| indent == level(top) + 2) else {
+            return None;
+        };
+        let started = self.kept > 1 + self.carry.reopen;
+        if section {
+            if started && self.text.len() >= self.opts.unit_size {
+                return Some(true);
+            }
+            let line = self.bytes_text();
+            let entry = (
+                line.to_owned(),
+                self.lines.number(),
+                line[indent + 3..].to_owned(),
+            );
+            self.sections.push(entry);
+            return None;
+        }
+        let mut table = self.nested_table(indent)?;
+        if started || self.table.is_some() {
+            return Some(true);
+        }
+        table.indent = indent;
+        table.path = self.sections.iter().map(|s| s.2.clone()).collect();
+        self.table = Some(table);
+        self.take();
+        Some(false)
+    }
+
+    /// The table or list to read in pieces the held line (indented by `indent`) opens.
+    fn nested_table(&self, indent: usize) -> Option<Table> {
+        let line = &self.bytes_text()[indent..];
+        let text = format!("{}{line}\n", self.header);
+        let (key, count, list) = match de::opens_plain_table(&text, &self.opts) {
+            Some((key, count)) => (key, count, false),
+            None => {
+                let (key, count) = de::opens_item_list(&text, &self.opts)?;
+                (key, count, true)
+            }
+        };
+        Some(Table {
+            key,
+            header: self.bytes_text().to_owned(),
+            number: self.lines.number(),
+            count,
+            rows: 0,
+            cuttable: true,
+            list,
+            before: Vec::new(),
+            indent,
+            path: Vec::new(),
+        })
+    }
+
+    /// Starts the current unit (after its header line) with the lines of the sections the
+    /// held line is in.
+    fn reopen(&mut self) {
+        let sections = std::mem::take(&mut self.sections);
+        for (line, number, _) in &sections {
+            self.push(line, *number);
+        }
+        self.carry.reopen = sections.len();
+        self.sections = sections;
     }
 
     /// Takes the held line as the header of a table to read in pieces, when it opens a table
@@ -380,9 +498,13 @@ impl<R: BufRead> Units<R> {
             (indent, &b[indent..])
         };
         let mut cut = false;
+        if indent < t.indent {
+            // Out of a nested table: it has ended.
+            t.cuttable = false;
+        }
         if t.list {
             // Before an item (`@` at the list's level): the items before it end there.
-            if t.cuttable && indent == 0 {
+            if t.cuttable && indent == t.indent {
                 if !text.starts_with(b"@") || t.count.is_some_and(|n| t.rows >= n) {
                     // The list has ended.
                     t.cuttable = false;
@@ -393,7 +515,7 @@ impl<R: BufRead> Units<R> {
             }
             return cut;
         }
-        if t.cuttable && indent == 0 {
+        if t.cuttable && indent == t.indent {
             if text.starts_with(b"##") || text.starts_with(b".") {
                 t.cuttable = false;
             } else if t.count.is_some_and(|n| t.rows >= n) {
@@ -422,6 +544,18 @@ impl<R: BufRead> Units<R> {
             partial: true,
         };
         let rows = match &t.key {
+            Some(key) if !t.path.is_empty() => {
+                // A nested table: the unit re-enters its sections, whose members are carried.
+                let (key, path) = (key.clone(), t.path.clone());
+                decode(
+                    &self.text,
+                    &self.opts,
+                    &mut self.carry,
+                    Some(resume),
+                    &self.map,
+                )?;
+                section(&mut self.carry.members, &path).and_then(|m| m.remove(&key))
+            }
             Some(key) if t.before.is_empty() => {
                 // The first piece, with the members before it: its key is checked against
                 // them. Its rows come out again (the last member: the order stays).
@@ -439,6 +573,7 @@ impl<R: BufRead> Units<R> {
                 let mut scratch = Carry {
                     members: serde_json::Map::new(),
                     deferred: std::mem::take(&mut self.carry.deferred),
+                    reopen: 0,
                 };
                 let decoded = decode(
                     &self.text,
@@ -524,7 +659,7 @@ impl<R: BufRead> Units<R> {
             return decoded;
         };
         let rows = match &t.key {
-            Some(key) => self.carry.members.get_mut(key),
+            Some(key) => section(&mut self.carry.members, &t.path).and_then(|m| m.get_mut(key)),
             None => decoded.as_mut(),
         };
         if let Some(Value::Array(rows)) = rows {
@@ -536,6 +671,7 @@ impl<R: BufRead> Units<R> {
 
     /// Starts a new unit: the header line alone.
     fn reset(&mut self) {
+        self.carry.reopen = 0;
         self.text.clear();
         self.text.push_str(&self.header);
         self.map = LineMap::default();
@@ -600,6 +736,7 @@ impl<R: BufRead> Units<R> {
         let mut carry = Carry {
             members: std::mem::take(&mut self.carry.members),
             deferred: Vec::new(),
+            reopen: self.carry.reopen,
         };
         match decode(&self.text, &opts, &mut carry, resume, &self.map) {
             // The stand-in's own error: the reader's is the one to report.
@@ -669,6 +806,22 @@ impl<R: BufRead> Units<R> {
             self.dropped = dropped;
         }
     }
+}
+
+/// Whether `text` (a line after its indentation) opens an object section: `## key`, the key
+/// bare.
+fn is_section(text: &str) -> bool {
+    text.strip_prefix("## ")
+        .is_some_and(|key| !key.is_empty() && crate::lex::bare_key_len(key) == key.len())
+}
+
+/// The object the sections `path` lead to from the root's `members`.
+fn section<'m>(
+    members: &'m mut serde_json::Map<String, Value>,
+    path: &[String],
+) -> Option<&'m mut serde_json::Map<String, Value>> {
+    path.iter()
+        .try_fold(members, |m, key| m.get_mut(key)?.as_object_mut())
 }
 
 /// [`de::decode_unit`] for a unit that more units follow, its errors at the input's positions.
