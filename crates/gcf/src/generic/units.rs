@@ -293,7 +293,8 @@ impl<R: BufRead> Units<R> {
                         }
                         None => {
                             if !self.lazy && section && is_section(text) {
-                                let entry = (text.to_owned(), self.lines.number(), text[3..].into());
+                                let entry =
+                                    (text.to_owned(), self.lines.number(), text[3..].into());
                                 self.sections.push(entry);
                             }
                             self.take();
