@@ -22,14 +22,21 @@
 //!   indentation 0: the item before it ends there, its content being indented) into pieces
 //!   of about that size, read the same way (the item index, the count and the element limit
 //!   go on);
+//! - into a `Value`, a `## key` section of the root is cut inside as well, at any depth
+//!   ([`Units::cut_in_section`]): before a `## ...` member line of the innermost open section
+//!   (`## key` sections at indentation 0, 2, 4... one in the other, tracked as the lines go;
+//!   every value before such a line at its level ends there) when the unit has reached its
+//!   size, and a table or list to read in pieces that is a member of a section starts a unit
+//!   of its own and is cut between rows or items as above. A unit cut inside sections starts
+//!   (after the header line) with the lines of the sections open there, at their input lines:
+//!   the decoder re-enters them ([`Carry::reopen`]) and goes on in the objects already built,
+//!   so a repeated key is `duplicate_key` at its line and the element limit counts the
+//!   members before; the deferred `[?]` sections go on to the last unit as above;
 //! - anything else is one unit: a root scalar; a table whose layout is checked across rows
 //!   (a keyed map's keys, an identity column's values, value groups carry from row to row,
-//!   which a [`Resume`] does not carry); and a `## key` section with everything nested in it,
-//!   tables and lists at any depth included. A section is not cut because its
-//!   members are checked against each other in reading order (a repeated key, the element
-//!   limit): a unit boundary inside it would need the members of every open section carried
-//!   into the next unit, and the in-memory decoder re-entering them there (where it reads a
-//!   repeated `## key` line as `duplicate_key`), which it has no entry for.
+//!   which a [`Resume`] does not carry); and into a typed `T`, a `## key` section with
+//!   everything nested in it, tables and lists at any depth included (its visitors read a
+//!   section through the in-memory deserializer's own object reading, within one unit).
 //!
 //! Into a `serde_json::Value` ([`value_from_reader`]), each unit is decoded into the value as
 //! it is cut. Into any other `T` ([`from_reader`]), `T`'s visitors pull the units: the root
