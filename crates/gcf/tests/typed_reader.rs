@@ -382,6 +382,38 @@ fn nested() -> impl Strategy<Value = serde_json::Value> {
         })
 }
 
+/// [`nested`] as structs (a typed target reading sections across units).
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct Nested {
+    a: u8,
+    data: NestedData,
+    ok: bool,
+    tail: NestedTail,
+}
+
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct NestedData {
+    total: u8,
+    items: Vec<Row>,
+    list: Vec<serde_json::Value>,
+    meta: NestedMeta,
+    z: String,
+}
+
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct NestedMeta {
+    s: String,
+    deep: NestedTail,
+    x: u8,
+}
+
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct NestedTail {
+    rows: Vec<Row>,
+    #[serde(default)]
+    after: Option<u8>,
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
@@ -403,11 +435,13 @@ proptest! {
             text = text.replace("[?0", "[?").replace("[?1", "[?").replace("[?2", "[?").replace("[?3", "[?")
                 .replace("[?4", "[?").replace("[?5", "[?").replace("[?6", "[?").replace("[?7", "[?");
         }
-        if let Err(bug) = check_from_reader(text.as_bytes()) {
+        let check = |input: &str| check_from_reader(input.as_bytes())
+            .and_then(|()| check_from_reader_typed::<Nested>(input.as_bytes()));
+        if let Err(bug) = check(&text) {
             prop_assert!(false, "{}\n{}", bug, text);
         }
         let damaged = damaged(&text, damage);
-        if let Err(bug) = check_from_reader(damaged.as_bytes()) {
+        if let Err(bug) = check(&damaged) {
             prop_assert!(false, "{}\n{}", bug, damaged);
         }
     }
@@ -418,6 +452,35 @@ proptest! {
 fn a_section_holding_a_table_streams() {
     let text = "GCF profile=generic\n## data\n  total=2\n  ## items [3]{id,n}\n  1|a\n  2|b\n  3|c\n  ## meta\n    x=1\n    ## t [2]{a}\n    1\n    2\nok=true\n";
     check_from_reader(text.as_bytes()).unwrap();
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Example {
+        data: ExampleData,
+        ok: bool,
+    }
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct ExampleData {
+        total: u64,
+        items: Vec<ExampleItem>,
+        meta: HashMap<String, serde_json::Value>,
+    }
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct ExampleItem {
+        id: u64,
+        n: String,
+    }
+    let typed: Example = DecoderOptions::new()
+        .stream_unit_size(1)
+        .from_reader(text.as_bytes())
+        .unwrap();
+    assert_eq!(
+        (typed.data.items[2].id, typed.data.items[2].n.as_str()),
+        (3, "c")
+    );
+    assert_eq!(
+        typed.data.meta["t"],
+        serde_json::json!([{"a": 1}, {"a": 2}])
+    );
+    assert!(typed.ok && typed.data.total == 2);
     for bad in [
         text.replace("[3]", "[4]"),
         text.replace("[3]", "[2]"),
@@ -429,6 +492,8 @@ fn a_section_holding_a_table_streams() {
         text.replace("[3]", "[?]") + "##! count items=3\n",
         text.replace("[3]", "[?]") + "##! items=2\n",
     ] {
-        check_from_reader(bad.as_bytes()).unwrap_or_else(|bug| panic!("{bug}\n{bad}"));
+        check_from_reader(bad.as_bytes())
+            .and_then(|()| check_from_reader_typed::<Example>(bad.as_bytes()))
+            .unwrap_or_else(|bug| panic!("{bug}\n{bad}"));
     }
 }

@@ -299,7 +299,7 @@ impl<R: BufRead> Units<R> {
                             self.take();
                         }
                         None => {
-                            if !self.lazy && section && is_section(text) {
+                            if section && is_section(text) {
                                 let entry =
                                     (text.to_owned(), self.lines.number(), text[3..].into());
                                 self.sections.push(entry);
@@ -864,6 +864,8 @@ pub(crate) fn from_reader<R: BufRead, T: DeserializeOwned>(
         deferred: Vec::new(),
         skip_table: false,
         root_table: false,
+        reopen: 0,
+        sections: Vec::new(),
     };
     let cut = typed.units.next_cut()?;
     if cut == Cut::Empty {
@@ -905,6 +907,11 @@ struct Typed<R> {
     skip_table: bool,
     /// Whether the root is a table whose rows stand alone (read in pieces).
     root_table: bool,
+    /// The sections the current unit re-enters ([`Carry::reopen`]).
+    reopen: usize,
+    /// The keys and member counts of the open sections below the root object, innermost
+    /// last (a repeated key and the element limit are checked against them across units).
+    sections: Vec<(HashSet<String>, u64)>,
 }
 
 impl<R: BufRead> Typed<R> {
@@ -957,7 +964,8 @@ impl<R: BufRead> Typed<R> {
         self.map = std::mem::take(&mut self.units.map);
         let text = std::mem::take(&mut self.units.text);
         let opts = self.unit_options();
-        match UnitParser::new(text, &opts) {
+        self.reopen = self.units.carry.reopen;
+        match UnitParser::new(text, &opts, self.reopen) {
             Ok((unit, root)) => {
                 self.unit = Some(unit);
                 Ok(root)
@@ -1009,27 +1017,88 @@ impl<R: BufRead> Typed<R> {
         }
     }
 
-    /// Whether a member of the root object follows, opening the units it is in.
-    fn at_member(&mut self) -> Result<bool> {
+    /// Whether a member of the root object (`level` 0) or of the open section at `level`
+    /// follows, opening the units it is in (after reading past the value before it, if the
+    /// visitor skipped it). `false` where the object ends, the section left.
+    fn at_member(&mut self, level: usize) -> Result<bool> {
         if std::mem::take(&mut self.skip_table) {
             serde_de::Deserializer::deserialize_ignored_any(Pieces(self), IgnoredAny)?;
         }
+        if let Some(at) = self.pending_section()? {
+            serde_de::Deserializer::deserialize_ignored_any(
+                Section(self, level + 1, at),
+                IgnoredAny,
+            )?;
+        }
         loop {
-            if self.with(UnitParser::at_member)? {
+            if self.with(|unit| unit.at_member_in(level))? {
                 return Ok(true);
             }
             if self.cut == Cut::End || self.with(UnitParser::has_next)? {
-                return Ok(false);
+                break;
             }
             self.next()?;
+            if self.reopen < level {
+                // The unit starts past the section's end.
+                break;
+            }
         }
+        if level > 0 {
+            self.with(|unit| {
+                unit.leave_section(level);
+                Ok(())
+            })?;
+        }
+        Ok(false)
+    }
+
+    /// Whether the value still to read is a section, read across units ([`Section`]): its
+    /// line's position in the input.
+    fn pending_section(&mut self) -> Result<Option<Position>> {
+        let at = self.with(|unit| Ok(unit.pending_section()))?;
+        Ok(at.map(|at| Position {
+            line: self.map.input_line(at.line),
+            column: at.column,
+        }))
+    }
+
+    /// The key of the member [`Typed::at_member`] found, at `level`.
+    fn key<'de, K: DeserializeSeed<'de>>(&mut self, level: usize, seed: K) -> Result<K::Value> {
+        let (keys, found) = match level {
+            0 => (&mut self.keys, &mut self.found),
+            _ => match self.sections.last_mut() {
+                Some((keys, found)) => (keys, found),
+                None => (&mut self.keys, &mut self.found),
+            },
+        };
+        let Some(unit) = self.unit.as_mut() else {
+            return Err(Error::new(ErrorKind::InvalidLine, "internal: no unit"));
+        };
+        let key = unit.key_in(level, owned::Seed::new(seed), keys, found);
+        let key = key.map_err(|e| self.fix(e))?;
+        // A table that starts a unit cut before its end is read in pieces.
+        self.skip_table = self.cut == Cut::Piece;
+        Ok(key)
+    }
+
+    /// The value of the member [`Typed::key`] read, at `level`: a table in pieces, a section
+    /// read across units, or any other value in the unit.
+    fn value<'de, V: DeserializeSeed<'de>>(&mut self, level: usize, seed: V) -> Result<V::Value> {
+        if std::mem::take(&mut self.skip_table) {
+            return seed.deserialize(Pieces(self));
+        }
+        if let Some(at) = self.pending_section()? {
+            return seed.deserialize(Section(self, level + 1, at));
+        }
+        self.with(|unit| unit.value(owned::Seed::new(seed)))
     }
 
     /// In a table read in pieces, opens the next piece (its rows resume after `found`).
     fn next_piece(&mut self) -> Result<()> {
         let found = self.unit.as_ref().map_or(0, UnitParser::rows_found);
         if self.next()? == UnitRoot::Object {
-            self.with(UnitParser::reopen_member)?;
+            let level = self.reopen;
+            self.with(|unit| unit.reopen_member(level))?;
         }
         self.with(|unit| unit.start_rows(found)).map(drop)
     }
@@ -1117,26 +1186,14 @@ impl<'de, R: BufRead> serde_de::MapAccess<'de> for RootAccess<'_, R> {
 
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
         let t = &mut *self.0;
-        if !t.at_member()? {
+        if !t.at_member(0)? {
             return Ok(None);
         }
-        let (keys, found) = (&mut t.keys, &mut t.found);
-        let Some(unit) = t.unit.as_mut() else {
-            return Ok(None);
-        };
-        let key = unit.key(owned::Seed::new(seed), keys, found);
-        let key = key.map_err(|e| t.fix(e))?;
-        // A table that starts a unit cut before its end is read in pieces.
-        t.skip_table = t.cut == Cut::Piece;
-        Ok(Some(key))
+        t.key(0, seed).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        let t = &mut *self.0;
-        if std::mem::take(&mut t.skip_table) {
-            return seed.deserialize(Pieces(t));
-        }
-        t.with(|unit| unit.value(owned::Seed::new(seed)))
+        self.0.value(0, seed)
     }
 }
 
@@ -1272,5 +1329,140 @@ impl<'de, R: BufRead> serde_de::SeqAccess<'de> for PieceRows<'_, R> {
             }
             t.next_piece()?;
         }
+    }
+}
+
+/// A section (`## key` object) below the root, at `level`, its line at `.2` in the input, as a
+/// deserializer: its members read from one unit after another (what [`ValueDe`] reads an
+/// object of member lines as, within one unit).
+///
+/// [`ValueDe`]: super::de
+struct Section<'t, R>(&'t mut Typed<R>, usize, Position);
+
+impl<'de, R: BufRead> Section<'_, R> {
+    /// Enters the section, reads it with `read`, and leaves it.
+    fn read<T>(self, read: impl FnOnce(&mut SectionAccess<'_, R>) -> Result<T>) -> Result<T> {
+        let Section(t, level, at) = self;
+        t.with(UnitParser::enter_section)?;
+        t.sections.push((HashSet::new(), 0));
+        let mut access = SectionAccess(&mut *t, level);
+        let value = read(&mut access);
+        t.sections.pop();
+        value.map_err(|e| e.or_position(|| at))
+    }
+}
+
+impl<'de, R: BufRead> serde_de::Deserializer<'de> for Section<'_, R> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let at = self.2;
+        self.read(|access| {
+            let value = visitor.visit_map(&mut *access)?;
+            let t = &mut *access.0;
+            if t.with(|unit| Ok(unit.value_pending()))? || access.next_key_seed(SKIP)?.is_some() {
+                return Err(Error::new(
+                    ErrorKind::TypeMismatch,
+                    "the object has more members than the target type reads",
+                )
+                .with_position(at));
+            }
+            Ok(value)
+        })
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        let at = self.2;
+        self.read(|access| {
+            let value = visitor.visit_enum(&mut *access)?;
+            if access.next_key_seed(SKIP)?.is_some() {
+                return Err(Error::new(
+                    ErrorKind::TypeMismatch,
+                    "an enum variant is an object with exactly one member",
+                )
+                .with_position(at));
+            }
+            Ok(value)
+        })
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+/// The members of a [`Section`], across units.
+struct SectionAccess<'t, R>(&'t mut Typed<R>, usize);
+
+impl<'de, R: BufRead> serde_de::MapAccess<'de> for SectionAccess<'_, R> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        let (t, level) = (&mut *self.0, self.1);
+        if !t.at_member(level)? {
+            return Ok(None);
+        }
+        t.key(level, seed).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        self.0.value(self.1, seed)
+    }
+}
+
+impl<'de, R: BufRead> serde_de::EnumAccess<'de> for &mut SectionAccess<'_, R> {
+    type Error = Error;
+    type Variant = Self;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<(S::Value, Self)> {
+        match serde_de::MapAccess::next_key_seed(self, seed)? {
+            Some(variant) => Ok((variant, self)),
+            None => Err(Error::new(
+                ErrorKind::TypeMismatch,
+                "an enum variant is a string or an object with exactly one member",
+            )),
+        }
+    }
+}
+
+impl<'de, R: BufRead> serde_de::VariantAccess<'de> for &mut SectionAccess<'_, R> {
+    type Error = Error;
+
+    fn unit_variant(self) -> Result<()> {
+        serde_de::MapAccess::next_value_seed(self, std::marker::PhantomData::<()>)
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value> {
+        serde_de::MapAccess::next_value_seed(self, seed)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
+        serde_de::MapAccess::next_value_seed(self, AsSeq(visitor))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        serde_de::MapAccess::next_value_seed(self, AsMap(visitor))
     }
 }
