@@ -715,3 +715,58 @@ fn from_reader_reads_a_table_nested_in_a_section_in_pieces() {
         "peak {peak} bytes for a value of {held}"
     );
 }
+
+/// [`nested_payload`] as structs.
+#[derive(Debug, Clone, serde::Deserialize)]
+struct NestedBig {
+    name: String,
+    data: NestedData,
+    ok: bool,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+struct NestedData {
+    total: u32,
+    items: Vec<BigRow>,
+    meta: NestedMeta,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+struct NestedMeta {
+    x: u32,
+    list: Vec<BigItem>,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+struct BigItem {
+    id: u64,
+    note: String,
+}
+
+#[test]
+fn from_reader_into_a_struct_reads_a_table_nested_in_a_section_in_pieces() {
+    let _serial = one_at_a_time();
+    let filler = "n".repeat(900);
+    let rows = 45_000u64;
+    let mut input = nested_payload(rows, &filler);
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let (value, peak) = peak_during(|| opts.from_reader::<_, NestedBig>(&mut input).unwrap());
+    assert_eq!(value.data.items.len() as u64, rows);
+    assert_eq!(
+        (value.data.items[7].id, value.data.items[7].name.is_none()),
+        (7, true)
+    );
+    assert_eq!(value.data.meta.list.len() as u64, rows / 10);
+    assert_eq!(value.data.meta.list[3].note, filler);
+    assert!(value.ok && value.data.total == 2 && value.data.meta.x == 1 && value.name == "big");
+    let held = typed_bytes(value);
+    eprintln!(
+        "nested table into a struct: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    assert!(input.total >= 40 * MB);
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+}
