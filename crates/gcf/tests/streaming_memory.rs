@@ -757,7 +757,10 @@ fn from_reader_into_a_struct_reads_a_table_nested_in_a_section_in_pieces() {
         (7, true)
     );
     assert_eq!(value.data.meta.list.len() as u64, rows / 10);
-    assert_eq!(value.data.meta.list[3].note, filler);
+    assert_eq!(
+        (value.data.meta.list[3].id, &value.data.meta.list[3].note),
+        (3, &filler)
+    );
     assert!(value.ok && value.data.total == 2 && value.data.meta.x == 1 && value.name == "big");
     let held = typed_bytes(value);
     eprintln!(

@@ -416,12 +416,8 @@ impl<R: BufRead> Units<R> {
         while self.sections.last().is_some_and(|s| level(s) + 2 > indent) {
             self.sections.pop();
         }
-        let Some(top) = self.sections.last() else {
-            return None;
-        };
-        let Some(section) = member.filter(|_| indent == level(top) + 2) else {
-            return None;
-        };
+        let top = self.sections.last()?;
+        let section = member.filter(|_| indent == level(top) + 2)?;
         let started = self.kept > 1 + self.carry.reopen;
         if section {
             if started && self.text.len() >= self.opts.unit_size {
@@ -1339,7 +1335,7 @@ impl<'de, R: BufRead> serde_de::SeqAccess<'de> for PieceRows<'_, R> {
 /// [`ValueDe`]: super::de
 struct Section<'t, R>(&'t mut Typed<R>, usize, Position);
 
-impl<'de, R: BufRead> Section<'_, R> {
+impl<R: BufRead> Section<'_, R> {
     /// Enters the section, reads it with `read`, and leaves it.
     fn read<T>(self, read: impl FnOnce(&mut SectionAccess<'_, R>) -> Result<T>) -> Result<T> {
         let Section(t, level, at) = self;
