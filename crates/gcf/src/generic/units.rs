@@ -22,7 +22,7 @@
 //!   indentation 0: the item before it ends there, its content being indented) into pieces
 //!   of about that size, read the same way (the item index, the count and the element limit
 //!   go on);
-//! - into a `Value`, a `## key` section of the root is cut inside as well, at any depth
+//! - a `## key` section of the root is cut inside as well, at any depth
 //!   ([`Units::cut_in_section`]): before a `## ...` member line of the innermost open section
 //!   (`## key` sections at indentation 0, 2, 4... one in the other, tracked as the lines go;
 //!   every value before such a line at its level ends there) when the unit has reached its
@@ -34,19 +34,21 @@
 //!   members before; the deferred `[?]` sections go on to the last unit as above;
 //! - anything else is one unit: a root scalar; a table whose layout is checked across rows
 //!   (a keyed map's keys, an identity column's values, value groups carry from row to row,
-//!   which a [`Resume`] does not carry); and into a typed `T`, a `## key` section with
-//!   everything nested in it, tables and lists at any depth included (its visitors read a
-//!   section through the in-memory deserializer's own object reading, within one unit).
+//!   which a [`Resume`] does not carry); a section whose key is quoted (`## "a b"`, not
+//!   tracked) with everything nested in it; anything nested in a value other than a section
+//!   (a list item's object, a row's `.field` body).
 //!
 //! Into a `serde_json::Value` ([`value_from_reader`]), each unit is decoded into the value as
 //! it is cut. Into any other `T` ([`from_reader`]), `T`'s visitors pull the units: the root
-//! object's members are read from one unit after another by a [`UnitParser`] (the in-memory
-//! `ObjectAccess` reading, its repeated-key and element checks carried across units), the
+//! object's members, and a section's ([`Section`]: the unit parser re-enters the sections a
+//! unit starts in, and a section ends where a unit starts past it), are read from one unit
+//! after another by a [`UnitParser`] (the in-memory `ObjectAccess` reading, its repeated-key
+//! and element checks carried across units for each open section), the
 //! rows of a table in pieces continue from piece to piece, and every string goes to the
 //! visitors as an owned one (`owned.rs`), so that `T` never points into a unit.
 //!
 //! So memory holds the value being built, one unit's text (about 64 KiB, or the largest
-//! section, list or uncut table), and the current line (bounded by the line limit). Blank and
+//! uncut table or section with a quoted key), and the current line (bounded by the line limit). Blank and
 //! comment lines are never kept (a run of them costs one entry of a [`LineMap`]).
 //!
 //! Errors are the in-memory decoder's, at the input's positions (the oracle
@@ -136,8 +138,7 @@ struct Units<R> {
     failed: Option<(Error, DecoderOptions)>,
     /// The `## key` sections the held line is in, one in the other from a root member: each
     /// line (with its indentation), its line in the input, and its key. A unit cut inside
-    /// them starts with these lines, which re-enter them ([`Carry::reopen`]). Only into a
-    /// `Value` (not `lazy`).
+    /// them starts with these lines, which re-enter them ([`Carry::reopen`]).
     sections: Vec<(String, usize, String)>,
 }
 
