@@ -497,3 +497,80 @@ fn a_section_holding_a_table_streams() {
             .unwrap_or_else(|bug| panic!("{bug}\n{bad}"));
     }
 }
+
+/// A payload of sections one in the other holding members, tables and lists, built from
+/// `ops` (mostly well formed: a count off by one, a repeated key, a stray line now and then).
+fn sections_payload(ops: &[(u8, u8)], deferred: bool) -> String {
+    use std::fmt::Write;
+    let mut out = String::from("GCF profile=generic\n");
+    let mut depth = 0usize;
+    let mut counts = Vec::new();
+    for (i, &(op, arg)) in ops.iter().enumerate() {
+        let pad = "  ".repeat(depth);
+        // Mostly a new key, now and then a repeated one.
+        let key = if arg % 13 == 0 { 0 } else { i };
+        let n = usize::from(arg % 5);
+        // A declared count, now and then off by one.
+        let declared = if arg % 11 == 0 { n + 1 } else { n };
+        let count = if deferred {
+            "?".to_owned()
+        } else {
+            declared.to_string()
+        };
+        let _ = match op % 9 {
+            0 | 1 => {
+                depth += 1;
+                writeln!(out, "{pad}## s{key}")
+            }
+            2 => {
+                depth = depth.saturating_sub(1 + usize::from(arg % 2));
+                Ok(())
+            }
+            3 => writeln!(out, "{pad}k{key}={i}"),
+            4 | 5 => {
+                counts.push(n);
+                let _ = writeln!(out, "{pad}## t{key} [{count}]{{a,b}}");
+                (0..n).try_for_each(|r| writeln!(out, "{pad}{r}|\"v{i}\""))
+            }
+            6 => {
+                counts.push(n);
+                let _ = writeln!(out, "{pad}## l{key} [{count}]");
+                (0..n).try_for_each(|r| match r % 3 {
+                    0 => writeln!(out, "{pad}@{r} {{}}\n{pad}  x={r}"),
+                    1 => writeln!(out, "{pad}@{r} [1]{{a}}\n{pad}  {r}"),
+                    _ => writeln!(out, "{pad}@{r} ={r}"),
+                })
+            }
+            7 => writeln!(out, "{pad}## s{key}\n{pad}  k=1"),
+            8 if arg % 8 != 0 => writeln!(out, "{pad}## s{key}"),
+            _ => match arg / 8 % 4 {
+                0 => writeln!(out, "{pad} k=1"),
+                1 => writeln!(out, "{pad}5|6"),
+                2 => writeln!(out, "{pad}@0 =1"),
+                _ => writeln!(out, "##! count t0=1"),
+            },
+        };
+    }
+    if deferred {
+        let counts: Vec<String> = counts.iter().map(usize::to_string).collect();
+        let _ = writeln!(out, "##! summary counts={}", counts.join(","));
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Payloads of sections at any depth with tables and lists in them (well formed or not),
+    /// cut everywhere the reader may cut.
+    #[test]
+    fn section_payloads_stream_as_they_decode(
+        ops in proptest::collection::vec((0u8..12, any::<u8>()), 1..40),
+        deferred in any::<bool>(),
+    ) {
+        let text = sections_payload(&ops, deferred);
+        if let Err(bug) = check_from_reader(text.as_bytes()) {
+            prop_assert!(false, "{}\n{}", bug, text);
+        }
+    }
+}
