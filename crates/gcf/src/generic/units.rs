@@ -1114,12 +1114,12 @@ impl<'de, R: BufRead> serde_de::Deserializer<'de> for TypedDe<'_, R> {
             return Pieces(t).deserialize_any(visitor);
         }
         let header = t.with(|unit| Ok(unit.header_position()))?;
-        let mut access = RootAccess(&mut *t);
+        let mut access = SectionAccess(&mut *t, 0);
         let value = visitor
             .visit_map(&mut access)
             .map_err(|e| e.or_position(|| header))?;
         if t.with(|unit| Ok(unit.value_pending()))?
-            || RootAccess(&mut *t).next_key_seed(SKIP)?.is_some()
+            || SectionAccess(&mut *t, 0).next_key_seed(SKIP)?.is_some()
         {
             return Err(Error::new(
                 ErrorKind::TypeMismatch,
@@ -1154,9 +1154,9 @@ impl<'de, R: BufRead> serde_de::Deserializer<'de> for TypedDe<'_, R> {
         }
         let header = t.with(|unit| Ok(unit.header_position()))?;
         let value = visitor
-            .visit_enum(RootAccess(&mut *t))
+            .visit_enum(&mut SectionAccess(&mut *t, 0))
             .map_err(|e| e.or_position(|| header))?;
-        if RootAccess(&mut *t).next_key_seed(SKIP)?.is_some() {
+        if SectionAccess(&mut *t, 0).next_key_seed(SKIP)?.is_some() {
             return Err(Error::new(
                 ErrorKind::TypeMismatch,
                 "an enum variant is an object with exactly one member",
@@ -1174,64 +1174,6 @@ impl<'de, R: BufRead> serde_de::Deserializer<'de> for TypedDe<'_, R> {
 
 /// Reads past a value.
 const SKIP: std::marker::PhantomData<IgnoredAny> = std::marker::PhantomData;
-
-/// The root object's members, across units.
-struct RootAccess<'t, R>(&'t mut Typed<R>);
-
-impl<'de, R: BufRead> serde_de::MapAccess<'de> for RootAccess<'_, R> {
-    type Error = Error;
-
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
-        let t = &mut *self.0;
-        if !t.at_member(0)? {
-            return Ok(None);
-        }
-        t.key(0, seed).map(Some)
-    }
-
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        self.0.value(0, seed)
-    }
-}
-
-impl<'de, R: BufRead> serde_de::EnumAccess<'de> for RootAccess<'_, R> {
-    type Error = Error;
-    type Variant = Self;
-
-    fn variant_seed<S: DeserializeSeed<'de>>(mut self, seed: S) -> Result<(S::Value, Self)> {
-        match serde_de::MapAccess::next_key_seed(&mut self, seed)? {
-            Some(variant) => Ok((variant, self)),
-            None => Err(Error::new(
-                ErrorKind::TypeMismatch,
-                "an enum variant is a string or an object with exactly one member",
-            )),
-        }
-    }
-}
-
-impl<'de, R: BufRead> serde_de::VariantAccess<'de> for RootAccess<'_, R> {
-    type Error = Error;
-
-    fn unit_variant(mut self) -> Result<()> {
-        serde_de::MapAccess::next_value_seed(&mut self, std::marker::PhantomData::<()>)
-    }
-
-    fn newtype_variant_seed<T: DeserializeSeed<'de>>(mut self, seed: T) -> Result<T::Value> {
-        serde_de::MapAccess::next_value_seed(&mut self, seed)
-    }
-
-    fn tuple_variant<V: Visitor<'de>>(mut self, _len: usize, visitor: V) -> Result<V::Value> {
-        serde_de::MapAccess::next_value_seed(&mut self, AsSeq(visitor))
-    }
-
-    fn struct_variant<V: Visitor<'de>>(
-        mut self,
-        _fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value> {
-        serde_de::MapAccess::next_value_seed(&mut self, AsMap(visitor))
-    }
-}
 
 /// A visitor as a seed that reads a sequence.
 struct AsSeq<V>(V);
@@ -1406,7 +1348,7 @@ impl<'de, R: BufRead> serde_de::Deserializer<'de> for Section<'_, R> {
     }
 }
 
-/// The members of a [`Section`], across units.
+/// The members of the root object (level 0) or of a [`Section`] at its level, across units.
 struct SectionAccess<'t, R>(&'t mut Typed<R>, usize);
 
 impl<'de, R: BufRead> serde_de::MapAccess<'de> for SectionAccess<'_, R> {
