@@ -62,9 +62,7 @@
 use std::collections::HashSet;
 use std::io::BufRead;
 
-use serde::de::{
-    self as serde_de, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess as _, Visitor,
-};
+use serde::de::{self as serde_de, DeserializeOwned, DeserializeSeed, IgnoredAny, Visitor};
 use serde::forward_to_deserialize_any;
 use serde_json::Value;
 
@@ -1118,15 +1116,7 @@ impl<'de, R: BufRead> serde_de::Deserializer<'de> for TypedDe<'_, R> {
         let value = visitor
             .visit_map(&mut access)
             .map_err(|e| e.or_position(|| header))?;
-        if t.with(|unit| Ok(unit.value_pending()))?
-            || SectionAccess(&mut *t, 0).next_key_seed(SKIP)?.is_some()
-        {
-            return Err(Error::new(
-                ErrorKind::TypeMismatch,
-                "the object has more members than the target type reads",
-            )
-            .with_position(header));
-        }
+        access.end(header)?;
         Ok(value)
     }
 
@@ -1153,16 +1143,11 @@ impl<'de, R: BufRead> serde_de::Deserializer<'de> for TypedDe<'_, R> {
             return Pieces(t).deserialize_any(visitor);
         }
         let header = t.with(|unit| Ok(unit.header_position()))?;
+        let mut access = SectionAccess(&mut *t, 0);
         let value = visitor
-            .visit_enum(&mut SectionAccess(&mut *t, 0))
+            .visit_enum(&mut access)
             .map_err(|e| e.or_position(|| header))?;
-        if SectionAccess(&mut *t, 0).next_key_seed(SKIP)?.is_some() {
-            return Err(Error::new(
-                ErrorKind::TypeMismatch,
-                "an enum variant is an object with exactly one member",
-            )
-            .with_position(header));
-        }
+        access.end_variant(header)?;
         Ok(value)
     }
 
@@ -1298,14 +1283,7 @@ impl<'de, R: BufRead> serde_de::Deserializer<'de> for Section<'_, R> {
         let at = self.2;
         self.read(|access| {
             let value = visitor.visit_map(&mut *access)?;
-            let t = &mut *access.0;
-            if t.with(|unit| Ok(unit.value_pending()))? || access.next_key_seed(SKIP)?.is_some() {
-                return Err(Error::new(
-                    ErrorKind::TypeMismatch,
-                    "the object has more members than the target type reads",
-                )
-                .with_position(at));
-            }
+            access.end(at)?;
             Ok(value)
         })
     }
@@ -1331,13 +1309,7 @@ impl<'de, R: BufRead> serde_de::Deserializer<'de> for Section<'_, R> {
         let at = self.2;
         self.read(|access| {
             let value = visitor.visit_enum(&mut *access)?;
-            if access.next_key_seed(SKIP)?.is_some() {
-                return Err(Error::new(
-                    ErrorKind::TypeMismatch,
-                    "an enum variant is an object with exactly one member",
-                )
-                .with_position(at));
-            }
+            access.end_variant(at)?;
             Ok(value)
         })
     }
@@ -1350,6 +1322,35 @@ impl<'de, R: BufRead> serde_de::Deserializer<'de> for Section<'_, R> {
 
 /// The members of the root object (level 0) or of a [`Section`] at its level, across units.
 struct SectionAccess<'t, R>(&'t mut Typed<R>, usize);
+
+impl<R: BufRead> SectionAccess<'_, R> {
+    /// After the visitor of the object (opened at `at`): it must have read every member.
+    fn end(&mut self, at: Position) -> Result<()> {
+        if self.0.with(|unit| Ok(unit.value_pending()))?
+            || serde_de::MapAccess::next_key_seed(self, SKIP)?.is_some()
+        {
+            return Err(Error::new(
+                ErrorKind::TypeMismatch,
+                "the object has more members than the target type reads",
+            )
+            .with_position(at));
+        }
+        Ok(())
+    }
+
+    /// After the visitor of an enum, the object (opened at `at`) read as a variant: it must
+    /// have had one member.
+    fn end_variant(&mut self, at: Position) -> Result<()> {
+        if serde_de::MapAccess::next_key_seed(self, SKIP)?.is_some() {
+            return Err(Error::new(
+                ErrorKind::TypeMismatch,
+                "an enum variant is an object with exactly one member",
+            )
+            .with_position(at));
+        }
+        Ok(())
+    }
+}
 
 impl<'de, R: BufRead> serde_de::MapAccess<'de> for SectionAccess<'_, R> {
     type Error = Error;
