@@ -1257,10 +1257,8 @@ impl<'de, R: BufRead> serde_de::SeqAccess<'de> for PieceRows<'_, R> {
 }
 
 /// A section (`## key` object) below the root, at `level`, its line at `.2` in the input, as a
-/// deserializer: its members read from one unit after another (what [`ValueDe`] reads an
-/// object of member lines as, within one unit).
-///
-/// [`ValueDe`]: super::de
+/// deserializer: its members read from one unit after another (what the in-memory
+/// deserializer reads an object of member lines as, within one unit).
 struct Section<'t, R>(&'t mut Typed<R>, usize, Position);
 
 impl<R: BufRead> Section<'_, R> {
