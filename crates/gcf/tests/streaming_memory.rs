@@ -663,3 +663,113 @@ fn a_table_with_flattened_and_constant_columns_is_read_in_pieces() {
         "peak {peak} bytes for a value of {held}"
     );
 }
+
+/// `{"data": {"total": N, "items": [...45 MiB...], "meta": {...}}, "ok": true}`: a large table
+/// nested in a section (its `[?]` count checked against the trailer), and a list nested one
+/// level deeper.
+fn nested_payload(rows: u64, filler: &str) -> Generated<impl FnMut(u64, &mut Vec<u8>) + '_> {
+    use std::io::Write;
+    Generated::new(
+        "GCF profile=generic\nname=big\n## data\n  total=2\n  ## items [?]{id,name,note}\n",
+        rows + 2,
+        move |i, out| {
+            let _ = match i.cmp(&rows) {
+                std::cmp::Ordering::Less => writeln!(out, "  {i}|~|{filler}"),
+                std::cmp::Ordering::Equal => {
+                    writeln!(out, "  ## meta\n    x=1\n    ## list [{}]", rows / 10)
+                }
+                std::cmp::Ordering::Greater => (0..rows / 10).try_for_each(|j| {
+                    writeln!(out, "    @{j} {{}}\n      id={j}\n      note={filler}")
+                }),
+            };
+        },
+        &format!("ok=true\n##! summary counts={rows}\n"),
+    )
+}
+
+#[test]
+fn from_reader_reads_a_table_nested_in_a_section_in_pieces() {
+    let _serial = one_at_a_time();
+    let filler = "n".repeat(900);
+    let rows = 45_000u64; // ~45 MiB of rows, and ~4.5 MiB of list items
+    let mut input = nested_payload(rows, &filler);
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let (value, peak) = peak_during(|| opts.from_reader::<_, Value>(&mut input).unwrap());
+    let items = value["data"]["items"].as_array().unwrap();
+    assert_eq!(items.len() as u64, rows);
+    assert_eq!(items[7], serde_json::json!({"id": 7, "note": filler}));
+    let list = value["data"]["meta"]["list"].as_array().unwrap();
+    assert_eq!(list.len() as u64, rows / 10);
+    assert_eq!(
+        (value["ok"].as_bool(), value["data"]["total"].as_u64()),
+        (Some(true), Some(2))
+    );
+    let held = value_bytes(value);
+    eprintln!(
+        "nested table: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    assert!(input.total >= 40 * MB);
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+}
+
+/// [`nested_payload`] as structs.
+#[derive(Debug, Clone, serde::Deserialize)]
+struct NestedBig {
+    name: String,
+    data: NestedData,
+    ok: bool,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+struct NestedData {
+    total: u32,
+    items: Vec<BigRow>,
+    meta: NestedMeta,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+struct NestedMeta {
+    x: u32,
+    list: Vec<BigItem>,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+struct BigItem {
+    id: u64,
+    note: String,
+}
+
+#[test]
+fn from_reader_into_a_struct_reads_a_table_nested_in_a_section_in_pieces() {
+    let _serial = one_at_a_time();
+    let filler = "n".repeat(900);
+    let rows = 45_000u64;
+    let mut input = nested_payload(rows, &filler);
+    let opts = DecoderOptions::new().max_elements(usize::MAX);
+    let (value, peak) = peak_during(|| opts.from_reader::<_, NestedBig>(&mut input).unwrap());
+    assert_eq!(value.data.items.len() as u64, rows);
+    assert_eq!(
+        (value.data.items[7].id, value.data.items[7].name.is_none()),
+        (7, true)
+    );
+    assert_eq!(value.data.meta.list.len() as u64, rows / 10);
+    assert_eq!(
+        (value.data.meta.list[3].id, &value.data.meta.list[3].note),
+        (3, &filler)
+    );
+    assert!(value.ok && value.data.total == 2 && value.data.meta.x == 1 && value.name == "big");
+    let held = typed_bytes(value);
+    eprintln!(
+        "nested table into a struct: {} bytes read, value {held} bytes, peak {peak} bytes",
+        input.total
+    );
+    assert!(input.total >= 40 * MB);
+    assert!(
+        peak < held + held / 8 + 8 * MB as usize,
+        "peak {peak} bytes for a value of {held}"
+    );
+}

@@ -354,3 +354,223 @@ fn buffering_targets_own_what_they_keep() {
     }
     check_from_reader_typed::<Flat>(text.as_bytes()).unwrap();
 }
+
+/// A section holding tables and lists (a member of a root section, and deeper), read into a
+/// `Value` a piece at a time.
+fn nested() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::json;
+    (
+        proptest::collection::vec(row(), 0..8),
+        proptest::collection::vec(item(), 0..6),
+        proptest::collection::vec(row(), 0..5),
+        any::<u8>(),
+        text(),
+    )
+        .prop_map(|(rows, items, inner, n, s)| {
+            json!({
+                "a": n,
+                "data": {
+                    "total": n,
+                    "items": rows,
+                    "list": items,
+                    "meta": {"s": s, "deep": {"rows": inner, "after": n}, "x": 1},
+                    "z": s,
+                },
+                "ok": true,
+                "tail": {"rows": inner},
+            })
+        })
+}
+
+/// [`nested`] as structs (a typed target reading sections across units).
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct Nested {
+    a: u8,
+    data: NestedData,
+    ok: bool,
+    tail: NestedTail,
+}
+
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct NestedData {
+    total: u8,
+    items: Vec<Row>,
+    list: Vec<serde_json::Value>,
+    meta: NestedMeta,
+    z: String,
+}
+
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct NestedMeta {
+    s: String,
+    deep: NestedTail,
+    x: u8,
+}
+
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct NestedTail {
+    rows: Vec<Row>,
+    #[serde(default)]
+    after: Option<u8>,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Sections holding tables and lists, cut between their rows and items (and before
+    /// their `##` members), whole and damaged (short counts, repeated keys after a cut, bad
+    /// rows late in a piece, deferred counts and trailers).
+    #[test]
+    fn nested_sections_stream_as_they_decode(
+        value in nested(),
+        v31 in any::<bool>(),
+        damage in (any::<prop::sample::Index>(), any::<prop::sample::Index>(), 0u8..4, prop::sample::select(vec![b'@', b'x', b'"', b' ', b'#', b'{', b'1', b'=', b'|', b'?'])),
+        deferred in any::<bool>(),
+    ) {
+        let spec = if v31 { Spec::V3_1 } else { Spec::LATEST };
+        let Ok(mut text) = EncoderOptions::new().spec(spec).to_string(&value) else { return Ok(()) };
+        if deferred {
+            // Deferred counts, checked against a trailer at the end.
+            text = text.replace(" [", " [?");
+            text = text.replace("[?0", "[?").replace("[?1", "[?").replace("[?2", "[?").replace("[?3", "[?")
+                .replace("[?4", "[?").replace("[?5", "[?").replace("[?6", "[?").replace("[?7", "[?");
+        }
+        let check = |input: &str| check_from_reader(input.as_bytes())
+            .and_then(|()| check_from_reader_typed::<Nested>(input.as_bytes()));
+        if let Err(bug) = check(&text) {
+            prop_assert!(false, "{}\n{}", bug, text);
+        }
+        let damaged = damaged(&text, damage);
+        if let Err(bug) = check(&damaged) {
+            prop_assert!(false, "{}\n{}", bug, damaged);
+        }
+    }
+}
+
+/// The issue's example, and its damaged forms, cut everywhere.
+#[test]
+fn a_section_holding_a_table_streams() {
+    let text = "GCF profile=generic\n## data\n  total=2\n  ## items [3]{id,n}\n  1|a\n  2|b\n  3|c\n  ## meta\n    x=1\n    ## t [2]{a}\n    1\n    2\nok=true\n";
+    check_from_reader(text.as_bytes()).unwrap();
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Example {
+        data: ExampleData,
+        ok: bool,
+    }
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct ExampleData {
+        total: u64,
+        items: Vec<ExampleItem>,
+        meta: HashMap<String, serde_json::Value>,
+    }
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct ExampleItem {
+        id: u64,
+        n: String,
+    }
+    let typed: Example = DecoderOptions::new()
+        .stream_unit_size(1)
+        .from_reader(text.as_bytes())
+        .unwrap();
+    assert_eq!(
+        (typed.data.items[2].id, typed.data.items[2].n.as_str()),
+        (3, "c")
+    );
+    assert_eq!(
+        typed.data.meta["t"],
+        serde_json::json!([{"a": 1}, {"a": 2}])
+    );
+    assert!(typed.ok && typed.data.total == 2);
+    for bad in [
+        text.replace("[3]", "[4]"),
+        text.replace("[3]", "[2]"),
+        text.replace("  3|c\n", "  3|c\n  total=1\n"),
+        text.replace("  ## meta\n", "  ## items\n"),
+        text.replace("  ## meta\n", "  total=9\n  ## meta\n"),
+        text.replace("  3|c", "  3|c|d"),
+        text.replace("    2\n", "    x\n    2\n"),
+        text.replace("[3]", "[?]") + "##! count items=3\n",
+        text.replace("[3]", "[?]") + "##! items=2\n",
+    ] {
+        check_from_reader(bad.as_bytes())
+            .and_then(|()| check_from_reader_typed::<Example>(bad.as_bytes()))
+            .unwrap_or_else(|bug| panic!("{bug}\n{bad}"));
+    }
+}
+
+/// A payload of sections one in the other holding members, tables and lists, built from
+/// `ops` (mostly well formed: a count off by one, a repeated key, a stray line now and then).
+fn sections_payload(ops: &[(u8, u8)], deferred: bool) -> String {
+    use std::fmt::Write;
+    let mut out = String::from("GCF profile=generic\n");
+    let mut depth = 0usize;
+    let mut counts = Vec::new();
+    for (i, &(op, arg)) in ops.iter().enumerate() {
+        let pad = "  ".repeat(depth);
+        // Mostly a new key, now and then a repeated one.
+        let key = if arg % 13 == 0 { 0 } else { i };
+        let n = usize::from(arg % 5);
+        // A declared count, now and then off by one.
+        let declared = if arg % 11 == 0 { n + 1 } else { n };
+        let count = if deferred {
+            "?".to_owned()
+        } else {
+            declared.to_string()
+        };
+        let _ = match op % 9 {
+            0 | 1 => {
+                depth += 1;
+                writeln!(out, "{pad}## s{key}")
+            }
+            2 => {
+                depth = depth.saturating_sub(1 + usize::from(arg % 2));
+                Ok(())
+            }
+            3 => writeln!(out, "{pad}k{key}={i}"),
+            4 | 5 => {
+                counts.push(n);
+                let _ = writeln!(out, "{pad}## t{key} [{count}]{{a,b}}");
+                (0..n).try_for_each(|r| writeln!(out, "{pad}{r}|\"v{i}\""))
+            }
+            6 => {
+                counts.push(n);
+                let _ = writeln!(out, "{pad}## l{key} [{count}]");
+                (0..n).try_for_each(|r| match r % 3 {
+                    0 => writeln!(out, "{pad}@{r} {{}}\n{pad}  x={r}"),
+                    1 => writeln!(out, "{pad}@{r} [1]{{a}}\n{pad}  {r}"),
+                    _ => writeln!(out, "{pad}@{r} ={r}"),
+                })
+            }
+            7 => writeln!(out, "{pad}## s{key}\n{pad}  k=1"),
+            8 if arg % 8 != 0 => writeln!(out, "{pad}## s{key}"),
+            _ => match arg / 8 % 4 {
+                0 => writeln!(out, "{pad} k=1"),
+                1 => writeln!(out, "{pad}5|6"),
+                2 => writeln!(out, "{pad}@0 =1"),
+                _ => writeln!(out, "##! count t0=1"),
+            },
+        };
+    }
+    if deferred {
+        let counts: Vec<String> = counts.iter().map(usize::to_string).collect();
+        let _ = writeln!(out, "##! summary counts={}", counts.join(","));
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Payloads of sections at any depth with tables and lists in them (well formed or not),
+    /// cut everywhere the reader may cut.
+    #[test]
+    fn section_payloads_stream_as_they_decode(
+        ops in proptest::collection::vec((0u8..12, any::<u8>()), 1..40),
+        deferred in any::<bool>(),
+    ) {
+        let text = sections_payload(&ops, deferred);
+        if let Err(bug) = check_from_reader(text.as_bytes()) {
+            prop_assert!(false, "{}\n{}", bug, text);
+        }
+    }
+}

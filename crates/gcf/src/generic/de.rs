@@ -110,6 +110,10 @@ pub(crate) struct Carry {
     pub(crate) members: Map<String, Value>,
     /// The deferred `[?]` sections found so far, at their positions in the input.
     pub(crate) deferred: Vec<(Position, u64)>,
+    /// How many `## key` section lines the unit starts with (after its header line) that
+    /// re-enter sections opened in units before, one in the other: their members go on in
+    /// the objects already in `members` (the last member at each level).
+    pub(crate) reopen: usize,
 }
 
 /// Decodes one unit of a payload read a unit at a time: `text` is the payload's header line
@@ -128,6 +132,8 @@ pub(crate) fn decode_unit(
 ) -> Result<Option<Value>> {
     let (mut p, header) = start(text, opts)?;
     p.resume = resume;
+    p.reopen = carry.reopen;
+    p.reopened = carry.reopen;
     let (pending, root) = p.root(header)?;
     let value = match pending {
         Pending::Object { line, level: 0 } => {
@@ -321,6 +327,9 @@ struct Parser<'de> {
     eager_off: bool,
     /// Where the first table read resumes, when the payload is read in pieces.
     resume: Option<Resume>,
+    /// The section lines still to re-enter, and how many the unit re-enters ([`Carry`]).
+    reopen: usize,
+    reopened: usize,
 }
 
 /// A field declaration's layout, kept for the next header with the same declaration.
@@ -394,6 +403,8 @@ impl<'de> Parser<'de> {
             eager_attempt: false,
             eager_off: false,
             resume: None,
+            reopen: 0,
+            reopened: 0,
         }
     }
 
@@ -1457,6 +1468,10 @@ impl<'de> Parser<'de> {
     fn build_members(&mut self, level: usize, members: &mut Map<String, Value>) -> Result<()> {
         // The members already there (a root object read in pieces) count toward the limit.
         let mut found = members.len() as u64;
+        if self.reopen > 0 {
+            self.reopen -= 1;
+            self.reenter(level, members)?;
+        }
         loop {
             let before = self.lines.cursor();
             if let Some(line) = self.lines.next_at(2 * level) {
@@ -1486,6 +1501,24 @@ impl<'de> Parser<'de> {
             let slot = self.take_member(&line, &mut found, members, key)?;
             slot.insert(self.build(pending)?);
         }
+    }
+
+    /// Re-enters the section the next line (`## key`, at `level`) opened in a unit before
+    /// (see [`Carry::reopen`]): its members go on in `members[key]`.
+    #[cold]
+    fn reenter(&mut self, level: usize, members: &mut Map<String, Value>) -> Result<()> {
+        let Some(line) = self.lines.next_at(2 * level) else {
+            return Ok(());
+        };
+        let key = line.text.strip_prefix("## ").unwrap_or_default();
+        let Some(Value::Object(inner)) = members.get_mut(key) else {
+            return Err(line.error(ErrorKind::InvalidLine, "internal: no section to re-enter"));
+        };
+        self.enter(&line)?;
+        self.build_members(level + 1, inner)
+            .map_err(|e| e.or_position(|| line_position(&line)))?;
+        self.leave();
+        Ok(())
     }
 
     /// Reads member `line` (at `level`, consumed) when it is one of the most common forms:
@@ -2041,8 +2074,13 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de> {
                         value
                     }
                     Body::Items { level } => {
-                        // A root list read in pieces resumes after the items before.
-                        let resume = if level == 0 { p.resume.take() } else { None };
+                        // A list read in pieces resumes after the items before (a root list,
+                        // or a member of the sections the unit re-enters).
+                        let resume = if level == p.reopened {
+                            p.resume.take()
+                        } else {
+                            None
+                        };
                         let mut seq = ItemSeq {
                             p: &mut *p,
                             line,

@@ -157,15 +157,18 @@ pub fn from_slice<'a, T: Deserialize<'a>>(input: &'a [u8]) -> Result<T> {
 /// members of about 64 KiB, cut before its `## key` section lines, or a piece of about 64 KiB
 /// of a large table (a root table, or a root member that is a table, cut between rows: plain
 /// columns, flattened `a>b` columns and constant columns alike) or of a list of `@N` items
-/// (the root, or a root member, cut between items). What is not cut is one unit: a `## key`
-/// section with everything nested in it (a table or list inside it included), a table whose
-/// layout is checked across its rows (a keyed map, an identity column, value groups), and
-/// the rest of a table once a row declares an inline or shared schema. Blank and comment
+/// (the root, or a root member, cut between items). A `## key` section of the root is cut
+/// inside too, at any depth: before the `## ...` member lines of its sections, and a table or
+/// list that is a member of one is cut between rows or items the same way (each unit
+/// re-enters the open sections, whose members are carried). What is not cut is one unit: a
+/// table whose layout is checked across its rows (a keyed map, an identity column, value
+/// groups), the rest of a table once a row declares an inline or shared schema, and a
+/// section whose key is quoted (with everything nested in it). Blank and comment
 /// lines are never kept, and [`Limits::max_input_size`] is counted as the bytes arrive.
 ///
 /// A `serde_json::Value` is built from each unit as it is read. Any other `T` is read by the
-/// in-memory deserializer as its visitors ask: the root object's members one unit after
-/// another, a table's rows (a list's items) across its pieces, each string handed over as an owned one (no
+/// in-memory deserializer as its visitors ask: the root object's members (and a section's)
+/// one unit after another, a table's rows (a list's items) across its pieces, each string handed over as an owned one (no
 /// `serde_json::Value` is built beside `T`, and `T` never borrows from the input).
 ///
 /// The value and the errors are [`from_str`]'s, at the input's positions (type errors

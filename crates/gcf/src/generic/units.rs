@@ -22,24 +22,33 @@
 //!   indentation 0: the item before it ends there, its content being indented) into pieces
 //!   of about that size, read the same way (the item index, the count and the element limit
 //!   go on);
+//! - a `## key` section of the root is cut inside as well, at any depth
+//!   ([`Units::cut_in_section`]): before a `## ...` member line of the innermost open section
+//!   (`## key` sections at indentation 0, 2, 4... one in the other, tracked as the lines go;
+//!   every value before such a line at its level ends there) when the unit has reached its
+//!   size, and a table or list to read in pieces that is a member of a section starts a unit
+//!   of its own and is cut between rows or items as above. A unit cut inside sections starts
+//!   (after the header line) with the lines of the sections open there, at their input lines:
+//!   the decoder re-enters them ([`Carry::reopen`]) and goes on in the objects already built,
+//!   so a repeated key is `duplicate_key` at its line and the element limit counts the
+//!   members before; the deferred `[?]` sections go on to the last unit as above;
 //! - anything else is one unit: a root scalar; a table whose layout is checked across rows
 //!   (a keyed map's keys, an identity column's values, value groups carry from row to row,
-//!   which a [`Resume`] does not carry); and a `## key` section with everything nested in it,
-//!   tables and lists at any depth included. A section is not cut because its
-//!   members are checked against each other in reading order (a repeated key, the element
-//!   limit): a unit boundary inside it would need the members of every open section carried
-//!   into the next unit, and the in-memory decoder re-entering them there (where it reads a
-//!   repeated `## key` line as `duplicate_key`), which it has no entry for.
+//!   which a [`Resume`] does not carry); a section whose key is quoted (`## "a b"`, not
+//!   tracked) with everything nested in it; anything nested in a value other than a section
+//!   (a list item's object, a row's `.field` body).
 //!
 //! Into a `serde_json::Value` ([`value_from_reader`]), each unit is decoded into the value as
 //! it is cut. Into any other `T` ([`from_reader`]), `T`'s visitors pull the units: the root
-//! object's members are read from one unit after another by a [`UnitParser`] (the in-memory
-//! `ObjectAccess` reading, its repeated-key and element checks carried across units), the
+//! object's members, and a section's ([`Section`]: the unit parser re-enters the sections a
+//! unit starts in, and a section ends where a unit starts past it), are read from one unit
+//! after another by a [`UnitParser`] (the in-memory `ObjectAccess` reading, its repeated-key
+//! and element checks carried across units for each open section), the
 //! rows of a table in pieces continue from piece to piece, and every string goes to the
 //! visitors as an owned one (`owned.rs`), so that `T` never points into a unit.
 //!
 //! So memory holds the value being built, one unit's text (about 64 KiB, or the largest
-//! section, list or uncut table), and the current line (bounded by the line limit). Blank and
+//! uncut table or section with a quoted key), and the current line (bounded by the line limit). Blank and
 //! comment lines are never kept (a run of them costs one entry of a [`LineMap`]).
 //!
 //! Errors are the in-memory decoder's, at the input's positions (the oracle
@@ -53,9 +62,7 @@
 use std::collections::HashSet;
 use std::io::BufRead;
 
-use serde::de::{
-    self as serde_de, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess as _, Visitor,
-};
+use serde::de::{self as serde_de, DeserializeOwned, DeserializeSeed, IgnoredAny, Visitor};
 use serde::forward_to_deserialize_any;
 use serde_json::Value;
 
@@ -88,6 +95,10 @@ struct Table {
     list: bool,
     /// The rows of the pieces decoded so far.
     before: Vec<Value>,
+    /// The indentation of its header line and rows, and the keys of the sections it is
+    /// nested in (from the root's member), empty for the root or a root member.
+    indent: usize,
+    path: Vec<String>,
 }
 
 struct Units<R> {
@@ -123,6 +134,10 @@ struct Units<R> {
     /// With `lazy`, the error of the line that could not be read, and the options its unit
     /// (ending with a stand-in for it) is decoded with.
     failed: Option<(Error, DecoderOptions)>,
+    /// The `## key` sections the held line is in, one in the other from a root member: each
+    /// line (with its indentation), its line in the input, and its key. A unit cut inside
+    /// them starts with these lines, which re-enter them ([`Carry::reopen`]).
+    sections: Vec<(String, usize, String)>,
 }
 
 /// Where a unit was cut.
@@ -179,6 +194,7 @@ impl<R: BufRead> Units<R> {
             after: After::Nothing,
             lazy,
             failed: None,
+            sections: Vec::new(),
         }
     }
 
@@ -201,13 +217,17 @@ impl<R: BufRead> Units<R> {
     fn next_cut(&mut self) -> Result<Cut> {
         match std::mem::replace(&mut self.after, After::Nothing) {
             After::Nothing => {}
-            After::Reset => self.reset(),
+            After::Reset => {
+                self.reset();
+                self.reopen();
+            }
             After::Piece => {
                 // The next piece of the table starts with the table's header line.
                 if let Some((header, number)) =
                     self.table.as_ref().map(|t| (t.header.clone(), t.number))
                 {
                     self.reset();
+                    self.reopen();
                     self.push(&header, number);
                 }
             }
@@ -277,7 +297,14 @@ impl<R: BufRead> Units<R> {
                             self.table = Some(table);
                             self.take();
                         }
-                        None => self.take(),
+                        None => {
+                            if section && is_section(text) {
+                                let entry =
+                                    (text.to_owned(), self.lines.number(), text[3..].into());
+                                self.sections.push(entry);
+                            }
+                            self.take();
+                        }
                     }
                 }
                 self.stage = Stage::Lines;
@@ -302,7 +329,19 @@ impl<R: BufRead> Units<R> {
                     && !text.starts_with("## [")
                     && self.table.as_ref().is_none_or(|t| t.key.is_some())
                 {
+                    self.sections.clear();
                     break;
+                }
+                if !self.sections.is_empty() {
+                    match self.cut_in_section() {
+                        Some(true) => {
+                            self.after = After::Reset;
+                            return Ok(Cut::Unit);
+                        }
+                        // The header line of a table in pieces, taken.
+                        Some(false) => continue,
+                        None => {}
+                    }
                 }
                 if !self.checked && self.cut_before_row() {
                     self.checked = true;
@@ -336,6 +375,8 @@ impl<R: BufRead> Units<R> {
             cuttable: true,
             list: false,
             before: Vec::new(),
+            indent: 0,
+            path: Vec::new(),
         })
     }
 
@@ -354,7 +395,87 @@ impl<R: BufRead> Units<R> {
             cuttable: true,
             list: true,
             before: Vec::new(),
+            indent: 0,
+            path: Vec::new(),
         })
+    }
+
+    /// In a section of a root member (into a `Value`), keeps track of the sections the held
+    /// line is in, and whether to cut before it: a `## ...` member line of the innermost
+    /// section (every value before it at its level ends there) when the unit has reached its
+    /// size, or when it opens a table or list to read in pieces (which starts a unit of its
+    /// own, then opened here: `Some(false)`, the line taken). `None` to go on with the line.
+    fn cut_in_section(&mut self) -> Option<bool> {
+        let (indent, member) = {
+            let (indent, text) = self.current();
+            (indent, text.starts_with("## ").then(|| is_section(text)))
+        };
+        // A section's line is its indentation, `## ` and its key.
+        let level = |s: &(String, usize, String)| s.0.len() - s.2.len() - 3;
+        while self.sections.last().is_some_and(|s| level(s) + 2 > indent) {
+            self.sections.pop();
+        }
+        let top = self.sections.last()?;
+        let section = member.filter(|_| indent == level(top) + 2)?;
+        let started = self.kept > 1 + self.carry.reopen;
+        if section {
+            if started && self.text.len() >= self.opts.unit_size {
+                return Some(true);
+            }
+            let line = self.bytes_text();
+            let entry = (
+                line.to_owned(),
+                self.lines.number(),
+                line[indent + 3..].to_owned(),
+            );
+            self.sections.push(entry);
+            return None;
+        }
+        let mut table = self.nested_table(indent)?;
+        if started || self.table.is_some() {
+            return Some(true);
+        }
+        table.indent = indent;
+        table.path = self.sections.iter().map(|s| s.2.clone()).collect();
+        self.table = Some(table);
+        self.take();
+        Some(false)
+    }
+
+    /// The table or list to read in pieces the held line (indented by `indent`) opens.
+    fn nested_table(&self, indent: usize) -> Option<Table> {
+        let line = &self.bytes_text()[indent..];
+        let text = format!("{}{line}\n", self.header);
+        let (key, count, list) = match de::opens_plain_table(&text, &self.opts) {
+            Some((key, count)) => (key, count, false),
+            None => {
+                let (key, count) = de::opens_item_list(&text, &self.opts)?;
+                (key, count, true)
+            }
+        };
+        Some(Table {
+            key,
+            header: self.bytes_text().to_owned(),
+            number: self.lines.number(),
+            count,
+            rows: 0,
+            cuttable: true,
+            list,
+            before: Vec::new(),
+            indent,
+            path: Vec::new(),
+        })
+    }
+
+    /// Starts the current unit (after its header line) with the lines of the sections the
+    /// held line is in.
+    fn reopen(&mut self) {
+        let sections = std::mem::take(&mut self.sections);
+        for (line, number, _) in &sections {
+            self.push(line, *number);
+        }
+        self.carry.reopen = sections.len();
+        self.sections = sections;
     }
 
     /// Takes the held line as the header of a table to read in pieces, when it opens a table
@@ -380,9 +501,13 @@ impl<R: BufRead> Units<R> {
             (indent, &b[indent..])
         };
         let mut cut = false;
+        if indent < t.indent {
+            // Out of a nested table: it has ended.
+            t.cuttable = false;
+        }
         if t.list {
             // Before an item (`@` at the list's level): the items before it end there.
-            if t.cuttable && indent == 0 {
+            if t.cuttable && indent == t.indent {
                 if !text.starts_with(b"@") || t.count.is_some_and(|n| t.rows >= n) {
                     // The list has ended.
                     t.cuttable = false;
@@ -393,7 +518,7 @@ impl<R: BufRead> Units<R> {
             }
             return cut;
         }
-        if t.cuttable && indent == 0 {
+        if t.cuttable && indent == t.indent {
             if text.starts_with(b"##") || text.starts_with(b".") {
                 t.cuttable = false;
             } else if t.count.is_some_and(|n| t.rows >= n) {
@@ -422,6 +547,18 @@ impl<R: BufRead> Units<R> {
             partial: true,
         };
         let rows = match &t.key {
+            Some(key) if !t.path.is_empty() => {
+                // A nested table: the unit re-enters its sections, whose members are carried.
+                let (key, path) = (key.clone(), t.path.clone());
+                decode(
+                    &self.text,
+                    &self.opts,
+                    &mut self.carry,
+                    Some(resume),
+                    &self.map,
+                )?;
+                section(&mut self.carry.members, &path).and_then(|m| m.remove(&key))
+            }
             Some(key) if t.before.is_empty() => {
                 // The first piece, with the members before it: its key is checked against
                 // them. Its rows come out again (the last member: the order stays).
@@ -439,6 +576,7 @@ impl<R: BufRead> Units<R> {
                 let mut scratch = Carry {
                     members: serde_json::Map::new(),
                     deferred: std::mem::take(&mut self.carry.deferred),
+                    reopen: 0,
                 };
                 let decoded = decode(
                     &self.text,
@@ -524,7 +662,7 @@ impl<R: BufRead> Units<R> {
             return decoded;
         };
         let rows = match &t.key {
-            Some(key) => self.carry.members.get_mut(key),
+            Some(key) => section(&mut self.carry.members, &t.path).and_then(|m| m.get_mut(key)),
             None => decoded.as_mut(),
         };
         if let Some(Value::Array(rows)) = rows {
@@ -536,6 +674,7 @@ impl<R: BufRead> Units<R> {
 
     /// Starts a new unit: the header line alone.
     fn reset(&mut self) {
+        self.carry.reopen = 0;
         self.text.clear();
         self.text.push_str(&self.header);
         self.map = LineMap::default();
@@ -600,6 +739,7 @@ impl<R: BufRead> Units<R> {
         let mut carry = Carry {
             members: std::mem::take(&mut self.carry.members),
             deferred: Vec::new(),
+            reopen: self.carry.reopen,
         };
         match decode(&self.text, &opts, &mut carry, resume, &self.map) {
             // The stand-in's own error: the reader's is the one to report.
@@ -671,6 +811,22 @@ impl<R: BufRead> Units<R> {
     }
 }
 
+/// Whether `text` (a line after its indentation) opens an object section: `## key`, the key
+/// bare.
+fn is_section(text: &str) -> bool {
+    text.strip_prefix("## ")
+        .is_some_and(|key| !key.is_empty() && crate::lex::bare_key_len(key) == key.len())
+}
+
+/// The object the sections `path` lead to from the root's `members`.
+fn section<'m>(
+    members: &'m mut serde_json::Map<String, Value>,
+    path: &[String],
+) -> Option<&'m mut serde_json::Map<String, Value>> {
+    path.iter()
+        .try_fold(members, |m, key| m.get_mut(key)?.as_object_mut())
+}
+
 /// [`de::decode_unit`] for a unit that more units follow, its errors at the input's positions.
 fn decode(
     text: &str,
@@ -703,6 +859,8 @@ pub(crate) fn from_reader<R: BufRead, T: DeserializeOwned>(
         deferred: Vec::new(),
         skip_table: false,
         root_table: false,
+        reopen: 0,
+        sections: Vec::new(),
     };
     let cut = typed.units.next_cut()?;
     if cut == Cut::Empty {
@@ -744,6 +902,11 @@ struct Typed<R> {
     skip_table: bool,
     /// Whether the root is a table whose rows stand alone (read in pieces).
     root_table: bool,
+    /// The sections the current unit re-enters ([`Carry::reopen`]).
+    reopen: usize,
+    /// The keys and member counts of the open sections below the root object, innermost
+    /// last (a repeated key and the element limit are checked against them across units).
+    sections: Vec<(HashSet<String>, u64)>,
 }
 
 impl<R: BufRead> Typed<R> {
@@ -796,7 +959,8 @@ impl<R: BufRead> Typed<R> {
         self.map = std::mem::take(&mut self.units.map);
         let text = std::mem::take(&mut self.units.text);
         let opts = self.unit_options();
-        match UnitParser::new(text, &opts) {
+        self.reopen = self.units.carry.reopen;
+        match UnitParser::new(text, &opts, self.reopen) {
             Ok((unit, root)) => {
                 self.unit = Some(unit);
                 Ok(root)
@@ -848,27 +1012,88 @@ impl<R: BufRead> Typed<R> {
         }
     }
 
-    /// Whether a member of the root object follows, opening the units it is in.
-    fn at_member(&mut self) -> Result<bool> {
+    /// Whether a member of the root object (`level` 0) or of the open section at `level`
+    /// follows, opening the units it is in (after reading past the value before it, if the
+    /// visitor skipped it). `false` where the object ends, the section left.
+    fn at_member(&mut self, level: usize) -> Result<bool> {
         if std::mem::take(&mut self.skip_table) {
             serde_de::Deserializer::deserialize_ignored_any(Pieces(self), IgnoredAny)?;
         }
+        if let Some(at) = self.pending_section()? {
+            serde_de::Deserializer::deserialize_ignored_any(
+                Section(self, level + 1, at),
+                IgnoredAny,
+            )?;
+        }
         loop {
-            if self.with(UnitParser::at_member)? {
+            if self.with(|unit| unit.at_member_in(level))? {
                 return Ok(true);
             }
             if self.cut == Cut::End || self.with(UnitParser::has_next)? {
-                return Ok(false);
+                break;
             }
             self.next()?;
+            if self.reopen < level {
+                // The unit starts past the section's end.
+                break;
+            }
         }
+        if level > 0 {
+            self.with(|unit| {
+                unit.leave_section(level);
+                Ok(())
+            })?;
+        }
+        Ok(false)
+    }
+
+    /// Whether the value still to read is a section, read across units ([`Section`]): its
+    /// line's position in the input.
+    fn pending_section(&mut self) -> Result<Option<Position>> {
+        let at = self.with(|unit| Ok(unit.pending_section()))?;
+        Ok(at.map(|at| Position {
+            line: self.map.input_line(at.line),
+            column: at.column,
+        }))
+    }
+
+    /// The key of the member [`Typed::at_member`] found, at `level`.
+    fn key<'de, K: DeserializeSeed<'de>>(&mut self, level: usize, seed: K) -> Result<K::Value> {
+        let (keys, found) = match level {
+            0 => (&mut self.keys, &mut self.found),
+            _ => match self.sections.last_mut() {
+                Some((keys, found)) => (keys, found),
+                None => (&mut self.keys, &mut self.found),
+            },
+        };
+        let Some(unit) = self.unit.as_mut() else {
+            return Err(Error::new(ErrorKind::InvalidLine, "internal: no unit"));
+        };
+        let key = unit.key_in(level, owned::Seed::new(seed), keys, found);
+        let key = key.map_err(|e| self.fix(e))?;
+        // A table that starts a unit cut before its end is read in pieces.
+        self.skip_table = self.cut == Cut::Piece;
+        Ok(key)
+    }
+
+    /// The value of the member [`Typed::key`] read, at `level`: a table in pieces, a section
+    /// read across units, or any other value in the unit.
+    fn value<'de, V: DeserializeSeed<'de>>(&mut self, level: usize, seed: V) -> Result<V::Value> {
+        if std::mem::take(&mut self.skip_table) {
+            return seed.deserialize(Pieces(self));
+        }
+        if let Some(at) = self.pending_section()? {
+            return seed.deserialize(Section(self, level + 1, at));
+        }
+        self.with(|unit| unit.value(owned::Seed::new(seed)))
     }
 
     /// In a table read in pieces, opens the next piece (its rows resume after `found`).
     fn next_piece(&mut self) -> Result<()> {
         let found = self.unit.as_ref().map_or(0, UnitParser::rows_found);
         if self.next()? == UnitRoot::Object {
-            self.with(UnitParser::reopen_member)?;
+            let level = self.reopen;
+            self.with(|unit| unit.reopen_member(level))?;
         }
         self.with(|unit| unit.start_rows(found)).map(drop)
     }
@@ -887,19 +1112,11 @@ impl<'de, R: BufRead> serde_de::Deserializer<'de> for TypedDe<'_, R> {
             return Pieces(t).deserialize_any(visitor);
         }
         let header = t.with(|unit| Ok(unit.header_position()))?;
-        let mut access = RootAccess(&mut *t);
+        let mut access = SectionAccess(&mut *t, 0);
         let value = visitor
             .visit_map(&mut access)
             .map_err(|e| e.or_position(|| header))?;
-        if t.with(|unit| Ok(unit.value_pending()))?
-            || RootAccess(&mut *t).next_key_seed(SKIP)?.is_some()
-        {
-            return Err(Error::new(
-                ErrorKind::TypeMismatch,
-                "the object has more members than the target type reads",
-            )
-            .with_position(header));
-        }
+        access.end(header)?;
         Ok(value)
     }
 
@@ -926,16 +1143,11 @@ impl<'de, R: BufRead> serde_de::Deserializer<'de> for TypedDe<'_, R> {
             return Pieces(t).deserialize_any(visitor);
         }
         let header = t.with(|unit| Ok(unit.header_position()))?;
+        let mut access = SectionAccess(&mut *t, 0);
         let value = visitor
-            .visit_enum(RootAccess(&mut *t))
+            .visit_enum(&mut access)
             .map_err(|e| e.or_position(|| header))?;
-        if RootAccess(&mut *t).next_key_seed(SKIP)?.is_some() {
-            return Err(Error::new(
-                ErrorKind::TypeMismatch,
-                "an enum variant is an object with exactly one member",
-            )
-            .with_position(header));
-        }
+        access.end_variant(header)?;
         Ok(value)
     }
 
@@ -947,76 +1159,6 @@ impl<'de, R: BufRead> serde_de::Deserializer<'de> for TypedDe<'_, R> {
 
 /// Reads past a value.
 const SKIP: std::marker::PhantomData<IgnoredAny> = std::marker::PhantomData;
-
-/// The root object's members, across units.
-struct RootAccess<'t, R>(&'t mut Typed<R>);
-
-impl<'de, R: BufRead> serde_de::MapAccess<'de> for RootAccess<'_, R> {
-    type Error = Error;
-
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
-        let t = &mut *self.0;
-        if !t.at_member()? {
-            return Ok(None);
-        }
-        let (keys, found) = (&mut t.keys, &mut t.found);
-        let Some(unit) = t.unit.as_mut() else {
-            return Ok(None);
-        };
-        let key = unit.key(owned::Seed::new(seed), keys, found);
-        let key = key.map_err(|e| t.fix(e))?;
-        // A table that starts a unit cut before its end is read in pieces.
-        t.skip_table = t.cut == Cut::Piece;
-        Ok(Some(key))
-    }
-
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        let t = &mut *self.0;
-        if std::mem::take(&mut t.skip_table) {
-            return seed.deserialize(Pieces(t));
-        }
-        t.with(|unit| unit.value(owned::Seed::new(seed)))
-    }
-}
-
-impl<'de, R: BufRead> serde_de::EnumAccess<'de> for RootAccess<'_, R> {
-    type Error = Error;
-    type Variant = Self;
-
-    fn variant_seed<S: DeserializeSeed<'de>>(mut self, seed: S) -> Result<(S::Value, Self)> {
-        match serde_de::MapAccess::next_key_seed(&mut self, seed)? {
-            Some(variant) => Ok((variant, self)),
-            None => Err(Error::new(
-                ErrorKind::TypeMismatch,
-                "an enum variant is a string or an object with exactly one member",
-            )),
-        }
-    }
-}
-
-impl<'de, R: BufRead> serde_de::VariantAccess<'de> for RootAccess<'_, R> {
-    type Error = Error;
-
-    fn unit_variant(mut self) -> Result<()> {
-        serde_de::MapAccess::next_value_seed(&mut self, std::marker::PhantomData::<()>)
-    }
-
-    fn newtype_variant_seed<T: DeserializeSeed<'de>>(mut self, seed: T) -> Result<T::Value> {
-        serde_de::MapAccess::next_value_seed(&mut self, seed)
-    }
-
-    fn tuple_variant<V: Visitor<'de>>(mut self, _len: usize, visitor: V) -> Result<V::Value> {
-        serde_de::MapAccess::next_value_seed(&mut self, AsSeq(visitor))
-    }
-
-    fn struct_variant<V: Visitor<'de>>(
-        mut self,
-        _fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value> {
-        serde_de::MapAccess::next_value_seed(&mut self, AsMap(visitor))
-    }
-}
 
 /// A visitor as a seed that reads a sequence.
 struct AsSeq<V>(V);
@@ -1111,5 +1253,154 @@ impl<'de, R: BufRead> serde_de::SeqAccess<'de> for PieceRows<'_, R> {
             }
             t.next_piece()?;
         }
+    }
+}
+
+/// A section (`## key` object) below the root, at `level`, its line at `.2` in the input, as a
+/// deserializer: its members read from one unit after another (what the in-memory
+/// deserializer reads an object of member lines as, within one unit).
+struct Section<'t, R>(&'t mut Typed<R>, usize, Position);
+
+impl<R: BufRead> Section<'_, R> {
+    /// Enters the section, reads it with `read`, and leaves it.
+    fn read<T>(self, read: impl FnOnce(&mut SectionAccess<'_, R>) -> Result<T>) -> Result<T> {
+        let Section(t, level, at) = self;
+        t.with(UnitParser::enter_section)?;
+        t.sections.push((HashSet::new(), 0));
+        let mut access = SectionAccess(&mut *t, level);
+        let value = read(&mut access);
+        t.sections.pop();
+        value.map_err(|e| e.or_position(|| at))
+    }
+}
+
+impl<'de, R: BufRead> serde_de::Deserializer<'de> for Section<'_, R> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let at = self.2;
+        self.read(|access| {
+            let value = visitor.visit_map(&mut *access)?;
+            access.end(at)?;
+            Ok(value)
+        })
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        let at = self.2;
+        self.read(|access| {
+            let value = visitor.visit_enum(&mut *access)?;
+            access.end_variant(at)?;
+            Ok(value)
+        })
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+/// The members of the root object (level 0) or of a [`Section`] at its level, across units.
+struct SectionAccess<'t, R>(&'t mut Typed<R>, usize);
+
+impl<R: BufRead> SectionAccess<'_, R> {
+    /// After the visitor of the object (opened at `at`): it must have read every member.
+    fn end(&mut self, at: Position) -> Result<()> {
+        if self.0.with(|unit| Ok(unit.value_pending()))?
+            || serde_de::MapAccess::next_key_seed(self, SKIP)?.is_some()
+        {
+            return Err(Error::new(
+                ErrorKind::TypeMismatch,
+                "the object has more members than the target type reads",
+            )
+            .with_position(at));
+        }
+        Ok(())
+    }
+
+    /// After the visitor of an enum, the object (opened at `at`) read as a variant: it must
+    /// have had one member.
+    fn end_variant(&mut self, at: Position) -> Result<()> {
+        if serde_de::MapAccess::next_key_seed(self, SKIP)?.is_some() {
+            return Err(Error::new(
+                ErrorKind::TypeMismatch,
+                "an enum variant is an object with exactly one member",
+            )
+            .with_position(at));
+        }
+        Ok(())
+    }
+}
+
+impl<'de, R: BufRead> serde_de::MapAccess<'de> for SectionAccess<'_, R> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        let (t, level) = (&mut *self.0, self.1);
+        if !t.at_member(level)? {
+            return Ok(None);
+        }
+        t.key(level, seed).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        self.0.value(self.1, seed)
+    }
+}
+
+impl<'de, R: BufRead> serde_de::EnumAccess<'de> for &mut SectionAccess<'_, R> {
+    type Error = Error;
+    type Variant = Self;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<(S::Value, Self)> {
+        match serde_de::MapAccess::next_key_seed(self, seed)? {
+            Some(variant) => Ok((variant, self)),
+            None => Err(Error::new(
+                ErrorKind::TypeMismatch,
+                "an enum variant is a string or an object with exactly one member",
+            )),
+        }
+    }
+}
+
+impl<'de, R: BufRead> serde_de::VariantAccess<'de> for &mut SectionAccess<'_, R> {
+    type Error = Error;
+
+    fn unit_variant(self) -> Result<()> {
+        serde_de::MapAccess::next_value_seed(self, std::marker::PhantomData::<()>)
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value> {
+        serde_de::MapAccess::next_value_seed(self, seed)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
+        serde_de::MapAccess::next_value_seed(self, AsSeq(visitor))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        serde_de::MapAccess::next_value_seed(self, AsMap(visitor))
     }
 }

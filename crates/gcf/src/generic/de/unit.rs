@@ -14,7 +14,7 @@ use super::*;
 /// What a unit's root is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum UnitRoot {
-    /// An object: its members are read with [`UnitParser::key`] and [`UnitParser::value`].
+    /// An object: its members are read with [`UnitParser::key_in`] and [`UnitParser::value`].
     Object,
     /// A table without a layout or a list of `@N` items: its rows or items are read with
     /// [`UnitParser::start_rows`].
@@ -56,7 +56,13 @@ impl Drop for UnitParser {
 impl UnitParser {
     /// A parser over `text` (the payload's header line and a run of the root's lines), its
     /// header read and its root opened: a root object is entered, a root table's header read.
-    pub(crate) fn new(text: String, opts: &DecoderOptions) -> Result<(Self, UnitRoot)> {
+    /// The unit starts (after its header line) with `reopen` section lines, re-entered (see
+    /// [`Carry::reopen`]): its members are read at level `reopen`.
+    pub(crate) fn new(
+        text: String,
+        opts: &DecoderOptions,
+        reopen: usize,
+    ) -> Result<(Self, UnitRoot)> {
         let text: *mut str = Box::into_raw(text.into_boxed_str());
         // SAFETY: `text` is a live allocation that `UnitParser` owns, never changes, and frees
         // in `Drop` after the parser and everything else borrowing it (its lifetime is nominal:
@@ -101,7 +107,17 @@ impl UnitParser {
             _ => None,
         };
         let entered = match &pending {
-            Pending::Object { line, .. } if kind == Some(UnitRoot::Object) => p.enter(line),
+            Pending::Object { line, .. } if kind == Some(UnitRoot::Object) => {
+                p.enter(line).and_then(|()| {
+                    // The sections the unit re-enters.
+                    for _ in 0..reopen {
+                        if let Some(line) = p.lines.next()? {
+                            p.enter(&line)?;
+                        }
+                    }
+                    Ok(())
+                })
+            }
             _ => Ok(()),
         };
         let failed = match kind {
@@ -141,7 +157,10 @@ impl UnitParser {
     /// Whether a member of the root object follows in this unit (after reading past the
     /// value of the one before if the visitor skipped it): `false` where the unit's members
     /// end ([`ObjectAccess`]'s reading at level 0).
-    pub(crate) fn at_member(&mut self) -> Result<bool> {
+    ///
+    /// The members of a section at `level` (0 for the root object): `false` also where a line
+    /// of a lower level follows.
+    pub(crate) fn at_member_in(&mut self, level: usize) -> Result<bool> {
         if let Some(pending) = self.pending.take() {
             // The visitor skipped a value: read past it.
             de::Deserializer::deserialize_ignored_any(
@@ -156,24 +175,61 @@ impl UnitParser {
             return Ok(false);
         }
         let line = self.p.lines.peeked();
-        let level = line.level()?;
-        if level > 0 {
-            return Err(unexpected_indent(&line, 0));
+        let at = line.level()?;
+        if at < level {
+            return Ok(false);
         }
-        Ok(!header::is_metadata(&line))
+        if at > level {
+            return Err(unexpected_indent(&line, level));
+        }
+        if header::is_metadata(&line) {
+            if level == 0 {
+                return Ok(false);
+            }
+            return Err(trailer_not_at_top(&line));
+        }
+        Ok(true)
     }
 
-    /// The key of the member [`UnitParser::at_member`] found, read into `seed`: `keys` and
+    /// Whether the value still to read is a section (`## key`, an object of member lines):
+    /// its line's position, in the unit.
+    pub(crate) fn pending_section(&self) -> Option<Position> {
+        match &self.pending {
+            Some(Pending::Object { line, .. }) => Some(line_position(line)),
+            _ => None,
+        }
+    }
+
+    /// Enters the section [`UnitParser::pending_section`] found: its members are read next.
+    pub(crate) fn enter_section(&mut self) -> Result<()> {
+        if let Some(Pending::Object { line, .. }) = self.pending.take() {
+            self.p.enter(&line)?;
+        }
+        Ok(())
+    }
+
+    /// Leaves the section at `level`, when this unit entered it (a unit that starts past its
+    /// end never did).
+    pub(crate) fn leave_section(&mut self, level: usize) {
+        if self.p.depth > level {
+            self.p.leave();
+        }
+    }
+
+    /// The key of the member [`UnitParser::at_member_in`] found, read into `seed`: `keys` and
     /// `found` are the members of the units before, which a repeated key and the element
     /// limit are checked against.
-    pub(crate) fn key<K: DeserializeSeed<'static>>(
+    ///
+    /// A member of the root object (`level` 0) or of a section at `level`.
+    pub(crate) fn key_in<K: DeserializeSeed<'static>>(
         &mut self,
+        level: usize,
         seed: K,
         keys: &mut HashSet<String>,
         found: &mut u64,
     ) -> Result<K::Value> {
         let line = self.p.lines.peeked();
-        let key = self.p.member(line, 0, &mut self.pending)?;
+        let key = self.p.member(line, level, &mut self.pending)?;
         self.p.lines.advance();
         *found += 1;
         self.p.check_elements(&line, *found)?;
@@ -184,12 +240,12 @@ impl UnitParser {
             .map_err(|e| e.or_position(|| line_position(&line)))
     }
 
-    /// Whether the member [`UnitParser::key`] read last still has its value to read.
+    /// Whether the member [`UnitParser::key_in`] read last still has its value to read.
     pub(crate) fn value_pending(&self) -> bool {
         self.pending.is_some()
     }
 
-    /// The value of the member [`UnitParser::key`] read, into `seed`.
+    /// The value of the member [`UnitParser::key_in`] read, into `seed`.
     pub(crate) fn value<V: DeserializeSeed<'static>>(&mut self, seed: V) -> Result<V::Value> {
         let pending = self.pending.take().ok_or_else(|| {
             Error::new(
@@ -205,11 +261,11 @@ impl UnitParser {
 
     /// In a later piece of a member table, reads the member's line again (its key was
     /// checked with the first piece).
-    pub(crate) fn reopen_member(&mut self) -> Result<()> {
+    pub(crate) fn reopen_member(&mut self, level: usize) -> Result<()> {
         let Some(line) = self.p.lines.next()? else {
             return Ok(());
         };
-        self.p.member(line, 0, &mut self.pending)?;
+        self.p.member(line, level, &mut self.pending)?;
         Ok(())
     }
 
@@ -217,7 +273,7 @@ impl UnitParser {
     /// or the member [`key`] read last is: `found` rows were read in the pieces before. Gives
     /// the position of the count bracket (where the visitor's errors without one point).
     ///
-    /// [`key`]: UnitParser::key
+    /// [`key`]: UnitParser::key_in
     pub(crate) fn start_rows(&mut self, found: u64) -> Result<Position> {
         let seq = match self.pending.take() {
             Some(Pending::Array {
