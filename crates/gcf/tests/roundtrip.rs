@@ -547,3 +547,17 @@ proptest! {
         }
     }
 }
+
+/// Found by `fewest_tokens_round_trip_and_never_cost_more` (and there before this session:
+/// a build of the morning's code writes the same bytes): the fewest-tokens encoder gave the
+/// first array of a shared array schema a constant column (`."" [2]{p=false,q}`), so the
+/// later arrays' rows (`0.5|-9367.13`, every field a cell) were one cell too wide for the
+/// schema the decoder reads them by. The first array of a shared schema has no constants.
+#[test]
+fn a_shared_schema_declares_no_constant_column() {
+    let v = json!([{"": [{"p": false, "q": null}, {"p": false, "q": null}]}, {"": [{"p": 0.5, "q": -9367.13}]}]);
+    let fewest = EncoderOptions::new().fewest_tokens(crude);
+    if let Err(bug) = check_value_with(&v, &fewest) {
+        panic!("{bug}");
+    }
+}

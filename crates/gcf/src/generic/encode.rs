@@ -246,6 +246,10 @@ pub(crate) struct Encoder<'v, 'o, N> {
     /// schema's keys, in order, with scalars) or is empty: a plan made from fewer rows then
     /// no longer holds ([`Encoder::fused_row`]).
     misfit: bool,
+    /// Set while the first array of a shared array schema is written: its declaration is the
+    /// schema later arrays' rows are read by, so it holds no constant column (their rows
+    /// carry every field as a cell).
+    pub(crate) shared_first: bool,
 }
 
 /// Encodes the value at `root` into `out` (after the header, which is the caller's).
@@ -279,6 +283,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             minimal: current && opts.fewest.is_some(),
             one_pass: true,
             misfit: false,
+            shared_first: false,
         }
     }
 
@@ -1358,6 +1363,12 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         if let (Some((from, to)), true, true) = (field.shared, r > 0, value.is_array()) {
             let schema = &table.keys[from as usize..to as usize];
             return self.shared_rows(name, value, schema, depth, level + 1);
+        }
+        if field.shared.is_some() && value.is_array() {
+            self.shared_first = true;
+            let written = self.value(Head::Attachment(name), value, depth, level);
+            self.shared_first = false;
+            return written;
         }
         self.value(Head::Attachment(name), value, depth, level)
     }

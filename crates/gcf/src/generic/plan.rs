@@ -485,7 +485,11 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             // Constant columns where the canonical encoders put them (root and member
             // tables); fewest-tokens encodings, in any table but a keyed one (every current
             // decoder reads them there).
-            constants: current && opts.constant_columns && !keyed && (top || self.fewest.is_some()),
+            constants: current
+                && opts.constant_columns
+                && !keyed
+                && (top || self.fewest.is_some())
+                && !self.shared_first,
             gt_attach: current,
             sparse: current && opts.flatten && self.fewest.is_some(),
             inline_min: if self.fewest.is_some() { 1 } else { 3 },
