@@ -8,6 +8,21 @@ fn rows(text: &str) -> agentwire_gcf::Result<Vec<Value>> {
     r.values().collect()
 }
 
+/// The row reader refuses `text` with `code` at `line`, and the streaming oracle holds (the
+/// whole decoder refuses it alike); the error, for more checks.
+fn refused_alike(text: &str, code: &str, line: u64) -> agentwire_gcf::Error {
+    let error = rows(text).unwrap_err();
+    assert_eq!(
+        (error.code(), error.line()),
+        (code, Some(line)),
+        "{text:?}: {error}"
+    );
+    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+        panic!("{bug}");
+    }
+    error
+}
+
 /// The rows must be what the whole payload decodes to (a root table, or the one member).
 fn same(text: &str) {
     let whole: Value = agentwire_gcf::from_str(text).unwrap();
@@ -313,21 +328,13 @@ fn a_malformed_section_line_ends_the_rows() {
             "count_mismatch",
         ),
     ] {
-        let error = rows(text).unwrap_err();
+        refused_alike(text, code, 4);
         let whole = agentwire_gcf::from_str::<Value>(text).unwrap_err();
-        assert_eq!(
-            (error.code(), error.line()),
-            (code, Some(4)),
-            "{text:?}: {error}"
-        );
         assert_eq!(
             (whole.code(), whole.line()),
             (code, Some(4)),
             "{text:?}: {whole}"
         );
-        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-            panic!("{bug}");
-        }
     }
 }
 
@@ -347,15 +354,7 @@ fn a_line_after_an_inline_member_is_read_as_the_next_member() {
         ("GCF profile=generic\nt[1]: x\n  y=1\n", "invalid_indent"),
         ("GCF profile=generic\nt[1]: x\nu=1\n", "not_a_table"),
     ] {
-        let error = rows(text).unwrap_err();
-        assert_eq!(
-            (error.code(), error.line()),
-            (code, Some(3)),
-            "{text:?}: {error}"
-        );
-        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-            panic!("{bug}");
-        }
+        refused_alike(text, code, 3);
     }
 }
 
@@ -369,15 +368,7 @@ fn a_short_table_is_refused_before_what_follows_it() {
         "GCF profile=generic\n## r [3]{v}\n1\n##! nonsense\n",
         "GCF profile=generic\n## [3]{v}\n1\n##! summary counts=1\n",
     ] {
-        let error = rows(text).unwrap_err();
-        assert_eq!(
-            (error.code(), error.line()),
-            ("count_mismatch", Some(2)),
-            "{text:?}: {error}"
-        );
-        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-            panic!("{bug}");
-        }
+        refused_alike(text, "count_mismatch", 2);
     }
 }
 
@@ -387,15 +378,7 @@ fn a_short_table_is_refused_before_what_follows_it() {
 #[test]
 fn a_keyed_map_count_is_checked_before_its_fields() {
     let text = "GCF profile=generic\n## \"\" [0:]{krr\u{4}\0rey,a}\nu1|1\nu2|0\n";
-    let error = rows(text).unwrap_err();
-    assert_eq!(
-        (error.code(), error.line(), error.column()),
-        ("invalid_count", Some(2), Some(7)),
-        "{error}"
-    );
-    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-        panic!("{bug}");
-    }
+    assert_eq!(refused_alike(text, "invalid_count", 2).column(), Some(7));
 }
 
 /// Found by the `gcf_stream` fuzz target: `## ""[2:]{key,a}` (no space before the bracket)
@@ -404,15 +387,10 @@ fn a_keyed_map_count_is_checked_before_its_fields() {
 #[test]
 fn a_section_name_is_followed_by_a_space() {
     let text = "GCF profile=generic\n## \"\"[2:]{key,a}\nu1|1\nu\u{11}2|2 [2:]{key,a}\nu1|1\n";
-    let error = rows(text).unwrap_err();
     assert_eq!(
-        (error.code(), error.line(), error.column()),
-        ("trailing_characters", Some(2), Some(6)),
-        "{error}"
+        refused_alike(text, "trailing_characters", 2).column(),
+        Some(6)
     );
-    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-        panic!("{bug}");
-    }
 }
 
 #[test]
