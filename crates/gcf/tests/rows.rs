@@ -391,6 +391,9 @@ fn a_section_name_is_followed_by_a_space() {
         refused_alike(text, "trailing_characters", 2).column(),
         Some(6)
     );
+    // Two spaces (found by the same target on the next run): `invalid_key` to both.
+    let text = "GCF profile=generic\n## rows  []{id,name}\n0|Alice\n2|Bo|A";
+    assert_eq!(refused_alike(text, "invalid_key", 2).column(), Some(4));
 }
 
 #[test]

@@ -410,8 +410,9 @@ impl<R: BufRead> RowReader<R> {
             Some(rest) if line.indent == 0 && rest.starts_with('[') => (None, rest),
             Some(rest) if line.indent == 0 && !rest.starts_with('!') => {
                 let (key, rest) = lex::key(&line, rest, b" ")?;
-                if !rest.is_empty() && !rest.starts_with(' ') {
-                    // `## "name"[N]`: not a section line; the whole decoder's error.
+                if !rest.is_empty() && !rest.starts_with(" [") {
+                    // `## "name"[N]`, `## name  [N]`: not a table's section line; the whole
+                    // decoder's error (or `not_a_table` for an object section).
                     return Err(self.whole_error(&line));
                 }
                 match rest.trim_start_matches(' ') {
