@@ -415,9 +415,9 @@ impl<R: BufRead> RowReader<R> {
                     // decoder's error (or `not_a_table` for an object section).
                     return Err(self.whole_error(&line));
                 }
-                match rest.trim_start_matches(' ') {
-                    r if r.starts_with('[') => (Some(key.into_owned()), r),
-                    _ => {
+                match rest.strip_prefix(' ') {
+                    Some(bracket) => (Some(key.into_owned()), bracket),
+                    None => {
                         return Err(not_a_table(
                             Some(&line),
                             "the payload's first member is an object, not a table",
@@ -439,17 +439,9 @@ impl<R: BufRead> RowReader<R> {
         let (count, keyed, rest) = lex::table_count(&line, after_key, self.opts.spec.current())?;
         if keyed && !rest.starts_with('{') {
             // No field list: what the in-memory decoder says of the header.
-            let mini = format!("{}\n{}{}\n", self.header, " ".repeat(indent), line.text);
             self.opts
-                .from_str::<Value>(&mini)
-                .map_err(|e| match (e.line(), e.column()) {
-                    (Some(2), Some(column)) => e.with_position(Position {
-                        line: line.number as u64,
-                        column,
-                    }),
-                    (Some(2), None) => e.with_line(line.number as u64),
-                    _ => e,
-                })?;
+                .from_str::<Value>(&self.alone(&line))
+                .map_err(|e| moved_to(e, &line))?;
             return Err(not_a_table(Some(&line), "a keyed map without a field list"));
         }
         if !rest.starts_with('{') {
@@ -570,17 +562,10 @@ impl<R: BufRead> RowReader<R> {
     /// Decodes the one line of an inline array (the table's header line) and keeps its items
     /// to hand out.
     fn open_inline(&mut self, line: &Line<'_>) -> Result<()> {
-        let mini = format!("{}\n{}\n", self.header, line.text);
-        let value: Value = self.opts.from_str(&mini).map_err(|e| match e.line() {
-            Some(2) => match e.column() {
-                Some(column) => e.with_position(Position {
-                    line: self.table_line as u64,
-                    column,
-                }),
-                None => e.with_line(self.table_line as u64),
-            },
-            _ => e,
-        })?;
+        let value: Value = self
+            .opts
+            .from_str(&self.alone(line))
+            .map_err(|e| moved_to(e, line))?;
         let items = match (value, &self.key) {
             (Value::Array(items), None) => items,
             (Value::Object(mut m), Some(key)) => match m.remove(key) {
@@ -979,7 +964,7 @@ impl<R: BufRead> RowReader<R> {
             if self.key.is_some() && self.inline.is_some() {
                 // An inline member is one line: the whole decoder reads what follows as the
                 // root's next member, and says what it says of it.
-                return Err(self.after_inline_member(&line));
+                return Err(self.whole_error(&line));
             }
             if self.key.is_some() && line.indent == 0 {
                 if line.text.starts_with("##") && !line.text.starts_with("## ") {
@@ -1075,32 +1060,27 @@ impl<R: BufRead> RowReader<R> {
         }
     }
 
-    /// The error for `line` after an inline `key[N]: a,b` member: the whole decoder's for that
-    /// line read as the root's first member, else (a good member) `not_a_table`.
-    #[cold]
-    fn after_inline_member(&self, line: &Line<'_>) -> Error {
-        self.whole_error(line)
+    /// A payload of the header line and `line` alone (its indentation kept), for the whole
+    /// decoder to read; [`moved_to`] puts its errors back on `line`.
+    fn alone(&self, line: &Line<'_>) -> String {
+        format!(
+            "{}\n{:indent$}{}\n",
+            self.header,
+            "",
+            line.text,
+            indent = line.indent
+        )
     }
 
     /// The whole decoder's error for `line` read as the root's first member, else (a good
     /// member) `not_a_table`.
     #[cold]
     fn whole_error(&self, line: &Line<'_>) -> Error {
-        let mini = format!(
-            "{}\n{:indent$}{}\n",
-            self.header,
-            "",
-            line.text,
-            indent = line.indent
-        );
-        match self.opts.from_str::<serde::de::IgnoredAny>(&mini) {
-            Err(e) if e.line() == Some(2) => match e.column() {
-                Some(column) => e.with_position(Position {
-                    line: line.number as u64,
-                    column,
-                }),
-                None => e.with_line(line.number as u64),
-            },
+        match self
+            .opts
+            .from_str::<serde::de::IgnoredAny>(&self.alone(line))
+        {
+            Err(e) if e.line() == Some(2) => moved_to(e, line),
             _ => not_a_table(
                 Some(line),
                 "the payload holds more than the table (read it with from_reader)",
@@ -1318,6 +1298,18 @@ fn looks_like_member(line: &Line<'_>) -> bool {
     match lex::key(line, line.text, b"=[") {
         Ok((_, rest)) => rest.starts_with('=') || rest.starts_with('['),
         Err(_) => false,
+    }
+}
+
+/// An error of a payload made by [`RowReader::alone`] moved from its line 2 to `line`.
+fn moved_to(e: Error, line: &Line<'_>) -> Error {
+    match (e.line(), e.column()) {
+        (Some(2), Some(column)) => e.with_position(Position {
+            line: line.number as u64,
+            column,
+        }),
+        (Some(2), None) => e.with_line(line.number as u64),
+        _ => e,
     }
 }
 
