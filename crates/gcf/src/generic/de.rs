@@ -59,37 +59,50 @@ pub(crate) fn decode<'de, T: de::Deserialize<'de>>(
     input: &'de str,
     opts: &DecoderOptions,
 ) -> Result<T> {
-    decode_seed(input, opts, PhantomData::<T>)
+    decode_counted(input, opts, &mut Vec::new())
 }
 
 /// Decodes a whole generic-profile payload into a `serde_json::Value`: what [`decode`]
 /// gives for one, with objects of member lines read here directly (see [`Parser::build`]).
 pub(crate) fn decode_value(input: &str, opts: &DecoderOptions) -> Result<Value> {
-    decode_with(input, opts, |p, pending| p.build(pending))
+    decode_value_counted(input, opts, &mut Vec::new())
 }
 
-/// [`decode`] into what `seed` builds.
-fn decode_seed<'de, S: DeserializeSeed<'de>>(
+/// [`decode`], also handing out the item counts of the payload's deferred `[?]` sections in
+/// document order, at their positions (the row reader checks those of a row's sections
+/// against the trailer, which its one-row payloads do not carry).
+pub(crate) fn decode_counted<'de, T: de::Deserialize<'de>>(
     input: &'de str,
     opts: &DecoderOptions,
-    seed: S,
-) -> Result<S::Value> {
-    decode_with(input, opts, |p, pending| {
-        seed.deserialize(ValueDe { p, pending })
+    deferred: &mut Vec<(Position, u64)>,
+) -> Result<T> {
+    decode_with(input, opts, deferred, |p, pending| {
+        PhantomData::<T>.deserialize(ValueDe { p, pending })
     })
 }
 
+/// [`decode_value`] handing out the deferred counts as [`decode_counted`] does.
+pub(crate) fn decode_value_counted(
+    input: &str,
+    opts: &DecoderOptions,
+    deferred: &mut Vec<(Position, u64)>,
+) -> Result<Value> {
+    decode_with(input, opts, deferred, |p, pending| p.build(pending))
+}
+
 /// Reads the header and the root, hands the root's pending value to `read`, and checks what
-/// follows it.
+/// follows it; the deferred sections' counts go to `deferred`.
 fn decode_with<'de, R>(
     input: &'de str,
     opts: &DecoderOptions,
+    deferred: &mut Vec<(Position, u64)>,
     read: impl FnOnce(&mut Parser<'de>, Pending<'de>) -> Result<R>,
 ) -> Result<R> {
     let (mut p, header) = start(input, opts)?;
     let (pending, root) = p.root(header)?;
     let value = read(&mut p, pending)?;
     p.finish(root)?;
+    *deferred = std::mem::take(&mut p.deferred);
     Ok(value)
 }
 

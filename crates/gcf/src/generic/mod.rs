@@ -274,6 +274,16 @@ impl EncoderOptions {
 impl DecoderOptions {
     /// Decodes with these options (see [`from_str`]).
     pub fn from_str<'a, T: Deserialize<'a>>(&self, input: &'a str) -> Result<T> {
+        self.decode_counted_str(input, &mut Vec::new())
+    }
+
+    /// [`DecoderOptions::from_str`], also handing out the item counts of the payload's
+    /// deferred `[?]` sections in document order (see `de::decode_counted`).
+    pub(crate) fn decode_counted_str<'a, T: Deserialize<'a>>(
+        &self,
+        input: &'a str,
+        deferred: &mut Vec<(crate::Position, u64)>,
+    ) -> Result<T> {
         if let Some(max) = self.limits.max_input_size {
             if input.len() > max {
                 return Err(too_large(max));
@@ -281,12 +291,12 @@ impl DecoderOptions {
         }
         if is_value::<T>() && !private_keys(input) {
             // A `serde_json::Value` is built sized by the counts the payload declares.
-            let value = de::decode_value(input, self)?;
+            let value = de::decode_value_counted(input, self, deferred)?;
             if let Ok(value) = value_into::<T>(value) {
                 return Ok(value);
             }
         }
-        de::decode(input, self)
+        de::decode_counted(input, self, deferred)
     }
 
     /// Decodes bytes with these options (see [`from_slice`]).

@@ -47,8 +47,8 @@ const ONE_ENTRY: &str = "## [1:]";
 ///
 /// The declared count is checked when the rows end, a deferred `[?]` count against the
 /// `##! summary` trailer (which must follow unless [`DecoderOptions::require_trailer`] is
-/// off), and the trailer must have one entry per deferred section; the entries of sections
-/// inside rows are counted, not compared with the rows' contents. Every error carries the
+/// off), and the trailer must have one entry per deferred section, those inside rows
+/// included, each checked against the items found. Every error carries the
 /// input's line and column, and is the error the in-memory decoder reports for the same input
 /// (the testkit oracle checks it), except that the row reader reports the first error in
 /// reading order (invalid UTF-8 late in the input comes after an earlier row's error). The
@@ -110,8 +110,12 @@ pub struct RowReader<R> {
     shifts: Vec<(u64, i64)>,
     /// `(line of mini, first column, columns added)` on the row's other lines.
     line_shifts: Vec<(u64, u64, i64)>,
-    /// Deferred `[?]` sections inside the rows read so far (each has a trailer entry; their
-    /// counts are checked by nobody here: see the type's docs).
+    /// Deferred `[?]` sections inside the rows read so far, in document order: each one's
+    /// input line and item count, as the one-row decodes found them (the trailer has an
+    /// entry for each, checked when the rows end). No more are kept than a trailer line
+    /// within the line limit can list; past that only their number grows, and a trailer
+    /// cannot match it.
+    nested: Vec<(u64, u64)>,
     nested_deferred: u64,
     /// A value-grouped table's state (spec v3.6).
     group: Option<Grouping>,
@@ -169,6 +173,7 @@ impl<R: BufRead> RowReader<R> {
             mini_lines: Vec::new(),
             shifts: Vec::new(),
             line_shifts: Vec::new(),
+            nested: Vec::new(),
             nested_deferred: 0,
             group: None,
             identity: None,
@@ -326,12 +331,16 @@ impl<R: BufRead> RowReader<R> {
                 Error::new(ErrorKind::TypeMismatch, e.to_string()).with_line(self.table_line as u64)
             });
         }
+        let mut deferred = Vec::new();
         let decoded: Result<Vec<T>> = if self.keyed {
-            self.opts.from_str::<T>(&self.mini).map(|entry| vec![entry])
+            self.opts
+                .decode_counted_str::<T>(&self.mini, &mut deferred)
+                .map(|entry| vec![entry])
         } else {
-            self.opts.from_str(&self.mini)
+            self.opts.decode_counted_str(&self.mini, &mut deferred)
         };
         if decoded.is_ok() {
+            self.count_nested(&deferred);
             if let Some((id, line, column)) = self.pending_id.take() {
                 if !self.ids.insert(id) {
                     self.done = true;
@@ -864,9 +873,6 @@ impl<R: BufRead> RowReader<R> {
                         .push((mini_line, col, schema.chars().count() as i64));
                 }
             }
-            if opens_deferred(&line) {
-                self.nested_deferred += 1;
-            }
             self.mini_lines.push(line.number);
             self.mini.push_str(&" ".repeat(line.indent));
             let mini_line = self.mini_lines.len() as u64 + 2;
@@ -916,6 +922,24 @@ impl<R: BufRead> RowReader<R> {
         }
         out.push_str(&text[last..]);
         self.mini.replace_range(start..end, &out);
+    }
+
+    /// Records the deferred sections a row's one-row payload held (`deferred`, at their
+    /// positions in it), at their input lines.
+    fn count_nested(&mut self, deferred: &[(Position, u64)]) {
+        // A trailer entry takes at least two characters (`1,`).
+        let keep = self.opts.limits.max_line_length / 2;
+        for &(at, found) in deferred {
+            self.nested_deferred += 1;
+            if self.nested.len() < keep {
+                let line = self
+                    .mini_lines
+                    .get(at.line.saturating_sub(3) as usize)
+                    .copied()
+                    .unwrap_or(self.table_line);
+                self.nested.push((line as u64, found));
+            }
+        }
     }
 
     /// The checks when the rows end: the declared count, the trailer and what may follow.
@@ -1045,19 +1069,27 @@ impl<R: BufRead> RowReader<R> {
                 ),
             ));
         }
-        match counts.first() {
-            Some(&(declared, column)) if own == 1 && declared != self.found => Err(Error::at(
-                ErrorKind::CountMismatch,
-                line as u64,
-                column,
-                format!(
-                    "the trailer declares {declared} items for the [?] section at line {}, \
-                     which has {}",
-                    self.table_line, self.found
-                ),
-            )),
-            _ => Ok(()),
+        // The entries in document order: the table's own (its bracket comes first), then
+        // the rows' sections.
+        let own = (own == 1).then_some((self.table_line as u64, self.found));
+        for ((at, found), &(declared, column)) in own
+            .into_iter()
+            .chain(self.nested.iter().copied())
+            .zip(&counts)
+        {
+            if declared != found {
+                return Err(Error::at(
+                    ErrorKind::CountMismatch,
+                    line as u64,
+                    column,
+                    format!(
+                        "the trailer declares {declared} items for the [?] section at line {at}, \
+                         which has {found}"
+                    ),
+                ));
+            }
         }
+        Ok(())
     }
 
     /// A payload of the header line and `line` alone (its indentation kept), for the whole
@@ -1239,22 +1271,6 @@ fn is_schema(line: &Line<'_>, decl: &str, opts: &DecoderOptions) -> bool {
         ),
         Ok(rest) if rest.trim_matches([' ', '\t']).is_empty()
     )
-}
-
-/// Whether a line inside a row opens a deferred `[?]` section (`.field [?]...`,
-/// `key [?]...`, `@N [?]...`).
-fn opens_deferred(line: &Line<'_>) -> bool {
-    let mut rest = line.text.strip_prefix('.').unwrap_or(line.text);
-    if let Some(item) = rest.strip_prefix('@') {
-        let digits = item.bytes().take_while(u8::is_ascii_digit).count();
-        rest = item[digits..].trim_start_matches(' ');
-    }
-    let after = match lex::key(line, rest, b" [") {
-        Ok((_, after)) => after,
-        Err(_) => rest,
-    };
-    let bracket = after.trim_start_matches(' ');
-    bracket.starts_with("[?]") || bracket.starts_with("[?:]")
 }
 
 /// A value-grouped table as it is read.
