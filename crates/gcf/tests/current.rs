@@ -534,3 +534,34 @@ fn the_first_bad_cell_in_column_order_is_reported_under_flattened_columns() {
         }
     }
 }
+
+/// Found by the `gcf_layouts` fuzz target: a row with flattened columns whose inline-schema
+/// marker (column 2) comes before a bad flattened cell (column 3), the marker's body bad too.
+/// The `Value` builder read the body at the marker's column (line 4), the serde path the
+/// flattened cell first (line 3). A row with a layout reports its scalar cells first, in
+/// column order, then its attachments, in both decoders.
+#[test]
+fn a_row_with_a_layout_reports_its_cells_before_its_attachments() {
+    let head = "GCF profile=generic\n## \"a b\" [1]{\"a>b\",id,\"a>c\"}\n";
+    for (rows, code, line, column) in [
+        // The finding: a bad cell after the marker, a bad body.
+        ("@0 1|^{a,b}|\"open\n  -|~\n", "unterminated_quote", 3, 13),
+        // A good cell: the body's error.
+        ("@0 1|^{a,b}|2\n  -|~\n", "invalid_missing", 4, 5),
+        // A `.field` body, and a bad cell before the marker.
+        ("@0 1e400|^|2\n.id 1|\"open\n", "out_of_range", 3, 4),
+        ("@0 1|^|1e400\n.id [1]: \"open\n", "out_of_range", 3, 8),
+        ("@0 1|^|2\n.id [1]: \"open\n", "unterminated_quote", 4, 10),
+    ] {
+        let text = format!("{head}{rows}");
+        let error = from_str::<Value>(&text).unwrap_err();
+        assert_eq!(
+            (error.code(), error.line(), error.column()),
+            (code, Some(line), Some(column)),
+            "{text}"
+        );
+        if let Err(bug) = check_bytes(text.as_bytes()) {
+            panic!("{bug}");
+        }
+    }
+}

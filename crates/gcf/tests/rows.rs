@@ -94,7 +94,9 @@ fn deferred_sections_inside_rows_have_their_trailer_entries() {
     let wrong = text.replace("counts=2,2,1", "counts=2,2,2");
     assert_eq!(
         refused_alike(&wrong, "count_mismatch", 8).column(),
-        agentwire_gcf::from_str::<Value>(&wrong).unwrap_err().column()
+        agentwire_gcf::from_str::<Value>(&wrong)
+            .unwrap_err()
+            .column()
     );
     let wrong = text.replace("counts=2,2,1", "counts=2,1,1");
     refused_alike(&wrong, "count_mismatch", 8);

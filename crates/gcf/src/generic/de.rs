@@ -3400,6 +3400,10 @@ impl<'de> RowSeq<'_, 'de> {
             value: None,
         };
         let spec = access.p.spec;
+        // A row with a layout reads its scalar cells before its attachments (the serde path
+        // visits its members in their order, not the columns': see `earlier_cell_error`).
+        let scalars_first = access.st.shaped.is_some();
+        let mut attached = false;
         for c in 0..n {
             let cell = access.st.cells[c];
             // Scalars here, attachments (the uncommon cells) through `read_at`.
@@ -3409,13 +3413,29 @@ impl<'de> RowSeq<'_, 'de> {
                     continue;
                 }
                 CellKind::Scalar => scalar_value(spec, &row, cell.token),
-                _ => match access.st.built.get_mut(c).and_then(Option::take) {
-                    Some(value) => Ok(value),
-                    None => access.read_at(c, Direct),
-                },
+                _ if scalars_first => {
+                    attached = true;
+                    values.push(None);
+                    continue;
+                }
+                _ => access.attachment(c),
             }
             .map_err(|e| e.or_position(|| line_position(&row)))?;
             values.push(Some(value));
+        }
+        if attached {
+            for (c, slot) in values.iter_mut().enumerate() {
+                if matches!(
+                    access.st.cells[c].kind,
+                    CellKind::Scalar | CellKind::Missing
+                ) {
+                    continue;
+                }
+                let value = access
+                    .attachment(c)
+                    .map_err(|e| e.or_position(|| line_position(&row)))?;
+                *slot = Some(value);
+            }
         }
         let (key, mut members) = match self.st.shape().cloned() {
             None => {
@@ -3930,12 +3950,15 @@ struct ShapeAccess<'a, 'de> {
     value: Option<usize>,
 }
 
-/// The first bad scalar cell of `line` before the place of `error`, if any, else `error`.
+/// The first bad scalar cell of `line` before the place of `error` (anywhere on the line
+/// when `error` is on a later line, an attachment's), if any, else `error`.
 ///
 /// A row with a layout is visited in member order, which is not its column order when it
-/// has flattened objects (`loc>zip,id,loc>city` visits `loc` first); the `Value` builder
-/// reads the cells in column order. So that both report the same place, an error of a
-/// row with a layout is replaced by the first cell before it that fails on its own.
+/// has flattened objects (`loc>zip,id,loc>city` visits `loc` first). So that both decoders
+/// report the same place, such a row's errors follow one rule: its scalar cells in column
+/// order first, then its attachments (which sit in columns without flattening, so member
+/// order reads them in column order); the `Value` builder reads such a row that way, and an
+/// error of the serde path is replaced by the first cell that fails on its own.
 #[cold]
 #[inline(never)]
 fn earlier_cell_error<'de>(
@@ -3944,11 +3967,11 @@ fn earlier_cell_error<'de>(
     cells: &[Cell<'de>],
     error: Error,
 ) -> Error {
-    let Some(at) = error.position().filter(|p| p.line == line.number as u64) else {
+    let Some(at) = error.position().filter(|p| p.line >= line.number as u64) else {
         return error;
     };
     for cell in cells.iter().filter(|c| c.kind == CellKind::Scalar) {
-        if line.position_of(cell.token).column >= at.column {
+        if at.line == line.number as u64 && line.position_of(cell.token).column >= at.column {
             break;
         }
         if let Err(e) = visit_scalar(spec, line, cell.token, IgnoredAny) {
@@ -4286,6 +4309,15 @@ impl<'de> Read<'de> for Direct {
 }
 
 impl<'de> RowAccess<'_, 'de> {
+    /// The value of attachment cell `c` as the `Value` builder makes it: as the eager
+    /// reading kept it, else read now.
+    fn attachment(&mut self, c: usize) -> Result<Value> {
+        match self.st.built.get_mut(c).and_then(Option::take) {
+            Some(value) => Ok(value),
+            None => self.read_at(c, Direct),
+        }
+    }
+
     /// The value of cell `c`, or past the cells of the row's `>`-named attachment.
     fn value_at<V: DeserializeSeed<'de>>(&mut self, c: usize, seed: V) -> Result<V::Value> {
         let n = self.st.cells.len();
