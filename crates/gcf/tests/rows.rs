@@ -371,6 +371,13 @@ fn a_line_after_an_inline_member_is_read_as_the_next_member() {
         ("GCF profile=generic\nt[1]: x\nfoo\n", "invalid_line"),
         ("GCF profile=generic\nt[1]: x\n  y=1\n", "invalid_indent"),
         ("GCF profile=generic\nt[1]: x\nu=1\n", "not_a_table"),
+        // The member's key again (found by the `gcf_stream` target: the row reader read the
+        // line alone and said `invalid_attachment_marker`).
+        (
+            "GCF profile=generic\nt[1]: ^generic\nt[1]: ^{{a}\n",
+            "duplicate_key",
+        ),
+        ("GCF profile=generic\n\"t\"[1]: x\nt=1\n", "duplicate_key"),
     ] {
         refused_alike(text, code, 3);
     }

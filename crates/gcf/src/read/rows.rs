@@ -134,6 +134,9 @@ pub struct RowReader<R> {
     keyed: bool,
     /// An inline array's items still to hand out, and the one handed out next.
     inline: Option<std::collections::VecDeque<Value>>,
+    /// An inline member's line (`key[N]: a,b`), which the whole decoder has read when it
+    /// reads the next member (a repeated key is its error).
+    inline_member: Option<String>,
     item: Option<Value>,
     /// Shared array schemas (`{a,b}`) earlier rows' attachments declared, by field name
     /// (spec §7.4.5.3: the first declaration holds).
@@ -183,6 +186,7 @@ impl<R: BufRead> RowReader<R> {
             list: false,
             keyed: false,
             inline: None,
+            inline_member: None,
             item: None,
             array_schemas: Vec::new(),
         };
@@ -610,6 +614,7 @@ impl<R: BufRead> RowReader<R> {
         self.table_line = line.number;
         self.count_column = line.column_of(bracket);
         self.key = Some(key);
+        self.inline_member = Some(line.text.to_owned());
         self.open_inline(line)
     }
 
@@ -1104,15 +1109,17 @@ impl<R: BufRead> RowReader<R> {
         )
     }
 
-    /// The whole decoder's error for `line` read as the root's first member, else (a good
-    /// member) `not_a_table`.
+    /// The whole decoder's error for `line` read as the root's first member (its second,
+    /// after an inline member's line), else (a good member) `not_a_table`.
     #[cold]
     fn whole_error(&self, line: &Line<'_>) -> Error {
-        match self
-            .opts
-            .from_str::<serde::de::IgnoredAny>(&self.alone(line))
-        {
-            Err(e) if e.line() == Some(2) => moved_to(e, line),
+        let mut text = self.alone(line);
+        if let Some(first) = &self.inline_member {
+            text.insert_str(self.header.len() + 1, &format!("{first}\n"));
+        }
+        let at = if self.inline_member.is_some() { 3 } else { 2 };
+        match self.opts.from_str::<serde::de::IgnoredAny>(&text) {
+            Err(e) if e.line() == Some(at) => moved_from(e, at, line),
             _ => not_a_table(
                 Some(line),
                 "the payload holds more than the table (read it with from_reader)",
@@ -1319,12 +1326,17 @@ fn looks_like_member(line: &Line<'_>) -> bool {
 
 /// An error of a payload made by [`RowReader::alone`] moved from its line 2 to `line`.
 fn moved_to(e: Error, line: &Line<'_>) -> Error {
+    moved_from(e, 2, line)
+}
+
+/// An error on line `at` of a payload made for one line moved to `line`.
+fn moved_from(e: Error, at: u64, line: &Line<'_>) -> Error {
     match (e.line(), e.column()) {
-        (Some(2), Some(column)) => e.with_position(Position {
+        (Some(l), Some(column)) if l == at => e.with_position(Position {
             line: line.number as u64,
             column,
         }),
-        (Some(2), None) => e.with_line(line.number as u64),
+        (Some(l), None) if l == at => e.with_line(line.number as u64),
         _ => e,
     }
 }
