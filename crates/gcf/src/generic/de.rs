@@ -4124,9 +4124,105 @@ impl<'de> de::Deserializer<'de> for NestedDe<'_, 'de> {
         visitor.visit_newtype_struct(self)
     }
 
+    /// An externally tagged variant written flattened (`state>Held>reason`): the object's
+    /// one present member is the variant.
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        if self.is_null() {
+            return self.deserialize_any(visitor);
+        }
+        visitor.visit_enum(NestedEnum(NestedAccess {
+            members: &self.nested.members,
+            st: self.st,
+            spec: self.spec,
+            next: 0,
+            value: None,
+        }))
+    }
+
     forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+/// A flattened object read as an enum: its one present member, the variant.
+struct NestedEnum<'a, 'de>(NestedAccess<'a, 'de>);
+
+impl<'de> NestedEnum<'_, 'de> {
+    /// The variant's value as `read` reads it; no member may follow it.
+    fn only<T>(mut self, read: impl FnOnce(&mut NestedAccess<'_, 'de>) -> Result<T>) -> Result<T> {
+        let value = read(&mut self.0)?;
+        if de::MapAccess::next_key_seed(&mut self.0, SKIP)?.is_some() {
+            return Err(self.0.st.row.error(
+                ErrorKind::TypeMismatch,
+                "an enum variant is an object with exactly one member",
+            ));
+        }
+        Ok(value)
+    }
+}
+
+impl<'de> de::EnumAccess<'de> for NestedEnum<'_, 'de> {
+    type Error = Error;
+    type Variant = Self;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(mut self, seed: S) -> Result<(S::Value, Self)> {
+        match de::MapAccess::next_key_seed(&mut self.0, seed)? {
+            Some(variant) => Ok((variant, self)),
+            None => Err(self.0.st.row.error(
+                ErrorKind::TypeMismatch,
+                "an enum variant is a string or an object with exactly one member",
+            )),
+        }
+    }
+}
+
+impl<'de> de::VariantAccess<'de> for NestedEnum<'_, 'de> {
+    type Error = Error;
+
+    fn unit_variant(self) -> Result<()> {
+        self.only(|a| de::MapAccess::next_value_seed(a, PhantomData::<()>))
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value> {
+        self.only(|a| de::MapAccess::next_value_seed(a, seed))
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
+        self.only(|a| de::MapAccess::next_value_seed(a, Visit::Seq(visitor)))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.only(|a| de::MapAccess::next_value_seed(a, Visit::Map(visitor)))
+    }
+}
+
+/// A visitor handed to the deserializer a variant's value is, as a sequence or a map.
+enum Visit<V> {
+    Seq(V),
+    Map(V),
+}
+
+impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for Visit<V> {
+    type Value = V::Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> std::result::Result<V::Value, D::Error> {
+        match self {
+            Visit::Seq(visitor) => deserializer.deserialize_seq(visitor),
+            Visit::Map(visitor) => deserializer.deserialize_map(visitor),
+        }
     }
 }
 
