@@ -643,3 +643,23 @@ fn a_second_header_after_an_empty_table() {
         panic!("{bug}");
     }
 }
+
+/// Found by the `gcf_stream` fuzz target: after a declared table's last row, which had an
+/// attachment, a `##` line is the table's end to the whole decoder (`count_mismatch`: more
+/// items than declared), where the row reader said `orphan_inline_attachment`; a plain line
+/// there is an orphan body to both.
+#[test]
+fn a_section_line_after_a_last_row_with_attachments_is_one_item_too_many() {
+    let text = "GCF profile=generic\n## [2]{id,name}\n@0 1|Alice\n.\"a>b\" =hello\n@1 2|eric\n## [2]{id,name}Bob\n.\"a>b\" =world\n";
+    refused_alike(text, "count_mismatch", 6);
+    refused_alike(
+        "GCF profile=generic\n## [1]{id,name}\n@0 1|2\n##x\n",
+        "count_mismatch",
+        4,
+    );
+    refused_alike(
+        "GCF profile=generic\n## [2]{id,name}\n@0 1|Alice\n.\"a>b\" =hello\n@1 2|eric\nfoo\n",
+        "orphan_inline_attachment",
+        6,
+    );
+}

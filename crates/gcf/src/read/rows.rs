@@ -1021,11 +1021,19 @@ impl<R: BufRead> RowReader<R> {
                 }
             }
             let (kind, message) = match self.count {
-                Count::Known(_) if self.last_had_id && !line.text.starts_with('@') => (
-                    ErrorKind::OrphanInlineAttachment,
-                    "a positional attachment body without an inline-schema marker to fill"
-                        .to_owned(),
-                ),
+                // After a row with attachments, a line that is not a row or a section (a
+                // `##` line ends the table for the whole decoder) is a body without a marker.
+                Count::Known(_)
+                    if self.last_had_id
+                        && !line.text.starts_with('@')
+                        && !line.text.starts_with("##") =>
+                {
+                    (
+                        ErrorKind::OrphanInlineAttachment,
+                        "a positional attachment body without an inline-schema marker to fill"
+                            .to_owned(),
+                    )
+                }
                 Count::Known(n) => (
                     ErrorKind::CountMismatch,
                     format!("more rows than the declared [{n}]"),
