@@ -4194,7 +4194,7 @@ impl<'de> de::VariantAccess<'de> for NestedEnum<'_, 'de> {
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
-        self.only(|a| de::MapAccess::next_value_seed(a, Visit::Seq(visitor)))
+        self.only(|a| de::MapAccess::next_value_seed(a, AsSeq(visitor)))
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -4202,27 +4202,35 @@ impl<'de> de::VariantAccess<'de> for NestedEnum<'_, 'de> {
         _fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        self.only(|a| de::MapAccess::next_value_seed(a, Visit::Map(visitor)))
+        self.only(|a| de::MapAccess::next_value_seed(a, AsMap(visitor)))
     }
 }
 
-/// A visitor handed to the deserializer a variant's value is, as a sequence or a map.
-enum Visit<V> {
-    Seq(V),
-    Map(V),
-}
+/// A visitor as a seed that reads a sequence.
+pub(crate) struct AsSeq<V>(pub(crate) V);
 
-impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for Visit<V> {
+impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for AsSeq<V> {
     type Value = V::Value;
 
     fn deserialize<D: de::Deserializer<'de>>(
         self,
-        deserializer: D,
+        d: D,
     ) -> std::result::Result<V::Value, D::Error> {
-        match self {
-            Visit::Seq(visitor) => deserializer.deserialize_seq(visitor),
-            Visit::Map(visitor) => deserializer.deserialize_map(visitor),
-        }
+        d.deserialize_seq(self.0)
+    }
+}
+
+/// A visitor as a seed that reads a map.
+pub(crate) struct AsMap<V>(pub(crate) V);
+
+impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for AsMap<V> {
+    type Value = V::Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<V::Value, D::Error> {
+        d.deserialize_map(self.0)
     }
 }
 

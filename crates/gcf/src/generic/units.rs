@@ -66,7 +66,7 @@ use serde::de::{self as serde_de, DeserializeOwned, DeserializeSeed, IgnoredAny,
 use serde::forward_to_deserialize_any;
 use serde_json::Value;
 
-use super::de::{self, Carry, Resume, UnitParser, UnitRoot};
+use super::de::{self, AsMap, AsSeq, Carry, Resume, UnitParser, UnitRoot};
 use super::owned;
 use crate::error::{Error, ErrorKind, Limit, Position, Result};
 use crate::options::DecoderOptions;
@@ -1159,34 +1159,6 @@ impl<'de, R: BufRead> serde_de::Deserializer<'de> for TypedDe<'_, R> {
 
 /// Reads past a value.
 const SKIP: std::marker::PhantomData<IgnoredAny> = std::marker::PhantomData;
-
-/// A visitor as a seed that reads a sequence.
-struct AsSeq<V>(V);
-
-impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for AsSeq<V> {
-    type Value = V::Value;
-
-    fn deserialize<D: serde_de::Deserializer<'de>>(
-        self,
-        d: D,
-    ) -> std::result::Result<V::Value, D::Error> {
-        d.deserialize_seq(self.0)
-    }
-}
-
-/// A visitor as a seed that reads a map.
-struct AsMap<V>(V);
-
-impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for AsMap<V> {
-    type Value = V::Value;
-
-    fn deserialize<D: serde_de::Deserializer<'de>>(
-        self,
-        d: D,
-    ) -> std::result::Result<V::Value, D::Error> {
-        d.deserialize_map(self.0)
-    }
-}
 
 /// A table read in pieces (the root, or the member read last) as a deserializer: its rows
 /// continue from piece to piece.
