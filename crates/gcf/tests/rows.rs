@@ -663,3 +663,22 @@ fn a_section_line_after_a_last_row_with_attachments_is_one_item_too_many() {
         6,
     );
 }
+
+/// Found by the `gcf_stream` fuzz target: a trailer whose `counts=` does not parse after a
+/// payload without deferred sections is not read for counts by the whole decoder (the value
+/// decodes), where the row reader refused it (`invalid_count`); with a deferred section both
+/// refuse it.
+#[test]
+fn a_trailer_is_read_for_counts_only_when_there_are_deferred_sections() {
+    let text = "GCF profile=generic\nt[2]: a,b\n##! summary counts=/ tool=x\n";
+    assert_eq!(rows(text).unwrap(), vec![json!("a"), json!("b")]);
+    same("GCF profile=generic\n## [1]{a}\n1\n##! summary counts=/\n");
+    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+        panic!("{bug}");
+    }
+    refused_alike(
+        "GCF profile=generic\n## [?]{a}\n1\n##! summary counts=/\n",
+        "invalid_count",
+        4,
+    );
+}

@@ -967,20 +967,23 @@ impl<R: BufRead> RowReader<R> {
                 return Err(self.short(n));
             }
         }
-        let mut summary_counts: Option<(usize, Vec<(u64, u64)>)> = None;
+        // The trailer's line and counts (read only when there are deferred sections, as the
+        // whole decoder reads them: a bad `counts=` is its error then alone).
+        let mut summary_counts: Option<(usize, Result<Vec<(u64, u64)>>)> = None;
         while self.peek()? {
             self.held = false;
             let line = self.lines.line()?;
             if summary_counts.is_none() && line.indent == 0 && header::is_metadata(&line) {
                 let summary = header::parse_summary(line)?;
-                let counts = summary
-                    .counts()?
-                    .map(|c| {
-                        c.iter()
-                            .map(|(n, text)| (*n, summary.line.column_of(text) as u64))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let counts = summary.counts().map(|counts| {
+                    counts
+                        .map(|c| {
+                            c.iter()
+                                .map(|(n, text)| (*n, summary.line.column_of(text) as u64))
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                });
                 summary_counts = Some((line.number, counts));
                 continue;
             }
@@ -1071,6 +1074,7 @@ impl<R: BufRead> RowReader<R> {
                 ),
             ));
         };
+        let counts = counts?;
         if counts.len() as u64 != deferred {
             return Err(Error::at_line(
                 ErrorKind::CountMismatch,
