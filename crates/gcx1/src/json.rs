@@ -389,7 +389,7 @@ pub(crate) fn write_value_cell(out: &mut CellWriter<'_>, value: &Value) -> Resul
 /// number lexemes under `arbitrary_precision`. Nesting deeper than 128 levels is an error,
 /// as in serde_json.
 pub(crate) fn parse_json(text: &str) -> std::result::Result<Value, String> {
-    let mut parser = Parser {
+    let mut parser = Parser::<false> {
         bytes: text.as_bytes(),
         text,
         pos: 0,
@@ -401,6 +401,31 @@ pub(crate) fn parse_json(text: &str) -> std::result::Result<Value, String> {
         return Err(parser.error("trailing characters"));
     }
     Ok(value)
+}
+
+/// Parses the JSON value a row's cell holds straight from the row: `rest` is the row from
+/// the cell's first byte on, and the cell ends at the first TAB or at the end of `rest`.
+/// Returns the value and the cell's length (where its TAB is), without first scanning the
+/// cell for its end.
+///
+/// `None` when the cell is not one whole JSON value with no backslash in it: a TAB inside a
+/// string or between tokens, a backslash anywhere (the cell needs the row's unescaping
+/// first), or any JSON error. The caller then reads the cell the general way
+/// ([`parse_json`] on the unescaped cell), which gives the same value where this one gives
+/// one, and the errors. So `Some` here is exactly `parse_json` of the cell's text.
+pub(crate) fn parse_json_cell(rest: &str) -> Option<(Value, usize)> {
+    let mut parser = Parser::<true> {
+        bytes: rest.as_bytes(),
+        text: rest,
+        pos: 0,
+    };
+    parser.skip_ws();
+    let value = parser.value(0).ok()?;
+    parser.skip_ws();
+    match parser.bytes.get(parser.pos) {
+        None | Some(b'\t') => Some((value, parser.pos)),
+        Some(_) => None,
+    }
 }
 
 /// The bytes that end a plain run inside a JSON string.
@@ -416,14 +441,22 @@ static STRING_STOP: [bool; 256] = {
     table
 };
 
-struct Parser<'t> {
+/// A JSON parser over `bytes`; with `CELL`, over a row from a cell on (see
+/// [`parse_json_cell`]): a TAB is the cell's end, not white space, a backslash stops the
+/// parse, and errors carry no message (the caller reads the cell again to report them).
+struct Parser<'t, const CELL: bool> {
     bytes: &'t [u8],
     text: &'t str,
     pos: usize,
 }
 
-impl Parser<'_> {
+impl<const CELL: bool> Parser<'_, CELL> {
+    #[cold]
+    #[inline(never)]
     fn error(&self, what: &str) -> String {
+        if CELL {
+            return String::new();
+        }
         // `pos` may sit inside a character (after a backslash, say): count the characters
         // that start before it.
         let end = self.pos.min(self.text.len());
@@ -434,8 +467,12 @@ impl Parser<'_> {
         format!("{what} at character {}", before + 1)
     }
 
+    #[inline(always)]
     fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+        while let Some(&b) = self.bytes.get(self.pos) {
+            if !(b == b' ' || b == b'\n' || b == b'\r' || (b == b'\t' && !CELL)) {
+                break;
+            }
             self.pos += 1;
         }
     }
@@ -584,6 +621,24 @@ impl Parser<'_> {
                 Some(b'\\') => {
                     let backslash = self.pos;
                     self.pos += 1;
+                    if CELL {
+                        // The row doubles every backslash of the JSON text: a JSON escape
+                        // is `\\` and its letter, JSON's own `\\` four backslashes. Any
+                        // other backslash (a row escape of a TAB or a line feed, or one
+                        // not doubled) sends the cell to the general path.
+                        if self.bytes.get(self.pos) != Some(&b'\\') {
+                            return Err(self.error("a backslash in a cell"));
+                        }
+                        self.pos += 1;
+                        if self.bytes.get(self.pos) == Some(&b'\\') {
+                            if self.bytes.get(self.pos + 1) != Some(&b'\\') {
+                                return Err(self.error("a backslash in a cell"));
+                            }
+                            self.pos += 2;
+                            out.push('\\');
+                            continue;
+                        }
+                    }
                     let escape = self.bytes.get(self.pos).copied();
                     self.pos += 1;
                     match escape {
@@ -598,10 +653,11 @@ impl Parser<'_> {
                         Some(b'u') => {
                             let high = self.hex4()?;
                             let code = if (0xD800..0xDC00).contains(&high) {
-                                if !self.bytes[self.pos..].starts_with(b"\\u") {
+                                let next: &[u8] = if CELL { b"\\\\u" } else { b"\\u" };
+                                if !self.bytes[self.pos..].starts_with(next) {
                                     return Err(self.error("unpaired surrogate"));
                                 }
-                                self.pos += 2;
+                                self.pos += next.len();
                                 let low = self.hex4()?;
                                 if !(0xDC00..0xE000).contains(&low) {
                                     return Err(self.error("unpaired surrogate"));
@@ -713,6 +769,73 @@ mod tests {
                     assert_eq!(ours, theirs, "{text:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_cell_parses_from_the_row_as_its_text_parses() {
+        // Where the cell parses from the row, it is to the value its text (up to its TAB,
+        // unescaped) parses to, and it stops at the TAB; `None` (the general path then reads
+        // the cell) for text that does not parse, and for backslashes the encoder does not
+        // write, whatever follows the TAB.
+        let cells = [
+            r#"{"a":1,"b":[true,null,"x"]}"#,
+            r#"[1, 2 ,{"k" : "v"} ]"#,
+            " [1]\r",
+            "[1,\t2]",
+            "[\"a\tb\"]",
+            r#"["a\\nb"]"#,
+            r#"["a\\\\nb", "\\"", "\\\\\\\\", "\\u00e9\\ud83d\\ude00", "\\/"]"#,
+            r#"["\\ud83d\ude00"]"#,
+            r#"["a\"b"]"#,
+            r#"["a\\\tb"]"#,
+            r#"["a\\\\\\"]"#,
+            r#"[1,\t2]"#,
+            r#"["x\\q"]"#,
+            r#"{"a":1}x"#,
+            r#"{"a":1} \"#,
+            "[1e400]",
+            "[-0, 0.5, 12345678901234567890]",
+            "{",
+            "[",
+            "[]",
+            "{}",
+            r#"{"a":1,"a":2}"#,
+            "",
+        ];
+        for cell in cells {
+            for after in ["", "\t", "\tnext\t[1]", "\t\\"] {
+                let row = format!("{cell}{after}");
+                let text = row.split('\t').next().unwrap();
+                let expected = parse_json(&crate::escape::unescape(text))
+                    .ok()
+                    .map(|v| (v, text.len()));
+                match parse_json_cell(&row) {
+                    Some(found) => assert_eq!(Some(found), expected, "{row:?}"),
+                    // Only a backslash the parser does not read itself sends a cell that
+                    // reads to the general path.
+                    None => assert!(expected.is_none() || text.contains('\\'), "{row:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cells_the_encoder_writes_parse_from_the_row() {
+        let value = json!({
+            "quote": "27\" Monitor",
+            "path": "C:\\dir\\",
+            "lines": "a\nb\tc\r\u{1}",
+            "html": "<a href=\"x\">&</a>\u{2028}",
+            "text": "é😀",
+            "list": [1, -0.0, 0.5, true, null, {"k\\": ["\\\\"]}],
+        });
+        let mut cell = Vec::new();
+        write_json_cell_text(&mut cell, &value).unwrap();
+        let cell = String::from_utf8(cell).unwrap();
+        for after in ["", "\tnext"] {
+            let row = format!("{cell}{after}");
+            assert_eq!(parse_json_cell(&row), Some((value.clone(), cell.len())));
         }
     }
 

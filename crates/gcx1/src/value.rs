@@ -28,7 +28,8 @@ use crate::error::{Error, ErrorKind, Position, Result};
 use crate::escape::{escape_first_into, escape_into, unescape};
 use crate::header::Header;
 use crate::json::{
-    arbitrary_precision, parse_json, write_json_cell_text, write_number, write_string,
+    arbitrary_precision, parse_json, parse_json_cell, write_json_cell_text, write_number,
+    write_string,
 };
 use crate::schema::{self, Holds, Kind, Tool};
 
@@ -680,6 +681,16 @@ fn read_cell(reading: Reading, raw: &str, escaped: bool, field: &str) -> Result<
         }
     };
     Ok(Some(value))
+}
+
+/// Whether a cell under `reading` that starts with `first` reads as the JSON text it holds
+/// (an array or an object), so that [`parse_json_cell`] may read it from the row.
+#[inline(always)]
+fn reads_json_text(reading: Reading, first: Option<&u8>) -> bool {
+    matches!(
+        reading,
+        Reading::Kind(Kind::Auto) | Reading::Letter(b'j' | b'J' | b'v')
+    ) && matches!(first, Some(b'[' | b'{'))
 }
 
 fn is_integer_text(text: &str) -> bool {
@@ -2099,6 +2110,17 @@ impl RowBuilder {
         self.missing.clear();
         let mut raw = row.raw_cells();
         for (i, (field, &reading)) in fields.iter().zip(readings).enumerate() {
+            // A cell of JSON text is parsed straight from the row, its end found by the
+            // parser; one with a backslash or an error is read the general way below.
+            if let Some((rest, _)) = raw.rest() {
+                if reads_json_text(reading, rest.as_bytes().first()) {
+                    if let Some((value, len)) = parse_json_cell(rest) {
+                        self.values[self.place[i]] = value;
+                        raw.skip_cell(len);
+                        continue;
+                    }
+                }
+            }
             let (cell, offset, escaped) =
                 raw.next_cell()
                     .unwrap_or(("", row.as_raw_str().len(), false));
