@@ -428,6 +428,48 @@ pub(crate) fn parse_json_cell(rest: &str) -> Option<(Value, usize)> {
     }
 }
 
+/// `text` as a `String` of exactly its length. Text of 4 to 16 bytes (most keys and short
+/// values) is copied as two overlapping words or halves rather than by a call to `memcpy`.
+#[inline(always)]
+#[allow(unsafe_code)]
+fn owned(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let len = bytes.len();
+    if !(4..=16).contains(&len) {
+        return text.to_owned();
+    }
+    let layout = std::alloc::Layout::array::<u8>(len).unwrap_or(std::alloc::Layout::new::<u8>());
+    // SAFETY: `layout` has a non-zero size (4 to 16 bytes). The block it returns is checked
+    // for null; each write below lies within its `len` bytes (the two words, or halves,
+    // overlap when `len` is not twice their size) and together they cover all of them,
+    // copied from `text`: `len` initialized bytes of valid UTF-8, in a block of the global
+    // allocator with the layout of `len` bytes, as `String::from_raw_parts` requires.
+    unsafe {
+        let to = std::alloc::alloc(layout);
+        if to.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        if len >= 8 {
+            let (head, tail): ([u8; 8], [u8; 8]) = (first_n(bytes), first_n(&bytes[len - 8..]));
+            std::ptr::write_unaligned(to.cast::<[u8; 8]>(), head);
+            std::ptr::write_unaligned(to.add(len - 8).cast::<[u8; 8]>(), tail);
+        } else {
+            let (head, tail): ([u8; 4], [u8; 4]) = (first_n(bytes), first_n(&bytes[len - 4..]));
+            std::ptr::write_unaligned(to.cast::<[u8; 4]>(), head);
+            std::ptr::write_unaligned(to.add(len - 4).cast::<[u8; 4]>(), tail);
+        }
+        String::from_raw_parts(to, len, len)
+    }
+}
+
+/// The first `N` bytes of `bytes` (which has at least `N`).
+#[inline(always)]
+fn first_n<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&bytes[..N]);
+    out
+}
+
 /// The bytes that end a plain run inside a JSON string.
 static STRING_STOP: [bool; 256] = {
     let mut table = [false; 256];
@@ -470,7 +512,8 @@ impl<const CELL: bool> Parser<'_, CELL> {
     #[inline(always)]
     fn skip_ws(&mut self) {
         while let Some(&b) = self.bytes.get(self.pos) {
-            if !(b == b' ' || b == b'\n' || b == b'\r' || (b == b'\t' && !CELL)) {
+            // One test for the usual byte, which is no white space (all of it is <= 0x20).
+            if b > b' ' || !(b == b' ' || b == b'\n' || b == b'\r' || (b == b'\t' && !CELL)) {
                 break;
             }
             self.pos += 1;
@@ -599,15 +642,23 @@ impl<const CELL: bool> Parser<'_, CELL> {
         at
     }
 
+    /// The string literal at `pos` (its opening quote).
+    #[inline(always)]
     fn string(&mut self) -> std::result::Result<String, String> {
         self.pos += 1;
         // Most strings have no escape: one allocation of the exact size.
         let end = self.plain_run();
         if self.bytes.get(end) == Some(&b'"') {
-            let text = self.text[self.pos..end].to_owned();
+            let text = owned(&self.text[self.pos..end]);
             self.pos = end + 1;
             return Ok(text);
         }
+        self.escaped_string(end)
+    }
+
+    /// [`Parser::string`] for a string with an escape (or an error) at `end`.
+    #[inline(never)]
+    fn escaped_string(&mut self, end: usize) -> std::result::Result<String, String> {
         let mut out = String::with_capacity(end - self.pos + 16);
         loop {
             let start = self.pos;
