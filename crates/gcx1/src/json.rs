@@ -428,28 +428,33 @@ pub(crate) fn parse_json_cell(rest: &str) -> Option<(Value, usize)> {
     }
 }
 
-/// `text` as a `String` of exactly its length. Text of 4 to 16 bytes (most keys and short
-/// values) is copied as two overlapping words or halves rather than by a call to `memcpy`.
+/// `text` as a `String` of exactly its length. Text of 4 to 32 bytes (most keys and short
+/// values) is copied as two overlapping blocks of 16, 8 or 4 bytes rather than by a call to
+/// `memcpy`.
 #[inline(always)]
 #[allow(unsafe_code)]
-fn owned(text: &str) -> String {
+pub(crate) fn owned(text: &str) -> String {
     let bytes = text.as_bytes();
     let len = bytes.len();
-    if !(4..=16).contains(&len) {
+    if !(4..=32).contains(&len) {
         return text.to_owned();
     }
     let layout = std::alloc::Layout::array::<u8>(len).unwrap_or(std::alloc::Layout::new::<u8>());
-    // SAFETY: `layout` has a non-zero size (4 to 16 bytes). The block it returns is checked
-    // for null; each write below lies within its `len` bytes (the two words, or halves,
-    // overlap when `len` is not twice their size) and together they cover all of them,
-    // copied from `text`: `len` initialized bytes of valid UTF-8, in a block of the global
-    // allocator with the layout of `len` bytes, as `String::from_raw_parts` requires.
+    // SAFETY: `layout` has a non-zero size (4 to 32 bytes). The block it returns is checked
+    // for null; each write below lies within its `len` bytes (the two blocks overlap when
+    // `len` is not twice their size) and together they cover all of them, copied from
+    // `text`: `len` initialized bytes of valid UTF-8, in a block of the global allocator
+    // with the layout of `len` bytes, as `String::from_raw_parts` requires.
     unsafe {
         let to = std::alloc::alloc(layout);
         if to.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        if len >= 8 {
+        if len >= 16 {
+            let (head, tail): ([u8; 16], [u8; 16]) = (first_n(bytes), first_n(&bytes[len - 16..]));
+            std::ptr::write_unaligned(to.cast::<[u8; 16]>(), head);
+            std::ptr::write_unaligned(to.add(len - 16).cast::<[u8; 16]>(), tail);
+        } else if len >= 8 {
             let (head, tail): ([u8; 8], [u8; 8]) = (first_n(bytes), first_n(&bytes[len - 8..]));
             std::ptr::write_unaligned(to.cast::<[u8; 8]>(), head);
             std::ptr::write_unaligned(to.add(len - 8).cast::<[u8; 8]>(), tail);

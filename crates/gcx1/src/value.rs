@@ -28,7 +28,7 @@ use crate::error::{Error, ErrorKind, Position, Result};
 use crate::escape::{escape_first_into, escape_into, unescape};
 use crate::header::Header;
 use crate::json::{
-    arbitrary_precision, parse_json, parse_json_cell, write_json_cell_text, write_number,
+    arbitrary_precision, owned, parse_json, parse_json_cell, write_json_cell_text, write_number,
     write_string,
 };
 use crate::schema::{self, Holds, Kind, Tool};
@@ -591,7 +591,7 @@ fn infer(text: &str) -> Value {
             Err(_) => Value::String(text.to_owned()),
         },
         b'[' | b'{' => parse_json(text).unwrap_or_else(|_| Value::String(text.to_owned())),
-        _ => Value::String(text.to_owned()),
+        _ => Value::String(owned(text)),
     }
 }
 
@@ -622,7 +622,7 @@ fn read_cell(reading: Reading, raw: &str, escaped: bool, field: &str) -> Result<
     };
     let text = text.as_ref();
     let value = match reading {
-        Reading::Letter(b's' | b'S') | Reading::Kind(Kind::Str) => Value::String(text.to_owned()),
+        Reading::Letter(b's' | b'S') | Reading::Kind(Kind::Str) => Value::String(owned(text)),
         Reading::Kind(Kind::Auto) => infer(text),
         Reading::Letter(b'n' | b'N') | Reading::Kind(Kind::Int) => {
             let n = exact_number(text).map_err(|e| invalid(field, e.message(text)))?;
