@@ -534,18 +534,6 @@ impl<const CELL: bool> Parser<'_, CELL> {
         }
     }
 
-    /// A member's or element's value: strings and numbers (most of them) read here, in the
-    /// loop of the array or object, without a call; anything else by [`Parser::value`].
-    #[inline(always)]
-    fn item(&mut self, depth: usize) -> std::result::Result<Value, String> {
-        match self.bytes.get(self.pos) {
-            Some(b'"') => self.string().map(Value::String),
-            Some(b'-' | b'0'..=b'9') => self.number(),
-            _ => self.value(depth),
-        }
-    }
-
-    #[inline(never)]
     fn value(&mut self, depth: usize) -> std::result::Result<Value, String> {
         match self.bytes.get(self.pos) {
             None => Err(self.error("unexpected end")),
@@ -567,7 +555,7 @@ impl<const CELL: bool> Parser<'_, CELL> {
                 }
                 loop {
                     self.skip_ws();
-                    items.push(self.item(depth + 1)?);
+                    items.push(self.value(depth + 1)?);
                     self.skip_ws();
                     match self.bytes.get(self.pos) {
                         Some(b',') => self.pos += 1,
@@ -602,7 +590,7 @@ impl<const CELL: bool> Parser<'_, CELL> {
                     }
                     self.pos += 1;
                     self.skip_ws();
-                    let value = self.item(depth + 1)?;
+                    let value = self.value(depth + 1)?;
                     map.insert(key, value);
                     self.skip_ws();
                     match self.bytes.get(self.pos) {
@@ -751,20 +739,12 @@ impl<const CELL: bool> Parser<'_, CELL> {
         }
     }
 
-    #[inline(always)]
     fn number(&mut self) -> std::result::Result<Value, String> {
         let start = self.pos;
         if let Some((len, number)) = crate::value::short_number(&self.bytes[start..]) {
             self.pos += len;
             return Ok(Value::Number(number));
         }
-        self.long_number()
-    }
-
-    /// [`Parser::number`] for a number [`crate::value::short_number`] does not read.
-    #[inline(never)]
-    fn long_number(&mut self) -> std::result::Result<Value, String> {
-        let start = self.pos;
         let Some((len, integer)) = crate::value::number_syntax(&self.bytes[start..]) else {
             return Err(self.error("invalid number"));
         };
