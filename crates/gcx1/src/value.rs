@@ -440,7 +440,7 @@ pub(crate) fn number_syntax(bytes: &[u8]) -> Option<(usize, bool)> {
 /// `arbitrary_precision`). Its length and value in one pass, the value exact (integers
 /// directly, decimals by Clinger's fast path: see [`crate::float::parse_short_decimal`]).
 /// `None` for anything else, which [`number_syntax`] and the full parse read.
-#[inline]
+#[inline(always)]
 pub(crate) fn short_number(bytes: &[u8]) -> Option<(usize, Number)> {
     const POW10: [f64; 16] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
