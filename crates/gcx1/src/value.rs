@@ -2079,6 +2079,19 @@ struct RowBuilder {
     missing: Vec<usize>,
 }
 
+/// Sets `slot`, which holds null unless a row before failed half-way, to `value`, without
+/// the call that dropping a null would cost (the compiler does not inline `Value`'s drop).
+#[inline(always)]
+fn set_null(slot: &mut Value, value: Value) {
+    let old = std::mem::replace(slot, value);
+    if matches!(old, Value::Null) {
+        // Nothing to drop.
+        std::mem::forget(old);
+    } else {
+        drop(old);
+    }
+}
+
 impl RowBuilder {
     fn new(fields: &[String]) -> Self {
         let template: Map<String, Value> =
@@ -2115,7 +2128,7 @@ impl RowBuilder {
             if let Some((rest, _)) = raw.rest() {
                 if reads_json_text(reading, rest.as_bytes().first()) {
                     if let Some((value, len)) = parse_json_cell(rest) {
-                        self.values[self.place[i]] = value;
+                        set_null(&mut self.values[self.place[i]], value);
                         raw.skip_cell(len);
                         continue;
                     }
@@ -2125,14 +2138,15 @@ impl RowBuilder {
                 raw.next_cell()
                     .unwrap_or(("", row.as_raw_str().len(), false));
             match read_cell(reading, cell, escaped, field) {
-                Ok(Some(value)) => self.values[self.place[i]] = value,
+                Ok(Some(value)) => set_null(&mut self.values[self.place[i]], value),
                 Ok(None) => self.missing.push(i),
                 Err(e) => return Err(e.or_position(row.position(offset))),
             }
         }
         let mut map = self.template.clone();
         for (slot, value) in map.values_mut().zip(&mut self.values) {
-            *slot = std::mem::take(value);
+            // The template's null goes back to `values`, ready for the next row.
+            std::mem::swap(slot, value);
         }
         for &i in &self.missing {
             map.remove(&fields[i]);
