@@ -547,12 +547,13 @@ impl<const CELL: bool> Parser<'_, CELL> {
                     return Err(self.error("nesting too deep"));
                 }
                 self.pos += 1;
-                let mut items = Vec::new();
                 self.skip_ws();
                 if self.bytes.get(self.pos) == Some(&b']') {
                     self.pos += 1;
-                    return Ok(Value::Array(items));
+                    return Ok(Value::Array(Vec::new()));
                 }
+                // The capacity the first push would give, without the growth path's calls.
+                let mut items = Vec::with_capacity(4);
                 loop {
                     self.skip_ws();
                     items.push(self.value(depth + 1)?);
