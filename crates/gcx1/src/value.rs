@@ -683,14 +683,35 @@ fn read_cell(reading: Reading, raw: &str, escaped: bool, field: &str) -> Result<
     Ok(Some(value))
 }
 
-/// Whether a cell under `reading` that starts with `first` reads as the JSON text it holds
-/// (an array or an object), so that [`parse_json_cell`] may read it from the row.
+/// The value of the cell at the start of `rest` (the row from the cell on) under `reading`,
+/// and the cell's length, when it is JSON text (an array or an object, see
+/// [`parse_json_cell`]), a short number ([`short_number`]) or a boolean read straight from
+/// the row: the value [`read_cell`] gives the cell, without first scanning the row for the
+/// cell's end. `None` for every other cell, which [`read_cell`] then reads.
 #[inline(always)]
-fn reads_json_text(reading: Reading, first: Option<&u8>) -> bool {
-    matches!(
-        reading,
-        Reading::Kind(Kind::Auto) | Reading::Letter(b'j' | b'J' | b'v')
-    ) && matches!(first, Some(b'[' | b'{'))
+fn read_from_row(reading: Reading, rest: &str) -> Option<(Value, usize)> {
+    let bytes = rest.as_bytes();
+    // Whether the cell ends after `len` bytes.
+    let ends = |len: usize| matches!(bytes.get(len), None | Some(b'\t'));
+    match (reading, *bytes.first()?) {
+        (Reading::Kind(Kind::Auto) | Reading::Letter(b'j' | b'J' | b'v'), b'[' | b'{') => {
+            parse_json_cell(rest)
+        }
+        (Reading::Kind(Kind::Auto) | Reading::Letter(b'n' | b'N'), b'-' | b'0'..=b'9') => {
+            let (len, number) = short_number(bytes)?;
+            ends(len).then_some((Value::Number(number), len))
+        }
+        (Reading::Kind(Kind::Auto | Kind::Bool) | Reading::Letter(b'b' | b'B'), b't' | b'f') => {
+            if bytes.starts_with(b"true") && ends(4) {
+                Some((Value::Bool(true), 4))
+            } else if bytes.starts_with(b"false") && ends(5) {
+                Some((Value::Bool(false), 5))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
 }
 
 fn is_integer_text(text: &str) -> bool {
@@ -2123,15 +2144,14 @@ impl RowBuilder {
         self.missing.clear();
         let mut raw = row.raw_cells();
         for (i, (field, &reading)) in fields.iter().zip(readings).enumerate() {
-            // A cell of JSON text is parsed straight from the row, its end found by the
-            // parser; one with a backslash or an error is read the general way below.
+            // JSON text, a short number or a boolean is read straight from the row, its end
+            // found by reading it; any other cell, or one of those with an escape or an
+            // error, is read the general way below.
             if let Some((rest, _)) = raw.rest() {
-                if reads_json_text(reading, rest.as_bytes().first()) {
-                    if let Some((value, len)) = parse_json_cell(rest) {
-                        set_null(&mut self.values[self.place[i]], value);
-                        raw.skip_cell(len);
-                        continue;
-                    }
+                if let Some((value, len)) = read_from_row(reading, rest) {
+                    set_null(&mut self.values[self.place[i]], value);
+                    raw.skip_cell(len);
+                    continue;
                 }
             }
             let (cell, offset, escaped) =
@@ -3058,6 +3078,64 @@ mod tests {
         assert_eq!(value["count"], json!(0));
         assert_eq!(value["notes"][0]["message"], json!("no callers found"));
         assert!(value.get("total").is_none());
+    }
+
+    #[test]
+    fn cells_read_from_the_row_read_as_read_cell_reads_them() {
+        // Where a cell is read straight from the row, it is to what `read_cell` gives the
+        // cell, and it ends at the cell's TAB; every reading, cells of every kind.
+        let readings = [
+            Reading::Kind(Kind::Auto),
+            Reading::Kind(Kind::Int),
+            Reading::Kind(Kind::Float),
+            Reading::Kind(Kind::Bool),
+            Reading::Kind(Kind::Str),
+            Reading::Kind(Kind::List),
+        ]
+        .into_iter()
+        .chain(b"snbjvSNBJ".iter().map(|&l| Reading::Letter(l)));
+        let cells = [
+            "1",
+            "-0",
+            "0.5",
+            "-12.25",
+            "1e5",
+            "123456789012345",
+            "1234567890123456",
+            "12345678901234567890",
+            "01",
+            "1.",
+            "-",
+            "1x",
+            "true",
+            "false",
+            "truex",
+            "tru",
+            "falsey",
+            "[1]",
+            "{\"a\":[1,2]}",
+            "[1] ",
+            "[1]x",
+            "x",
+            "",
+            "t",
+            "f",
+        ];
+        let mut read = 0;
+        for reading in readings {
+            for cell in cells {
+                for after in ["", "\tnext", "\t"] {
+                    let row = format!("{cell}{after}");
+                    if let Some((value, len)) = read_from_row(reading, &row) {
+                        read += 1;
+                        assert_eq!(len, cell.len(), "{reading:?} {row:?}");
+                        let expected = read_cell(reading, cell, false, "f").ok().flatten();
+                        assert_eq!(Some(value), expected, "{reading:?} {row:?}");
+                    }
+                }
+            }
+        }
+        assert!(read > 50, "{read}");
     }
 
     #[test]
