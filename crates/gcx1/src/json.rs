@@ -428,29 +428,33 @@ pub(crate) fn parse_json_cell(rest: &str) -> Option<(Value, usize)> {
     }
 }
 
-/// `text` as a `String` of exactly its length. Text of 4 to 32 bytes (most keys and short
-/// values) is copied as two overlapping blocks of 16, 8 or 4 bytes rather than by a call to
-/// `memcpy`.
+/// `text` as a `String` of exactly its length. Text of 1 to 32 bytes (most keys and short
+/// values) is copied as two overlapping blocks of 16, 8 or 4 bytes, or (below 4) as its
+/// first, middle and last byte, rather than by a call to `memcpy`.
 #[inline(always)]
 #[allow(unsafe_code)]
 pub(crate) fn owned(text: &str) -> String {
     let bytes = text.as_bytes();
     let len = bytes.len();
-    if !(4..=32).contains(&len) {
+    if !(1..=32).contains(&len) {
         return text.to_owned();
     }
     let layout = std::alloc::Layout::array::<u8>(len).unwrap_or(std::alloc::Layout::new::<u8>());
-    // SAFETY: `layout` has a non-zero size (4 to 32 bytes). The block it returns is checked
-    // for null; each write below lies within its `len` bytes (the two blocks overlap when
-    // `len` is not twice their size) and together they cover all of them, copied from
-    // `text`: `len` initialized bytes of valid UTF-8, in a block of the global allocator
-    // with the layout of `len` bytes, as `String::from_raw_parts` requires.
+    // SAFETY: `layout` has a non-zero size (1 to 32 bytes). The block it returns is checked
+    // for null; each write below lies within its `len` bytes (the two blocks, or the three
+    // bytes, overlap when `len` is not twice their size) and together they cover all of
+    // them, copied from `text`: `len` initialized bytes of valid UTF-8, in a block of the
+    // global allocator with the layout of `len` bytes, as `String::from_raw_parts` requires.
     unsafe {
         let to = std::alloc::alloc(layout);
         if to.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        if len >= 16 {
+        if len < 4 {
+            *to = bytes[0];
+            *to.add(len / 2) = bytes[len / 2];
+            *to.add(len - 1) = bytes[len - 1];
+        } else if len >= 16 {
             let (head, tail): ([u8; 16], [u8; 16]) = (first_n(bytes), first_n(&bytes[len - 16..]));
             std::ptr::write_unaligned(to.cast::<[u8; 16]>(), head);
             std::ptr::write_unaligned(to.add(len - 16).cast::<[u8; 16]>(), tail);
@@ -893,6 +897,16 @@ mod tests {
         for after in ["", "\tnext"] {
             let row = format!("{cell}{after}");
             assert_eq!(parse_json_cell(&row), Some((value.clone(), cell.len())));
+        }
+    }
+
+    #[test]
+    fn owned_copies_every_length() {
+        let text = "aé😀bcdefghijklmnopqrstuvwxyz0123456789ABCDEF";
+        for end in (0..=text.len()).filter(|&i| text.is_char_boundary(i)) {
+            let copy = owned(&text[..end]);
+            assert_eq!(copy, &text[..end]);
+            assert_eq!(copy.capacity(), end);
         }
     }
 
