@@ -2103,6 +2103,8 @@ struct RowBuilder {
 /// Sets `slot`, which holds null unless a row before failed half-way, to `value`, without
 /// the call that dropping a null would cost (the compiler does not inline `Value`'s drop).
 #[inline(always)]
+// Only a null, which owns nothing, is forgotten: nothing can leak.
+#[allow(clippy::mem_forget)]
 fn set_null(slot: &mut Value, value: Value) {
     let old = std::mem::replace(slot, value);
     if matches!(old, Value::Null) {
