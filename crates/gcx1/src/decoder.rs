@@ -213,6 +213,27 @@ fn find_tab_or_backslash(bytes: &[u8]) -> Option<usize> {
 }
 
 impl<'a> RawCells<'a> {
+    /// The row from the next cell on (that cell and every later one), and the next cell's
+    /// byte offset; `None` past the last cell.
+    #[inline(always)]
+    pub(crate) fn rest(&self) -> Option<(&'a str, usize)> {
+        self.rest.map(|rest| (rest, self.offset))
+    }
+
+    /// Moves past the next cell, `len` bytes long (its TAB, if any, is at `len`), read by
+    /// the caller from [`RawCells::rest`].
+    #[inline(always)]
+    pub(crate) fn skip_cell(&mut self, len: usize) {
+        if let Some(rest) = self.rest {
+            if len < rest.len() {
+                self.rest = Some(&rest[len + 1..]);
+                self.offset += len + 1;
+            } else {
+                self.rest = None;
+            }
+        }
+    }
+
     /// The next raw cell, its byte offset, and whether it holds a backslash (so whether it
     /// needs unescaping), found in one scan.
     #[inline(always)]

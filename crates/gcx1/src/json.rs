@@ -389,7 +389,7 @@ pub(crate) fn write_value_cell(out: &mut CellWriter<'_>, value: &Value) -> Resul
 /// number lexemes under `arbitrary_precision`. Nesting deeper than 128 levels is an error,
 /// as in serde_json.
 pub(crate) fn parse_json(text: &str) -> std::result::Result<Value, String> {
-    let mut parser = Parser {
+    let mut parser = Parser::<false> {
         bytes: text.as_bytes(),
         text,
         pos: 0,
@@ -401,6 +401,82 @@ pub(crate) fn parse_json(text: &str) -> std::result::Result<Value, String> {
         return Err(parser.error("trailing characters"));
     }
     Ok(value)
+}
+
+/// Parses the JSON value a row's cell holds straight from the row: `rest` is the row from
+/// the cell's first byte on, and the cell ends at the first TAB or at the end of `rest`.
+/// Returns the value and the cell's length (where its TAB is), without first scanning the
+/// cell for its end.
+///
+/// `None` when the cell is not one whole JSON value with no backslash in it: a TAB inside a
+/// string or between tokens, a backslash anywhere (the cell needs the row's unescaping
+/// first), or any JSON error. The caller then reads the cell the general way
+/// ([`parse_json`] on the unescaped cell), which gives the same value where this one gives
+/// one, and the errors. So `Some` here is exactly `parse_json` of the cell's text.
+pub(crate) fn parse_json_cell(rest: &str) -> Option<(Value, usize)> {
+    let mut parser = Parser::<true> {
+        bytes: rest.as_bytes(),
+        text: rest,
+        pos: 0,
+    };
+    parser.skip_ws();
+    let value = parser.value(0).ok()?;
+    parser.skip_ws();
+    match parser.bytes.get(parser.pos) {
+        None | Some(b'\t') => Some((value, parser.pos)),
+        Some(_) => None,
+    }
+}
+
+/// `text` as a `String` of exactly its length. Text of 1 to 32 bytes (most keys and short
+/// values) is copied as two overlapping blocks of 16, 8 or 4 bytes, or (below 4) as its
+/// first, middle and last byte, rather than by a call to `memcpy`.
+#[inline(always)]
+#[allow(unsafe_code)]
+pub(crate) fn owned(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let len = bytes.len();
+    if !(1..=32).contains(&len) {
+        return text.to_owned();
+    }
+    let layout = std::alloc::Layout::array::<u8>(len).unwrap_or(std::alloc::Layout::new::<u8>());
+    // SAFETY: `layout` has a non-zero size (1 to 32 bytes). The block it returns is checked
+    // for null; each write below lies within its `len` bytes (the two blocks, or the three
+    // bytes, overlap when `len` is not twice their size) and together they cover all of
+    // them, copied from `text`: `len` initialized bytes of valid UTF-8, in a block of the
+    // global allocator with the layout of `len` bytes, as `String::from_raw_parts` requires.
+    unsafe {
+        let to = std::alloc::alloc(layout);
+        if to.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        if len < 4 {
+            *to = bytes[0];
+            *to.add(len / 2) = bytes[len / 2];
+            *to.add(len - 1) = bytes[len - 1];
+        } else if len >= 16 {
+            let (head, tail): ([u8; 16], [u8; 16]) = (first_n(bytes), first_n(&bytes[len - 16..]));
+            std::ptr::write_unaligned(to.cast::<[u8; 16]>(), head);
+            std::ptr::write_unaligned(to.add(len - 16).cast::<[u8; 16]>(), tail);
+        } else if len >= 8 {
+            let (head, tail): ([u8; 8], [u8; 8]) = (first_n(bytes), first_n(&bytes[len - 8..]));
+            std::ptr::write_unaligned(to.cast::<[u8; 8]>(), head);
+            std::ptr::write_unaligned(to.add(len - 8).cast::<[u8; 8]>(), tail);
+        } else {
+            let (head, tail): ([u8; 4], [u8; 4]) = (first_n(bytes), first_n(&bytes[len - 4..]));
+            std::ptr::write_unaligned(to.cast::<[u8; 4]>(), head);
+            std::ptr::write_unaligned(to.add(len - 4).cast::<[u8; 4]>(), tail);
+        }
+        String::from_raw_parts(to, len, len)
+    }
+}
+
+/// The first `N` bytes of `bytes` (which has at least `N`).
+#[inline(always)]
+fn first_n<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&bytes[..N]);
+    out
 }
 
 /// The bytes that end a plain run inside a JSON string.
@@ -416,14 +492,22 @@ static STRING_STOP: [bool; 256] = {
     table
 };
 
-struct Parser<'t> {
+/// A JSON parser over `bytes`; with `CELL`, over a row from a cell on (see
+/// [`parse_json_cell`]): a TAB is the cell's end, not white space, a backslash stops the
+/// parse, and errors carry no message (the caller reads the cell again to report them).
+struct Parser<'t, const CELL: bool> {
     bytes: &'t [u8],
     text: &'t str,
     pos: usize,
 }
 
-impl Parser<'_> {
+impl<const CELL: bool> Parser<'_, CELL> {
+    #[cold]
+    #[inline(never)]
     fn error(&self, what: &str) -> String {
+        if CELL {
+            return String::new();
+        }
         // `pos` may sit inside a character (after a backslash, say): count the characters
         // that start before it.
         let end = self.pos.min(self.text.len());
@@ -434,8 +518,13 @@ impl Parser<'_> {
         format!("{what} at character {}", before + 1)
     }
 
+    #[inline(always)]
     fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+        while let Some(&b) = self.bytes.get(self.pos) {
+            // One test for the usual byte, which is no white space (all of it is <= 0x20).
+            if b > b' ' || !(b == b' ' || b == b'\n' || b == b'\r' || (b == b'\t' && !CELL)) {
+                break;
+            }
             self.pos += 1;
         }
     }
@@ -462,12 +551,13 @@ impl Parser<'_> {
                     return Err(self.error("nesting too deep"));
                 }
                 self.pos += 1;
-                let mut items = Vec::new();
                 self.skip_ws();
                 if self.bytes.get(self.pos) == Some(&b']') {
                     self.pos += 1;
-                    return Ok(Value::Array(items));
+                    return Ok(Value::Array(Vec::new()));
                 }
+                // The capacity the first push would give, without the growth path's calls.
+                let mut items = Vec::with_capacity(4);
                 loop {
                     self.skip_ws();
                     items.push(self.value(depth + 1)?);
@@ -562,15 +652,23 @@ impl Parser<'_> {
         at
     }
 
+    /// The string literal at `pos` (its opening quote).
+    #[inline(always)]
     fn string(&mut self) -> std::result::Result<String, String> {
         self.pos += 1;
         // Most strings have no escape: one allocation of the exact size.
         let end = self.plain_run();
         if self.bytes.get(end) == Some(&b'"') {
-            let text = self.text[self.pos..end].to_owned();
+            let text = owned(&self.text[self.pos..end]);
             self.pos = end + 1;
             return Ok(text);
         }
+        self.escaped_string(end)
+    }
+
+    /// [`Parser::string`] for a string with an escape (or an error) at `end`.
+    #[inline(never)]
+    fn escaped_string(&mut self, end: usize) -> std::result::Result<String, String> {
         let mut out = String::with_capacity(end - self.pos + 16);
         loop {
             let start = self.pos;
@@ -584,6 +682,24 @@ impl Parser<'_> {
                 Some(b'\\') => {
                     let backslash = self.pos;
                     self.pos += 1;
+                    if CELL {
+                        // The row doubles every backslash of the JSON text: a JSON escape
+                        // is `\\` and its letter, JSON's own `\\` four backslashes. Any
+                        // other backslash (a row escape of a TAB or a line feed, or one
+                        // not doubled) sends the cell to the general path.
+                        if self.bytes.get(self.pos) != Some(&b'\\') {
+                            return Err(self.error("a backslash in a cell"));
+                        }
+                        self.pos += 1;
+                        if self.bytes.get(self.pos) == Some(&b'\\') {
+                            if self.bytes.get(self.pos + 1) != Some(&b'\\') {
+                                return Err(self.error("a backslash in a cell"));
+                            }
+                            self.pos += 2;
+                            out.push('\\');
+                            continue;
+                        }
+                    }
                     let escape = self.bytes.get(self.pos).copied();
                     self.pos += 1;
                     match escape {
@@ -598,10 +714,11 @@ impl Parser<'_> {
                         Some(b'u') => {
                             let high = self.hex4()?;
                             let code = if (0xD800..0xDC00).contains(&high) {
-                                if !self.bytes[self.pos..].starts_with(b"\\u") {
+                                let next: &[u8] = if CELL { b"\\\\u" } else { b"\\u" };
+                                if !self.bytes[self.pos..].starts_with(next) {
                                     return Err(self.error("unpaired surrogate"));
                                 }
-                                self.pos += 2;
+                                self.pos += next.len();
                                 let low = self.hex4()?;
                                 if !(0xDC00..0xE000).contains(&low) {
                                     return Err(self.error("unpaired surrogate"));
@@ -713,6 +830,83 @@ mod tests {
                     assert_eq!(ours, theirs, "{text:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_cell_parses_from_the_row_as_its_text_parses() {
+        // Where the cell parses from the row, it is to the value its text (up to its TAB,
+        // unescaped) parses to, and it stops at the TAB; `None` (the general path then reads
+        // the cell) for text that does not parse, and for backslashes the encoder does not
+        // write, whatever follows the TAB.
+        let cells = [
+            r#"{"a":1,"b":[true,null,"x"]}"#,
+            r#"[1, 2 ,{"k" : "v"} ]"#,
+            " [1]\r",
+            "[1,\t2]",
+            "[\"a\tb\"]",
+            r#"["a\\nb"]"#,
+            r#"["a\\\\nb", "\\"", "\\\\\\\\", "\\u00e9\\ud83d\\ude00", "\\/"]"#,
+            r#"["\\ud83d\ude00"]"#,
+            r#"["a\"b"]"#,
+            r#"["a\\\tb"]"#,
+            r#"["a\\\\\\"]"#,
+            r#"[1,\t2]"#,
+            r#"["x\\q"]"#,
+            r#"{"a":1}x"#,
+            r#"{"a":1} \"#,
+            "[1e400]",
+            "[-0, 0.5, 12345678901234567890]",
+            "{",
+            "[",
+            "[]",
+            "{}",
+            r#"{"a":1,"a":2}"#,
+            "",
+        ];
+        for cell in cells {
+            for after in ["", "\t", "\tnext\t[1]", "\t\\"] {
+                let row = format!("{cell}{after}");
+                let text = row.split('\t').next().unwrap();
+                let expected = parse_json(&crate::escape::unescape(text))
+                    .ok()
+                    .map(|v| (v, text.len()));
+                match parse_json_cell(&row) {
+                    Some(found) => assert_eq!(Some(found), expected, "{row:?}"),
+                    // Only a backslash the parser does not read itself sends a cell that
+                    // reads to the general path.
+                    None => assert!(expected.is_none() || text.contains('\\'), "{row:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cells_the_encoder_writes_parse_from_the_row() {
+        let value = json!({
+            "quote": "27\" Monitor",
+            "path": "C:\\dir\\",
+            "lines": "a\nb\tc\r\u{1}",
+            "html": "<a href=\"x\">&</a>\u{2028}",
+            "text": "é😀",
+            "list": [1, -0.0, 0.5, true, null, {"k\\": ["\\\\"]}],
+        });
+        let mut cell = Vec::new();
+        write_json_cell_text(&mut cell, &value).unwrap();
+        let cell = String::from_utf8(cell).unwrap();
+        for after in ["", "\tnext"] {
+            let row = format!("{cell}{after}");
+            assert_eq!(parse_json_cell(&row), Some((value.clone(), cell.len())));
+        }
+    }
+
+    #[test]
+    fn owned_copies_every_length() {
+        let text = "aé😀bcdefghijklmnopqrstuvwxyz0123456789ABCDEF";
+        for end in (0..=text.len()).filter(|&i| text.is_char_boundary(i)) {
+            let copy = owned(&text[..end]);
+            assert_eq!(copy, &text[..end]);
+            assert_eq!(copy.capacity(), end);
         }
     }
 
