@@ -969,7 +969,7 @@ impl<R: BufRead> RowReader<R> {
         }
         // The trailer's line and counts (read only when there are deferred sections, as the
         // whole decoder reads them: a bad `counts=` is its error then alone).
-        let mut summary_counts: Option<(usize, Result<Vec<(u64, u64)>>)> = None;
+        let mut summary_counts: Option<(usize, Result<TrailerCounts>)> = None;
         while self.peek()? {
             self.held = false;
             let line = self.lines.line()?;
@@ -1291,6 +1291,9 @@ fn is_schema(line: &Line<'_>, decl: &str, opts: &DecoderOptions) -> bool {
         Ok(rest) if rest.trim_matches([' ', '\t']).is_empty()
     )
 }
+
+/// A trailer's counts, each with its column.
+type TrailerCounts = Vec<(u64, u64)>;
 
 /// A value-grouped table as it is read.
 #[derive(Debug, Default)]
