@@ -1524,7 +1524,21 @@ fn special_current(x: u64) -> bool {
 /// [`needs_quote_current`] in full.
 #[inline(never)]
 fn needs_quote_current_slow(s: &str) -> bool {
-    quote_rule(s, true)
+    any_word(s.as_bytes(), forces_quote) || quote_rule(s, true)
+}
+
+/// Whether some byte of `x` forces quoting wherever it is in a string: a C0 control, `"`,
+/// `\`, `|` or `,` (the ASCII bytes of [`QUOTE_BYTE`]). A string with one is quoted whatever
+/// the rest of [`quote_rule`] says, so the slow paths answer it first, word by word, before
+/// the rule's byte loop.
+#[inline(always)]
+fn forces_quote(x: u64) -> bool {
+    let bar = (x | (ONES * 0x20)) ^ (ONES * u64::from(b'|'));
+    (bytes_below(x, 0x20)
+        | zero_bytes(x ^ (ONES * u64::from(b'"')))
+        | zero_bytes(x ^ (ONES * u64::from(b',')))
+        | zero_bytes(bar))
+        != 0
 }
 
 /// Whether `b` contains the inline-array pattern `\[[^\]]*\]\s*:`. (Every other
@@ -1559,7 +1573,7 @@ fn inline_array_pattern(b: &[u8]) -> bool {
 /// [`needs_quote`] in full.
 #[inline(never)]
 fn needs_quote_slow(s: &str) -> bool {
-    quote_rule(s, false)
+    any_word(s.as_bytes(), forces_quote) || quote_rule(s, false)
 }
 
 /// The quoting rule of v3.1 (`current` false) or of the current spec.
@@ -1938,6 +1952,11 @@ mod tests {
                         text.extend(std::iter::repeat_n('k', n));
                         text.insert(first.len() + at, c);
                         assert_eq!(needs_quote(&text), needs_quote_slow(&text), "{text:?}");
+                        // The slow paths' word test answers as the whole rule does.
+                        assert_eq!(needs_quote_slow(&text), quote_rule(&text, false));
+                        let current = needs_quote_current(&text);
+                        assert_eq!(current, needs_quote_current_slow(&text), "{text:?}");
+                        assert_eq!(current, quote_rule(&text, true), "{text:?}");
                     }
                 }
             }

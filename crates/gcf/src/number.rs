@@ -283,12 +283,18 @@ fn write_hundredths(out: &mut String, value: f64) -> bool {
     if fraction != 0 {
         let (tenths, last) = (fraction / 10, fraction % 10);
         out.push('.');
-        out.push(char::from(b'0' + tenths as u8));
+        out.push(digit(tenths));
         if last != 0 {
-            out.push(char::from(b'0' + last as u8));
+            out.push(digit(last));
         }
     }
     true
+}
+
+/// The ASCII digit `d` (below 10).
+#[inline(always)]
+fn digit(d: u64) -> char {
+    char::from(b'0' + d as u8)
 }
 
 /// Writes an `f32` in canonical form (its own shortest digits, not those of the `f64`).
@@ -456,13 +462,22 @@ pub(crate) fn write_i128_current(out: &mut String, value: i128) -> Result<()> {
 /// Writes an integer in canonical form (plain below 1e21, else a normalized exponent).
 #[inline(always)]
 pub(crate) fn write_u64(out: &mut String, value: u64) {
+    // Counts, indexes, row numbers and the whole parts of prices: below 1000, digit by
+    // digit, where a few byte pushes cost less than formatting into a buffer and copying
+    // that out with a `memcpy` call.
     if value < 10 {
-        // Counts, indexes and small values: one digit, without formatting.
-        out.push(char::from(b'0' + value as u8));
-        return;
+        out.push(digit(value));
+    } else if value < 100 {
+        out.push(digit(value / 10));
+        out.push(digit(value % 10));
+    } else if value < 1000 {
+        out.push(digit(value / 100));
+        out.push(digit(value / 10 % 10));
+        out.push(digit(value % 10));
+    } else {
+        let mut buf = itoa::Buffer::new();
+        out.push_str(buf.format(value));
     }
-    let mut buf = itoa::Buffer::new();
-    out.push_str(buf.format(value));
 }
 
 /// Writes an integer in canonical form.
@@ -841,6 +856,22 @@ mod tests {
             };
             assert_eq!(float(v), expected, "{v:e}");
             assert_eq!(v, float(v).parse::<f64>().unwrap());
+        }
+    }
+
+    #[test]
+    fn integers_are_written_as_itoa_writes_them() {
+        let big = [
+            999_999,
+            1_000_000,
+            u64::from(u32::MAX),
+            i64::MAX as u64,
+            u64::MAX,
+        ];
+        for v in (0..=12_000u64).chain(big) {
+            let mut out = String::from("x");
+            write_u64(&mut out, v);
+            assert_eq!(out, format!("x{v}"));
         }
     }
 
