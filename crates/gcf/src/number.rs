@@ -278,7 +278,7 @@ fn write_hundredths(out: &mut String, value: f64) -> bool {
     if value < 0.0 {
         out.push('-');
     }
-    write_u64(out, hundredths / 100);
+    write_small_u64(out, hundredths / 100);
     let fraction = hundredths % 100;
     if fraction != 0 {
         let (tenths, last) = (fraction / 10, fraction % 10);
@@ -291,10 +291,11 @@ fn write_hundredths(out: &mut String, value: f64) -> bool {
     true
 }
 
-/// The ASCII digit `d` (below 10).
+/// The ASCII digit `d` (below 10). (Masked to seven bits, so that the compiler sees an ASCII
+/// `char` and `String::push` stays a one-byte store, inlined.)
 #[inline(always)]
 fn digit(d: u64) -> char {
-    char::from(b'0' + d as u8)
+    char::from((b'0' + d as u8) & 0x7f)
 }
 
 /// Writes an `f32` in canonical form (its own shortest digits, not those of the `f64`).
@@ -462,9 +463,20 @@ pub(crate) fn write_i128_current(out: &mut String, value: i128) -> Result<()> {
 /// Writes an integer in canonical form (plain below 1e21, else a normalized exponent).
 #[inline(always)]
 pub(crate) fn write_u64(out: &mut String, value: u64) {
-    // Counts, indexes, row numbers and the whole parts of prices: below 1000, digit by
-    // digit, where a few byte pushes cost less than formatting into a buffer and copying
-    // that out with a `memcpy` call.
+    if value < 10 {
+        // Counts, indexes and small values: one digit, without formatting.
+        out.push(digit(value));
+        return;
+    }
+    let mut buf = itoa::Buffer::new();
+    out.push_str(buf.format(value));
+}
+
+/// [`write_u64`] for values that are mostly below 1000 (the whole parts of prices and
+/// amounts): digit by digit there, where a few byte pushes cost less than formatting into a
+/// buffer and copying that out with a `memcpy` call.
+#[inline(always)]
+fn write_small_u64(out: &mut String, value: u64) {
     if value < 10 {
         out.push(digit(value));
     } else if value < 100 {
@@ -871,7 +883,8 @@ mod tests {
         for v in (0..=12_000u64).chain(big) {
             let mut out = String::from("x");
             write_u64(&mut out, v);
-            assert_eq!(out, format!("x{v}"));
+            write_small_u64(&mut out, v);
+            assert_eq!(out, format!("x{v}{v}"));
         }
     }
 

@@ -113,17 +113,15 @@ pub(crate) fn key_eq_bytes(a: &[u8], b: &[u8]) -> bool {
     if n != b.len() {
         return false;
     }
-    if std::ptr::eq(a.as_ptr(), b.as_ptr()) {
-        // The same borrowed string (a struct's field name, row after row).
-        return true;
-    }
     match n {
         0 => true,
         // Overlapping loads cover every byte.
         1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
         4..=8 => u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4),
         9..=16 => u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8),
-        _ => a == b,
+        // The same borrowed string (a struct's field name, row after row) needs no
+        // comparison; short ones compare as fast as their addresses.
+        _ => std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b,
     }
 }
 
@@ -722,6 +720,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             // The values of the row being written that may have attachments, with their
             // fields, in field order.
             let mut held = Vec::with_capacity(table.names.len());
+            let shapes = Shapes::of(table);
             for (r, (key, row)) in rows.by_ref() {
                 if !row.is_object() {
                     return Ok(false);
@@ -742,6 +741,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         level,
                         &mut speculate,
                         &mut held,
+                        &shapes,
                     )
                 } else {
                     self.fused_row::<false>(
@@ -755,6 +755,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         level,
                         &mut speculate,
                         &mut held,
+                        &shapes,
                     )
                 };
                 if !fused? {
@@ -826,6 +827,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         level: usize,
         speculate: &mut bool,
         held: &mut Vec<(usize, N)>,
+        shapes: &Shapes<'v>,
     ) -> Result<bool> {
         if row.len() != table.names.len() {
             return Ok(false);
@@ -901,7 +903,11 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         return Ok(false);
                     };
                     let mut leaf = false;
-                    if !self.fitted_cells(shape, value, &mut first, &mut leaf)? || !leaf {
+                    let fitted = match shapes.keys(c) {
+                        Some(keys) => self.fitted_leaves(keys, value, &mut first, &mut leaf)?,
+                        None => self.fitted_cells(shape, value, &mut first, &mut leaf)?,
+                    };
+                    if !fitted || !leaf {
                         return Ok(false);
                     }
                     facts.fitted(value.kind_bit());
@@ -996,6 +1002,35 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                     return Ok(false);
                 }
                 continue;
+            }
+            let Some(scalar) = value.scalar() else {
+                return Ok(false);
+            };
+            *leaf |= !matches!(scalar, Scalar::Null);
+            if !*first {
+                self.out.push('|');
+            }
+            self.scalar(scalar, Place::Cell { first: *first })?;
+            *first = false;
+        }
+        Ok(true)
+    }
+
+    /// [`Encoder::fitted_cells`] for a shape of one level, whose keys are `keys`: the
+    /// object's members read against the slice, not beside the shape's own members.
+    fn fitted_leaves(
+        &mut self,
+        keys: &[&str],
+        object: N,
+        first: &mut bool,
+        leaf: &mut bool,
+    ) -> Result<bool> {
+        if keys.len() != object.len() {
+            return Ok(false);
+        }
+        for (name, (key, value)) in keys.iter().zip(object.members()) {
+            if !key_eq(name, key) {
+                return Ok(false);
             }
             let Some(scalar) = value.scalar() else {
                 return Ok(false);
@@ -1472,6 +1507,38 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         self.slots.push(slots);
         self.give_table(table);
         written
+    }
+}
+
+/// The keys of a one-pass table's flattened fields whose shapes are one level of scalars,
+/// read once from the plan's shapes so that each row's object is checked against a slice.
+struct Shapes<'v> {
+    keys: Vec<&'v str>,
+    /// Per field, its keys' range in `keys` (empty for other fields).
+    ranges: Vec<(u32, u32)>,
+}
+
+impl<'v> Shapes<'v> {
+    fn of<N: Node<'v>>(table: &Table<'v, N>) -> Self {
+        let mut keys = Vec::new();
+        let ranges = (table.fields.iter())
+            .map(|field| match (field.form, field.node) {
+                (Form::Flat, Some(shape)) if shape.members().all(|(_, v)| !v.is_object()) => {
+                    let from = keys.len() as u32;
+                    keys.extend(shape.members().map(|(key, _)| key));
+                    (from, keys.len() as u32)
+                }
+                _ => (0, 0),
+            })
+            .collect();
+        Shapes { keys, ranges }
+    }
+
+    /// Field `c`'s keys, if its shape is one level.
+    #[inline]
+    fn keys(&self, c: usize) -> Option<&[&'v str]> {
+        let (from, to) = self.ranges[c];
+        (to > from).then(|| &self.keys[from as usize..to as usize])
     }
 }
 
