@@ -113,15 +113,17 @@ pub(crate) fn key_eq_bytes(a: &[u8], b: &[u8]) -> bool {
     if n != b.len() {
         return false;
     }
+    if std::ptr::eq(a.as_ptr(), b.as_ptr()) {
+        // The same borrowed string (a struct's field name, row after row).
+        return true;
+    }
     match n {
         0 => true,
         // Overlapping loads cover every byte.
         1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
         4..=8 => u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4),
         9..=16 => u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8),
-        // The same borrowed string (a struct's field name, row after row) needs no
-        // comparison; short ones compare as fast as their addresses.
-        _ => std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b,
+        _ => a == b,
     }
 }
 
@@ -954,7 +956,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             self.out.push('\n');
             if nested {
                 let values = row.members().map(|(_, v)| v).enumerate();
-                self.attachments(table, r, values, depth, level)?;
+                self.attachments(table, r, values, depth, level, None)?;
             }
             return Ok(true);
         }
@@ -972,7 +974,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         }
         // (A table in an attachment may be a one-pass table too: its rows' flag is its own.)
         let outer = std::mem::replace(&mut self.misfit, false);
-        self.attachments(table, r, held.iter().copied(), depth, level)?;
+        self.attachments(table, r, held.iter().copied(), depth, level, Some(shapes))?;
         if std::mem::replace(&mut self.misfit, outer) {
             return Ok(false);
         }
@@ -1185,13 +1187,13 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         if nested {
             if let Some(values) = values {
                 let values = values.iter().copied().enumerate();
-                self.attachments(table, r, values, depth, level)?;
+                self.attachments(table, r, values, depth, level, None)?;
             } else if table.aligned {
                 let values = row.members().map(|(_, v)| v).enumerate();
-                self.attachments(table, r, values, depth, level)?;
+                self.attachments(table, r, values, depth, level, None)?;
             } else {
                 let values = (slots.iter().enumerate()).filter_map(|(c, v)| Some((c, (*v)?)));
-                self.attachments(table, r, values, depth, level)?;
+                self.attachments(table, r, values, depth, level, None)?;
             }
         }
         Ok(())
@@ -1331,6 +1333,8 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     /// containers of its columns in field order, then the fields that are attachments only.
     /// `values` are the row's values with their fields, in field order (those of fields
     /// without attachments may be left out).
+    ///
+    /// `shapes`, for a one-pass row: the inline schemas' keys as slices.
     fn attachments<I>(
         &mut self,
         table: &Table<'v, N>,
@@ -1338,6 +1342,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         values: I,
         depth: usize,
         level: usize,
+        shapes: Option<&Shapes<'v>>,
     ) -> Result<()>
     where
         I: Iterator<Item = (usize, N)> + Clone,
@@ -1345,6 +1350,14 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         for (c, value) in values.clone() {
             let field = &table.fields[c];
             if !matches!(field.form, Form::Cells | Form::Inline) || value.is_scalar() {
+                continue;
+            }
+            if let (Form::Inline, true, Some(keys)) = (
+                field.form,
+                value.is_object(),
+                shapes.and_then(|shapes| shapes.keys(c)),
+            ) {
+                self.inline_body(keys, value, depth, level)?;
                 continue;
             }
             self.attachment(table, table.names[c], field, r, value, depth, level)?;
@@ -1358,6 +1371,28 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 self.attachment(table, table.names[c], field, r, value, depth, level)?;
             }
         }
+        Ok(())
+    }
+
+    /// The positional body of an inline schema's object (at nesting `level`) at `depth`,
+    /// checked against the schema's `keys` on the way (a one-pass row's
+    /// [`Encoder::attachment`]).
+    fn inline_body(&mut self, keys: &[&str], object: N, depth: usize, level: usize) -> Result<()> {
+        self.enter(level + 1)?;
+        lex::indent(&mut self.out, depth);
+        self.misfit |= keys.len() != object.len();
+        let mut names = keys.iter();
+        for (j, (key, cell)) in object.members().enumerate() {
+            if j > 0 {
+                self.out.push('|');
+            }
+            match cell.scalar() {
+                Some(scalar) => self.scalar(scalar, Place::Cell { first: j == 0 })?,
+                None => self.misfit = true,
+            }
+            self.misfit |= !names.next().is_some_and(|name| key_eq(name, key));
+        }
+        self.out.push('\n');
         Ok(())
     }
 
@@ -1510,8 +1545,9 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
     }
 }
 
-/// The keys of a one-pass table's flattened fields whose shapes are one level of scalars,
-/// read once from the plan's shapes so that each row's object is checked against a slice.
+/// The keys of a one-pass table's inline schemas and of its flattened fields whose shapes
+/// are one level of scalars, read once from the plan's shapes so that each row's object is
+/// checked against a slice.
 struct Shapes<'v> {
     keys: Vec<&'v str>,
     /// Per field, its keys' range in `keys` (empty for other fields).
@@ -1526,6 +1562,11 @@ impl<'v> Shapes<'v> {
                 (Form::Flat, Some(shape)) if shape.members().all(|(_, v)| !v.is_object()) => {
                     let from = keys.len() as u32;
                     keys.extend(shape.members().map(|(key, _)| key));
+                    (from, keys.len() as u32)
+                }
+                (Form::Inline, Some(schema)) => {
+                    let from = keys.len() as u32;
+                    keys.extend(schema.members().map(|(key, _)| key));
                     (from, keys.len() as u32)
                 }
                 _ => (0, 0),
