@@ -227,13 +227,22 @@ pub(crate) fn write_lexeme(out: &mut String, lexeme: &str) -> Result<()> {
 
 /// Writes an `f64` in canonical form: the shortest digits that round-trip, in the v3.1
 /// layout; `-0.0` as `-0`. NaN and infinities are `invalid_number`.
+#[inline(always)]
 pub(crate) fn write_f64(out: &mut String, value: f64) -> Result<()> {
+    // (Hundredths first: NaN and the infinities are outside their range.)
+    if write_hundredths(out, value) {
+        return Ok(());
+    }
+    write_f64_other(out, value)
+}
+
+/// [`write_f64`] for values that are not hundredths.
+#[inline(never)]
+fn write_f64_other(out: &mut String, value: f64) -> Result<()> {
     if !value.is_finite() {
         return Err(non_finite(value));
     }
-    if !write_hundredths(out, value) {
-        write_shortest(out, value);
-    }
+    write_shortest(out, value);
     Ok(())
 }
 
@@ -261,7 +270,7 @@ fn write_shortest(out: &mut String, value: f64) {
 /// which would be one, reads back as `value` either. Integer arithmetic then writes them,
 /// where the shortest-digits search costs a long chain of wide multiplications; the tests
 /// compare the two on every such value they try.
-#[inline]
+#[inline(never)]
 fn write_hundredths(out: &mut String, value: f64) -> bool {
     let magnitude = value.abs();
     if !(0.01..1e9).contains(&magnitude) {
@@ -340,15 +349,23 @@ const PLAIN_MAX: f64 = 9_007_199_254_740_992.0;
 
 /// Writes an `f64` as the current spec has it: `0` for both zeros, plain digits for
 /// `1e-6 <= |x| < 2^53`, a normalized exponent otherwise; the shortest digits that round-trip.
+#[inline(always)]
 pub(crate) fn write_f64_current(out: &mut String, value: f64) -> Result<()> {
+    // (Hundredths first: zero, NaN and the infinities are outside their range.)
+    if write_hundredths(out, value) {
+        return Ok(());
+    }
+    write_f64_current_other(out, value)
+}
+
+/// [`write_f64_current`] for values that are not hundredths.
+#[inline(never)]
+fn write_f64_current_other(out: &mut String, value: f64) -> Result<()> {
     if !value.is_finite() {
         return Err(non_finite(value));
     }
     if value == 0.0 {
         out.push('0');
-        return Ok(());
-    }
-    if write_hundredths(out, value) {
         return Ok(());
     }
     let magnitude = value.abs();
@@ -472,11 +489,11 @@ pub(crate) fn write_u64(out: &mut String, value: u64) {
     out.push_str(buf.format(value));
 }
 
-/// [`write_u64`] for values that are mostly below 1000 (the whole parts of prices and
-/// amounts): digit by digit there, where a few byte pushes cost less than formatting into a
+/// [`write_u64`] for values that are mostly below 10 000 (the whole parts of prices and
+/// amounts, row numbers): digit by digit there, where a few byte pushes cost less than formatting into a
 /// buffer and copying that out with a `memcpy` call.
 #[inline(always)]
-fn write_small_u64(out: &mut String, value: u64) {
+pub(crate) fn write_small_u64(out: &mut String, value: u64) {
     if value < 10 {
         out.push(digit(value));
     } else if value < 100 {
@@ -484,6 +501,11 @@ fn write_small_u64(out: &mut String, value: u64) {
         out.push(digit(value % 10));
     } else if value < 1000 {
         out.push(digit(value / 100));
+        out.push(digit(value / 10 % 10));
+        out.push(digit(value % 10));
+    } else if value < 10_000 {
+        out.push(digit(value / 1000));
+        out.push(digit(value / 100 % 10));
         out.push(digit(value / 10 % 10));
         out.push(digit(value % 10));
     } else {

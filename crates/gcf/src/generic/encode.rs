@@ -839,7 +839,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         let at = self.out.len();
         if CHECKED && *speculate {
             self.out.push('@');
-            number::write_u64(&mut self.out, r as u64);
+            number::write_small_u64(&mut self.out, r as u64);
             self.out.push(' ');
         }
         let prefix = self.out.len() - at;
