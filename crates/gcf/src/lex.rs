@@ -1063,6 +1063,33 @@ fn any_word(b: &[u8], test: impl Fn(u64) -> bool) -> bool {
     }
 }
 
+/// Whether `bits` (a bytewise test as the high bits of the bytes that fail it) finds a
+/// byte of `b` in one of the words [`any_word`] reads: for strings of up to 16 bytes, one
+/// expression per length class, inlined, where [`any_word`]'s calls of its test are not.
+#[inline(always)]
+fn any_bits(b: &[u8], bits: impl Fn(u64) -> u64 + Copy) -> bool {
+    let n = b.len();
+    let word = |at: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[at..at + 8]);
+        u64::from_le_bytes(w)
+    };
+    let half = |at: usize| {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&b[at..at + 4]);
+        u64::from(u32::from_le_bytes(w))
+    };
+    match n {
+        1..=3 => {
+            let (x, y, z) = (u64::from(b[0]), u64::from(b[n / 2]), u64::from(b[n - 1]));
+            bits(((x * ONES) & 0x0000_00ff_ffff_ffff) | y << 40 | z << 48 | x << 56) != 0
+        }
+        4..=7 => bits(half(0) | half(n - 4) << 32) != 0,
+        8..=16 => bits(word(0)) | bits(word(n - 8)) != 0,
+        _ => any_word(b, |x| bits(x) != 0),
+    }
+}
+
 /// Bytes that may continue a bare key: `[A-Za-z0-9_]`.
 const KEY_BYTE: [bool; 256] = {
     let mut table = [false; 256];
@@ -1467,7 +1494,7 @@ pub(crate) fn needs_quote(s: &str) -> bool {
     let b = s.as_bytes();
     match (b.first(), b.last()) {
         (Some(&first), Some(&last))
-            if PLAIN_FIRST[usize::from(first)] && last != b' ' && !any_word(b, special) =>
+            if PLAIN_FIRST[usize::from(first)] && last != b' ' && !has_special(b) =>
         {
             false
         }
@@ -1481,13 +1508,30 @@ pub(crate) fn needs_quote(s: &str) -> bool {
 /// `x | 0x20` finds both.
 #[inline(always)]
 fn special(x: u64) -> bool {
+    special_bits(x) != 0
+}
+
+/// [`special`] as the high bits of the bytes (and possibly of bytes after them).
+#[inline(always)]
+fn special_bits(x: u64) -> u64 {
     let bar = (x | (ONES * 0x20)) ^ (ONES * u64::from(b'|'));
-    (x & HIGHS
+    x & HIGHS
         | bytes_below(x, 0x20)
         | zero_bytes(x ^ (ONES * u64::from(b'"')))
         | zero_bytes(x ^ (ONES * u64::from(b',')))
-        | zero_bytes(bar))
-        != 0
+        | zero_bytes(bar)
+}
+
+/// Whether some byte of `b` is [`special`].
+#[inline(always)]
+fn has_special(b: &[u8]) -> bool {
+    any_bits(b, special_bits)
+}
+
+/// Whether some byte of `b` is [`special_current`].
+#[inline(always)]
+fn has_special_current(b: &[u8]) -> bool {
+    any_bits(b, special_current_bits)
 }
 
 /// Whether a string value must be quoted under the current spec (v3.1.1 and later, as
@@ -1500,7 +1544,7 @@ pub(crate) fn needs_quote_current(s: &str) -> bool {
     let b = s.as_bytes();
     match (b.first(), b.last()) {
         (Some(&first), Some(&last))
-            if PLAIN_FIRST[usize::from(first)] && last != b' ' && !any_word(b, special_current) =>
+            if PLAIN_FIRST[usize::from(first)] && last != b' ' && !has_special_current(b) =>
         {
             false
         }
@@ -1511,14 +1555,19 @@ pub(crate) fn needs_quote_current(s: &str) -> bool {
 /// [`special`], and `[` or `{` (0x5b and 0x7b differ only in bit 5, as `\\` and `|` do).
 #[inline(always)]
 fn special_current(x: u64) -> bool {
+    special_current_bits(x) != 0
+}
+
+/// [`special_current`] as the high bits of the bytes (and possibly of bytes after them).
+#[inline(always)]
+fn special_current_bits(x: u64) -> u64 {
     let lower = x | (ONES * 0x20);
-    (x & HIGHS
+    x & HIGHS
         | bytes_below(x, 0x20)
         | zero_bytes(x ^ (ONES * u64::from(b'"')))
         | zero_bytes(x ^ (ONES * u64::from(b',')))
         | zero_bytes(lower ^ (ONES * u64::from(b'|')))
-        | zero_bytes(lower ^ (ONES * u64::from(b'{'))))
-        != 0
+        | zero_bytes(lower ^ (ONES * u64::from(b'{')))
 }
 
 /// [`needs_quote_current`] in full.
