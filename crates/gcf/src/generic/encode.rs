@@ -250,6 +250,12 @@ pub(crate) struct Encoder<'v, 'o, N> {
     /// schema later arrays' rows are read by, so it holds no constant column (their rows
     /// carry every field as a cell).
     pub(crate) shared_first: bool,
+    /// The key and depth of the last array written in a shared schema after its first
+    /// (`shared_rows`), and its header up to the count, `.key [`: written again as it is for
+    /// the same field's arrays, row after row. (A key borrowed from the value, alive for the
+    /// whole walk, is the same string when its address and length are.)
+    shared_head: (&'v str, usize),
+    shared_head_text: String,
 }
 
 /// Encodes the value at `root` into `out` (after the header, which is the caller's).
@@ -284,6 +290,8 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             one_pass: true,
             misfit: false,
             shared_first: false,
+            shared_head: ("", usize::MAX),
+            shared_head_text: String::new(),
         }
     }
 
@@ -1401,7 +1409,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     fn attachment(
         &mut self,
         table: &Table<'v, N>,
-        name: &str,
+        name: &'v str,
         field: &super::plan::FieldPlan<N>,
         r: usize,
         value: N,
@@ -1447,7 +1455,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     /// (spec §7.4.5.3), at `depth`.
     fn shared_rows(
         &mut self,
-        key: &str,
+        key: &'v str,
         items: N,
         schema: &[&str],
         depth: usize,
@@ -1459,8 +1467,15 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         } else {
             self.misfit = true;
         }
-        Head::Attachment(key).write(&mut self.out, depth, false);
-        self.out.push('[');
+        // `.key [` as the last such array had it: the same field's, row after row.
+        let (last, at) = self.shared_head;
+        if !(last.len() == key.len() && std::ptr::eq(last.as_ptr(), key.as_ptr()) && at == depth) {
+            self.shared_head = (key, depth);
+            self.shared_head_text.clear();
+            Head::Attachment(key).write(&mut self.shared_head_text, depth, false);
+            self.shared_head_text.push('[');
+        }
+        self.out.push_str(&self.shared_head_text);
         number::write_u64(&mut self.out, items.len() as u64);
         self.out.push_str("]\n");
         for row in items.elements() {
