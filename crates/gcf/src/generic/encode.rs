@@ -1370,7 +1370,11 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
             self.attachment(table, table.names[c], field, r, value, depth, level)?;
         }
-        if !table.fields.iter().any(|field| field.form == Form::Attach) {
+        let attach = match shapes {
+            Some(shapes) => shapes.attach,
+            None => table.fields.iter().any(|field| field.form == Form::Attach),
+        };
+        if !attach {
             return Ok(());
         }
         for (c, value) in values {
@@ -1564,6 +1568,8 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
 /// are one level of scalars, read once from the plan's shapes so that each row's object is
 /// checked against a slice.
 struct Shapes<'v> {
+    /// Some field is an attachment only.
+    attach: bool,
     keys: Vec<&'v str>,
     /// Per field, its keys' range in `keys` (empty for other fields).
     ranges: Vec<(u32, u32)>,
@@ -1587,7 +1593,12 @@ impl<'v> Shapes<'v> {
                 _ => (0, 0),
             })
             .collect();
-        Shapes { keys, ranges }
+        let attach = table.fields.iter().any(|field| field.form == Form::Attach);
+        Shapes {
+            attach,
+            keys,
+            ranges,
+        }
     }
 
     /// Field `c`'s keys, if its shape is one level.
