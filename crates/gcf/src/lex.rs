@@ -1090,6 +1090,18 @@ fn any_bits(b: &[u8], bits: impl Fn(u64) -> u64 + Copy) -> bool {
     }
 }
 
+/// [`is_bare_key`] for writers: the bytes after the first tested a word at a time
+/// ([`non_key_bytes`] through [`any_bits`]), with no loop or branch per byte for keys of up
+/// to 16 bytes.
+#[inline(always)]
+pub(crate) fn writes_bare(s: &str) -> bool {
+    let b = s.as_bytes();
+    match b.first() {
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => !any_bits(b, non_key_bytes),
+        _ => false,
+    }
+}
+
 /// Bytes that may continue a bare key: `[A-Za-z0-9_]`.
 const KEY_BYTE: [bool; 256] = {
     let mut table = [false; 256];
@@ -1881,7 +1893,7 @@ pub(crate) fn indent(out: &mut String, depth: usize) {
 /// Appends a key: bare when it is a bare key, quoted otherwise (spec §2a.1).
 #[inline]
 pub(crate) fn write_key(out: &mut String, key: &str) {
-    if is_bare_key(key) {
+    if writes_bare(key) {
         out.push_str(key);
     } else {
         write_quoted(out, key);
@@ -1985,6 +1997,7 @@ mod tests {
             }
             let plain = "k".repeat(n);
             assert_eq!(is_bare_key(&plain), n > 0, "{plain:?}");
+            assert_eq!(writes_bare(&plain), n > 0, "{plain:?}");
             assert_eq!(needs_quote(&plain), n == 0, "{plain:?}");
         }
     }
@@ -2012,6 +2025,23 @@ mod tests {
         }
         for text in ["", "k", "t", "true", "false", "k ", "k,", "k|x", "ok\\"] {
             assert_eq!(needs_quote(text), needs_quote_slow(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_writers_bare_key_test_agrees_with_the_readers() {
+        // Every byte at every position of keys up to 40 bytes, after first bytes of each
+        // kind, and two-byte characters.
+        for n in 0..40 {
+            for at in 0..n.max(1) {
+                for c in (0..=0x7fu8).map(char::from).chain(['é', '\u{a0}']) {
+                    let mut key: String = std::iter::repeat_n('k', n).collect();
+                    if n > 0 {
+                        key.replace_range(at..at + 1, c.encode_utf8(&mut [0; 4]));
+                    }
+                    assert_eq!(writes_bare(&key), is_bare_key(&key), "{key:?}");
+                }
+            }
         }
     }
 

@@ -130,7 +130,7 @@ pub(crate) fn key_eq_bytes(a: &[u8], b: &[u8]) -> bool {
 /// Appends a key: bare when it is a bare key, quoted otherwise (spec §2a.1).
 #[inline(always)]
 pub(crate) fn write_key(out: &mut String, key: &str) {
-    if lex::is_bare_key(key) {
+    if lex::writes_bare(key) {
         out.push_str(key);
     } else {
         lex::write_quoted(out, key);
