@@ -1063,41 +1063,46 @@ fn any_word(b: &[u8], test: impl Fn(u64) -> bool) -> bool {
     }
 }
 
-/// Whether `bits` (a bytewise test as the high bits of the bytes that fail it) finds a
-/// byte of `b` in one of the words [`any_word`] reads: for strings of up to 16 bytes, one
-/// expression per length class, inlined, where [`any_word`]'s calls of its test are not.
-#[inline(always)]
-fn any_bits(b: &[u8], bits: impl Fn(u64) -> u64 + Copy) -> bool {
-    let n = b.len();
-    let word = |at: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[at..at + 8]);
-        u64::from_le_bytes(w)
-    };
-    let half = |at: usize| {
-        let mut w = [0u8; 4];
-        w.copy_from_slice(&b[at..at + 4]);
-        u64::from(u32::from_le_bytes(w))
-    };
-    match n {
-        1..=3 => {
-            let (x, y, z) = (u64::from(b[0]), u64::from(b[n / 2]), u64::from(b[n - 1]));
-            bits(((x * ONES) & 0x0000_00ff_ffff_ffff) | y << 40 | z << 48 | x << 56) != 0
+/// Whether `$bits` (a bytewise test as the high bits of the bytes that fail it, an
+/// `#[inline(always)]` function) finds a byte of `$b` in one of the words [`any_word`] reads:
+/// for strings of up to 16 bytes, one expression per length class with the test written in
+/// place, where [`any_word`]'s calls of its test (and a generic function's calls of a
+/// function it is given) are left out of line in large callers.
+macro_rules! any_bits {
+    ($b:expr, $bits:ident) => {{
+        let b: &[u8] = $b;
+        let n = b.len();
+        let word = |at: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[at..at + 8]);
+            u64::from_le_bytes(w)
+        };
+        let half = |at: usize| {
+            let mut w = [0u8; 4];
+            w.copy_from_slice(&b[at..at + 4]);
+            u64::from(u32::from_le_bytes(w))
+        };
+        match n {
+            0 => false,
+            1..=3 => {
+                let (x, y, z) = (u64::from(b[0]), u64::from(b[n / 2]), u64::from(b[n - 1]));
+                $bits(((x * ONES) & 0x0000_00ff_ffff_ffff) | y << 40 | z << 48 | x << 56) != 0
+            }
+            4..=7 => $bits(half(0) | half(n - 4) << 32) != 0,
+            8..=16 => $bits(word(0)) | $bits(word(n - 8)) != 0,
+            _ => any_word(b, |x| $bits(x) != 0),
         }
-        4..=7 => bits(half(0) | half(n - 4) << 32) != 0,
-        8..=16 => bits(word(0)) | bits(word(n - 8)) != 0,
-        _ => any_word(b, |x| bits(x) != 0),
-    }
+    }};
 }
 
 /// [`is_bare_key`] for writers: the bytes after the first tested a word at a time
-/// ([`non_key_bytes`] through [`any_bits`]), with no loop or branch per byte for keys of up
+/// ([`non_key_bytes`] through `any_bits!`), with no loop or branch per byte for keys of up
 /// to 16 bytes.
 #[inline(always)]
 pub(crate) fn writes_bare(s: &str) -> bool {
     let b = s.as_bytes();
     match b.first() {
-        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => !any_bits(b, non_key_bytes),
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => !any_bits!(b, non_key_bytes),
         _ => false,
     }
 }
@@ -1537,13 +1542,13 @@ fn special_bits(x: u64) -> u64 {
 /// Whether some byte of `b` is [`special`].
 #[inline(always)]
 fn has_special(b: &[u8]) -> bool {
-    any_bits(b, special_bits)
+    any_bits!(b, special_bits)
 }
 
 /// Whether some byte of `b` is [`special_current`].
 #[inline(always)]
 fn has_special_current(b: &[u8]) -> bool {
-    any_bits(b, special_current_bits)
+    any_bits!(b, special_current_bits)
 }
 
 /// Whether a string value must be quoted under the current spec (v3.1.1 and later, as
