@@ -1881,10 +1881,6 @@ pub(crate) fn write_const_str(out: &mut String, s: &str) {
 pub(crate) fn indent(out: &mut String, depth: usize) {
     const SPACES: &str = "                                                                ";
     let mut n = depth * 2;
-    if n == 0 {
-        // The rows of a top-level table, the root's members.
-        return;
-    }
     if n <= 32 {
         // A fixed-size copy (inlined stores, no `memset` call), then the excess cut off.
         let len = out.len();
