@@ -1013,15 +1013,9 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 }
                 continue;
             }
-            let Some(scalar) = value.scalar() else {
+            if !self.leaf_cell(value, first, leaf)? {
                 return Ok(false);
-            };
-            *leaf |= !matches!(scalar, Scalar::Null);
-            if !*first {
-                self.out.push('|');
             }
-            self.scalar(scalar, Place::Cell { first: *first })?;
-            *first = false;
         }
         Ok(true)
     }
@@ -1039,19 +1033,26 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             return Ok(false);
         }
         for (name, (key, value)) in keys.iter().zip(object.members()) {
-            if !key_eq(name, key) {
+            if !key_eq(name, key) || !self.leaf_cell(value, first, leaf)? {
                 return Ok(false);
             }
-            let Some(scalar) = value.scalar() else {
-                return Ok(false);
-            };
-            *leaf |= !matches!(scalar, Scalar::Null);
-            if !*first {
-                self.out.push('|');
-            }
-            self.scalar(scalar, Place::Cell { first: *first })?;
-            *first = false;
         }
+        Ok(true)
+    }
+
+    /// A flattened object's leaf as its cell; `Ok(false)` (nothing written) when it is not a
+    /// scalar. `leaf` is set when it is not null.
+    #[inline(always)]
+    fn leaf_cell(&mut self, value: N, first: &mut bool, leaf: &mut bool) -> Result<bool> {
+        let Some(scalar) = value.scalar() else {
+            return Ok(false);
+        };
+        *leaf |= !matches!(scalar, Scalar::Null);
+        if !*first {
+            self.out.push('|');
+        }
+        self.scalar(scalar, Place::Cell { first: *first })?;
+        *first = false;
         Ok(true)
     }
 
