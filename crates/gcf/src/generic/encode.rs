@@ -1366,7 +1366,8 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 value.is_object(),
                 shapes.and_then(|shapes| shapes.keys(c)),
             ) {
-                self.inline_body(keys, value, depth, level)?;
+                let fits = keys.len() == value.len();
+                self.inline_body(keys.iter().copied(), fits, value, depth, level)?;
                 continue;
             }
             self.attachment(table, table.names[c], field, r, value, depth, level)?;
@@ -1388,13 +1389,19 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     }
 
     /// The positional body of an inline schema's object (at nesting `level`) at `depth`,
-    /// checked against the schema's `keys` on the way (a one-pass row's
-    /// [`Encoder::attachment`]).
-    fn inline_body(&mut self, keys: &[&str], object: N, depth: usize, level: usize) -> Result<()> {
+    /// checked against the schema on the way, for a one-pass row: its keys are `names`, as
+    /// many as the object's members when `fits`.
+    fn inline_body<'k>(
+        &mut self,
+        mut names: impl Iterator<Item = &'k str>,
+        fits: bool,
+        object: N,
+        depth: usize,
+        level: usize,
+    ) -> Result<()> {
         self.enter(level + 1)?;
         lex::indent(&mut self.out, depth);
-        self.misfit |= keys.len() != object.len();
-        let mut names = keys.iter();
+        self.misfit |= !fits;
         for (j, (key, cell)) in object.members().enumerate() {
             if j > 0 {
                 self.out.push('|');
@@ -1422,26 +1429,15 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         level: usize,
     ) -> Result<()> {
         if field.form == Form::Inline && value.is_object() {
-            // A positional body at the row's indentation.
-            self.enter(level + 1)?;
-            lex::indent(&mut self.out, depth);
-            // Checked against the schema (row 0's keys) on the way, for a one-pass row.
-            let schema = field.node.filter(|schema| schema.len() == value.len());
-            self.misfit |= schema.is_none();
-            let mut names = schema.map(Node::members);
-            for (j, (key, cell)) in value.members().enumerate() {
-                if j > 0 {
-                    self.out.push('|');
+            // A positional body at the row's indentation, checked against the schema (row
+            // 0's keys).
+            return match field.node.filter(|schema| schema.len() == value.len()) {
+                Some(schema) => {
+                    let names = schema.members().map(|(name, _)| name);
+                    self.inline_body(names, true, value, depth, level)
                 }
-                match cell.scalar() {
-                    Some(scalar) => self.scalar(scalar, Place::Cell { first: j == 0 })?,
-                    None => self.misfit = true,
-                }
-                let name = names.as_mut().and_then(Iterator::next);
-                self.misfit |= !name.is_some_and(|(name, _)| key_eq(name, key));
-            }
-            self.out.push('\n');
-            return Ok(());
+                None => self.inline_body(std::iter::empty(), false, value, depth, level),
+            };
         }
         if let (Some((from, to)), true, true) = (field.shared, r > 0, value.is_array()) {
             let schema = &table.keys[from as usize..to as usize];
