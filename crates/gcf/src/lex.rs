@@ -1063,6 +1063,50 @@ fn any_word(b: &[u8], test: impl Fn(u64) -> bool) -> bool {
     }
 }
 
+/// Whether `$bits` (a bytewise test as the high bits of the bytes that fail it, an
+/// `#[inline(always)]` function) finds a byte of `$b` in one of the words [`any_word`] reads:
+/// for strings of up to 16 bytes, one expression per length class with the test written in
+/// place, where [`any_word`]'s calls of its test (and a generic function's calls of a
+/// function it is given) are left out of line in large callers.
+macro_rules! any_bits {
+    ($b:expr, $bits:ident) => {{
+        let b: &[u8] = $b;
+        let n = b.len();
+        let word = |at: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[at..at + 8]);
+            u64::from_le_bytes(w)
+        };
+        let half = |at: usize| {
+            let mut w = [0u8; 4];
+            w.copy_from_slice(&b[at..at + 4]);
+            u64::from(u32::from_le_bytes(w))
+        };
+        match n {
+            0 => false,
+            1..=3 => {
+                let (x, y, z) = (u64::from(b[0]), u64::from(b[n / 2]), u64::from(b[n - 1]));
+                $bits(((x * ONES) & 0x0000_00ff_ffff_ffff) | y << 40 | z << 48 | x << 56) != 0
+            }
+            4..=7 => $bits(half(0) | half(n - 4) << 32) != 0,
+            8..=16 => $bits(word(0)) | $bits(word(n - 8)) != 0,
+            _ => any_word(b, |x| $bits(x) != 0),
+        }
+    }};
+}
+
+/// [`is_bare_key`] for writers: the bytes after the first tested a word at a time
+/// ([`non_key_bytes`] through `any_bits!`), with no loop or branch per byte for keys of up
+/// to 16 bytes.
+#[inline(always)]
+pub(crate) fn writes_bare(s: &str) -> bool {
+    let b = s.as_bytes();
+    match b.first() {
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => !any_bits!(b, non_key_bytes),
+        _ => false,
+    }
+}
+
 /// Bytes that may continue a bare key: `[A-Za-z0-9_]`.
 const KEY_BYTE: [bool; 256] = {
     let mut table = [false; 256];
@@ -1467,7 +1511,7 @@ pub(crate) fn needs_quote(s: &str) -> bool {
     let b = s.as_bytes();
     match (b.first(), b.last()) {
         (Some(&first), Some(&last))
-            if PLAIN_FIRST[usize::from(first)] && last != b' ' && !any_word(b, special) =>
+            if PLAIN_FIRST[usize::from(first)] && last != b' ' && !has_special(b) =>
         {
             false
         }
@@ -1481,13 +1525,30 @@ pub(crate) fn needs_quote(s: &str) -> bool {
 /// `x | 0x20` finds both.
 #[inline(always)]
 fn special(x: u64) -> bool {
+    special_bits(x) != 0
+}
+
+/// [`special`] as the high bits of the bytes (and possibly of bytes after them).
+#[inline(always)]
+fn special_bits(x: u64) -> u64 {
     let bar = (x | (ONES * 0x20)) ^ (ONES * u64::from(b'|'));
-    (x & HIGHS
+    x & HIGHS
         | bytes_below(x, 0x20)
         | zero_bytes(x ^ (ONES * u64::from(b'"')))
         | zero_bytes(x ^ (ONES * u64::from(b',')))
-        | zero_bytes(bar))
-        != 0
+        | zero_bytes(bar)
+}
+
+/// Whether some byte of `b` is [`special`].
+#[inline(always)]
+fn has_special(b: &[u8]) -> bool {
+    any_bits!(b, special_bits)
+}
+
+/// Whether some byte of `b` is [`special_current`].
+#[inline(always)]
+fn has_special_current(b: &[u8]) -> bool {
+    any_bits!(b, special_current_bits)
 }
 
 /// Whether a string value must be quoted under the current spec (v3.1.1 and later, as
@@ -1500,7 +1561,7 @@ pub(crate) fn needs_quote_current(s: &str) -> bool {
     let b = s.as_bytes();
     match (b.first(), b.last()) {
         (Some(&first), Some(&last))
-            if PLAIN_FIRST[usize::from(first)] && last != b' ' && !any_word(b, special_current) =>
+            if PLAIN_FIRST[usize::from(first)] && last != b' ' && !has_special_current(b) =>
         {
             false
         }
@@ -1511,20 +1572,39 @@ pub(crate) fn needs_quote_current(s: &str) -> bool {
 /// [`special`], and `[` or `{` (0x5b and 0x7b differ only in bit 5, as `\\` and `|` do).
 #[inline(always)]
 fn special_current(x: u64) -> bool {
+    special_current_bits(x) != 0
+}
+
+/// [`special_current`] as the high bits of the bytes (and possibly of bytes after them).
+#[inline(always)]
+fn special_current_bits(x: u64) -> u64 {
     let lower = x | (ONES * 0x20);
-    (x & HIGHS
+    x & HIGHS
         | bytes_below(x, 0x20)
         | zero_bytes(x ^ (ONES * u64::from(b'"')))
         | zero_bytes(x ^ (ONES * u64::from(b',')))
         | zero_bytes(lower ^ (ONES * u64::from(b'|')))
-        | zero_bytes(lower ^ (ONES * u64::from(b'{'))))
-        != 0
+        | zero_bytes(lower ^ (ONES * u64::from(b'{')))
 }
 
 /// [`needs_quote_current`] in full.
 #[inline(never)]
 fn needs_quote_current_slow(s: &str) -> bool {
-    quote_rule(s, true)
+    any_word(s.as_bytes(), forces_quote) || quote_rule(s, true)
+}
+
+/// Whether some byte of `x` forces quoting wherever it is in a string: a C0 control, `"`,
+/// `\`, `|` or `,` (the ASCII bytes of [`QUOTE_BYTE`]). A string with one is quoted whatever
+/// the rest of [`quote_rule`] says, so the slow paths answer it first, word by word, before
+/// the rule's byte loop.
+#[inline(always)]
+fn forces_quote(x: u64) -> bool {
+    let bar = (x | (ONES * 0x20)) ^ (ONES * u64::from(b'|'));
+    (bytes_below(x, 0x20)
+        | zero_bytes(x ^ (ONES * u64::from(b'"')))
+        | zero_bytes(x ^ (ONES * u64::from(b',')))
+        | zero_bytes(bar))
+        != 0
 }
 
 /// Whether `b` contains the inline-array pattern `\[[^\]]*\]\s*:`. (Every other
@@ -1559,7 +1639,7 @@ fn inline_array_pattern(b: &[u8]) -> bool {
 /// [`needs_quote`] in full.
 #[inline(never)]
 fn needs_quote_slow(s: &str) -> bool {
-    quote_rule(s, false)
+    any_word(s.as_bytes(), forces_quote) || quote_rule(s, false)
 }
 
 /// The quoting rule of v3.1 (`current` false) or of the current spec.
@@ -1818,7 +1898,7 @@ pub(crate) fn indent(out: &mut String, depth: usize) {
 /// Appends a key: bare when it is a bare key, quoted otherwise (spec §2a.1).
 #[inline]
 pub(crate) fn write_key(out: &mut String, key: &str) {
-    if is_bare_key(key) {
+    if writes_bare(key) {
         out.push_str(key);
     } else {
         write_quoted(out, key);
@@ -1922,6 +2002,7 @@ mod tests {
             }
             let plain = "k".repeat(n);
             assert_eq!(is_bare_key(&plain), n > 0, "{plain:?}");
+            assert_eq!(writes_bare(&plain), n > 0, "{plain:?}");
             assert_eq!(needs_quote(&plain), n == 0, "{plain:?}");
         }
     }
@@ -1938,12 +2019,34 @@ mod tests {
                         text.extend(std::iter::repeat_n('k', n));
                         text.insert(first.len() + at, c);
                         assert_eq!(needs_quote(&text), needs_quote_slow(&text), "{text:?}");
+                        // The slow paths' word test answers as the whole rule does.
+                        assert_eq!(needs_quote_slow(&text), quote_rule(&text, false));
+                        let current = needs_quote_current(&text);
+                        assert_eq!(current, needs_quote_current_slow(&text), "{text:?}");
+                        assert_eq!(current, quote_rule(&text, true), "{text:?}");
                     }
                 }
             }
         }
         for text in ["", "k", "t", "true", "false", "k ", "k,", "k|x", "ok\\"] {
             assert_eq!(needs_quote(text), needs_quote_slow(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_writers_bare_key_test_agrees_with_the_readers() {
+        // Every byte at every position of keys up to 40 bytes, after first bytes of each
+        // kind, and two-byte characters.
+        for n in 0..40 {
+            for at in 0..n.max(1) {
+                for c in (0..=0x7fu8).map(char::from).chain(['é', '\u{a0}']) {
+                    let mut key: String = std::iter::repeat_n('k', n).collect();
+                    if n > 0 {
+                        key.replace_range(at..at + 1, c.encode_utf8(&mut [0; 4]));
+                    }
+                    assert_eq!(writes_bare(&key), is_bare_key(&key), "{key:?}");
+                }
+            }
         }
     }
 

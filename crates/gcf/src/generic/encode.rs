@@ -130,7 +130,7 @@ pub(crate) fn key_eq_bytes(a: &[u8], b: &[u8]) -> bool {
 /// Appends a key: bare when it is a bare key, quoted otherwise (spec §2a.1).
 #[inline(always)]
 pub(crate) fn write_key(out: &mut String, key: &str) {
-    if lex::is_bare_key(key) {
+    if lex::writes_bare(key) {
         out.push_str(key);
     } else {
         lex::write_quoted(out, key);
@@ -250,6 +250,12 @@ pub(crate) struct Encoder<'v, 'o, N> {
     /// schema later arrays' rows are read by, so it holds no constant column (their rows
     /// carry every field as a cell).
     pub(crate) shared_first: bool,
+    /// The key and depth of the last array written in a shared schema after its first
+    /// (`shared_rows`), and its header up to the count, `.key [`: written again as it is for
+    /// the same field's arrays, row after row. (A key borrowed from the value, alive for the
+    /// whole walk, is the same string when its address and length are.)
+    shared_head: (&'v str, usize),
+    shared_head_text: String,
 }
 
 /// Encodes the value at `root` into `out` (after the header, which is the caller's).
@@ -284,6 +290,8 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             one_pass: true,
             misfit: false,
             shared_first: false,
+            shared_head: ("", usize::MAX),
+            shared_head_text: String::new(),
         }
     }
 
@@ -722,6 +730,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             // The values of the row being written that may have attachments, with their
             // fields, in field order.
             let mut held = Vec::with_capacity(table.names.len());
+            let shapes = Shapes::of(table);
             for (r, (key, row)) in rows.by_ref() {
                 if !row.is_object() {
                     return Ok(false);
@@ -742,6 +751,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         level,
                         &mut speculate,
                         &mut held,
+                        &shapes,
                     )
                 } else {
                     self.fused_row::<false>(
@@ -755,6 +765,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         level,
                         &mut speculate,
                         &mut held,
+                        &shapes,
                     )
                 };
                 if !fused? {
@@ -826,6 +837,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         level: usize,
         speculate: &mut bool,
         held: &mut Vec<(usize, N)>,
+        shapes: &Shapes<'v>,
     ) -> Result<bool> {
         if row.len() != table.names.len() {
             return Ok(false);
@@ -835,7 +847,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         let at = self.out.len();
         if CHECKED && *speculate {
             self.out.push('@');
-            number::write_u64(&mut self.out, r as u64);
+            number::write_small_u64(&mut self.out, r as u64);
             self.out.push(' ');
         }
         let prefix = self.out.len() - at;
@@ -901,7 +913,11 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         return Ok(false);
                     };
                     let mut leaf = false;
-                    if !self.fitted_cells(shape, value, &mut first, &mut leaf)? || !leaf {
+                    let fitted = match shapes.keys(c) {
+                        Some(keys) => self.fitted_leaves(keys, value, &mut first, &mut leaf)?,
+                        None => self.fitted_cells(shape, value, &mut first, &mut leaf)?,
+                    };
+                    if !fitted || !leaf {
                         return Ok(false);
                     }
                     facts.fitted(value.kind_bit());
@@ -948,7 +964,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             self.out.push('\n');
             if nested {
                 let values = row.members().map(|(_, v)| v).enumerate();
-                self.attachments(table, r, values, depth, level)?;
+                self.attachments(table, r, values, depth, level, None)?;
             }
             return Ok(true);
         }
@@ -966,7 +982,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         }
         // (A table in an attachment may be a one-pass table too: its rows' flag is its own.)
         let outer = std::mem::replace(&mut self.misfit, false);
-        self.attachments(table, r, held.iter().copied(), depth, level)?;
+        self.attachments(table, r, held.iter().copied(), depth, level, Some(shapes))?;
         if std::mem::replace(&mut self.misfit, outer) {
             return Ok(false);
         }
@@ -997,16 +1013,46 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 }
                 continue;
             }
-            let Some(scalar) = value.scalar() else {
+            if !self.leaf_cell(value, first, leaf)? {
                 return Ok(false);
-            };
-            *leaf |= !matches!(scalar, Scalar::Null);
-            if !*first {
-                self.out.push('|');
             }
-            self.scalar(scalar, Place::Cell { first: *first })?;
-            *first = false;
         }
+        Ok(true)
+    }
+
+    /// [`Encoder::fitted_cells`] for a shape of one level, whose keys are `keys`: the
+    /// object's members read against the slice, not beside the shape's own members.
+    fn fitted_leaves(
+        &mut self,
+        keys: &[&str],
+        object: N,
+        first: &mut bool,
+        leaf: &mut bool,
+    ) -> Result<bool> {
+        if keys.len() != object.len() {
+            return Ok(false);
+        }
+        for (name, (key, value)) in keys.iter().zip(object.members()) {
+            if !key_eq(name, key) || !self.leaf_cell(value, first, leaf)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// A flattened object's leaf as its cell; `Ok(false)` (nothing written) when it is not a
+    /// scalar. `leaf` is set when it is not null.
+    #[inline(always)]
+    fn leaf_cell(&mut self, value: N, first: &mut bool, leaf: &mut bool) -> Result<bool> {
+        let Some(scalar) = value.scalar() else {
+            return Ok(false);
+        };
+        *leaf |= !matches!(scalar, Scalar::Null);
+        if !*first {
+            self.out.push('|');
+        }
+        self.scalar(scalar, Place::Cell { first: *first })?;
+        *first = false;
         Ok(true)
     }
 
@@ -1150,13 +1196,13 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         if nested {
             if let Some(values) = values {
                 let values = values.iter().copied().enumerate();
-                self.attachments(table, r, values, depth, level)?;
+                self.attachments(table, r, values, depth, level, None)?;
             } else if table.aligned {
                 let values = row.members().map(|(_, v)| v).enumerate();
-                self.attachments(table, r, values, depth, level)?;
+                self.attachments(table, r, values, depth, level, None)?;
             } else {
                 let values = (slots.iter().enumerate()).filter_map(|(c, v)| Some((c, (*v)?)));
-                self.attachments(table, r, values, depth, level)?;
+                self.attachments(table, r, values, depth, level, None)?;
             }
         }
         Ok(())
@@ -1296,6 +1342,8 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     /// containers of its columns in field order, then the fields that are attachments only.
     /// `values` are the row's values with their fields, in field order (those of fields
     /// without attachments may be left out).
+    ///
+    /// `shapes`, for a one-pass row: the inline schemas' keys as slices.
     fn attachments<I>(
         &mut self,
         table: &Table<'v, N>,
@@ -1303,6 +1351,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         values: I,
         depth: usize,
         level: usize,
+        shapes: Option<&Shapes<'v>>,
     ) -> Result<()>
     where
         I: Iterator<Item = (usize, N)> + Clone,
@@ -1312,9 +1361,22 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             if !matches!(field.form, Form::Cells | Form::Inline) || value.is_scalar() {
                 continue;
             }
+            if let (Form::Inline, true, Some(keys)) = (
+                field.form,
+                value.is_object(),
+                shapes.and_then(|shapes| shapes.keys(c)),
+            ) {
+                let fits = keys.len() == value.len();
+                self.inline_body(keys.iter().copied(), fits, value, depth, level)?;
+                continue;
+            }
             self.attachment(table, table.names[c], field, r, value, depth, level)?;
         }
-        if !table.fields.iter().any(|field| field.form == Form::Attach) {
+        let attach = match shapes {
+            Some(shapes) => shapes.attach,
+            None => table.fields.iter().any(|field| field.form == Form::Attach),
+        };
+        if !attach {
             return Ok(());
         }
         for (c, value) in values {
@@ -1326,12 +1388,40 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         Ok(())
     }
 
+    /// The positional body of an inline schema's object (at nesting `level`) at `depth`,
+    /// checked against the schema on the way, for a one-pass row: its keys are `names`, as
+    /// many as the object's members when `fits`.
+    fn inline_body<'k>(
+        &mut self,
+        mut names: impl Iterator<Item = &'k str>,
+        fits: bool,
+        object: N,
+        depth: usize,
+        level: usize,
+    ) -> Result<()> {
+        self.enter(level + 1)?;
+        lex::indent(&mut self.out, depth);
+        self.misfit |= !fits;
+        for (j, (key, cell)) in object.members().enumerate() {
+            if j > 0 {
+                self.out.push('|');
+            }
+            match cell.scalar() {
+                Some(scalar) => self.scalar(scalar, Place::Cell { first: j == 0 })?,
+                None => self.misfit = true,
+            }
+            self.misfit |= !names.next().is_some_and(|name| key_eq(name, key));
+        }
+        self.out.push('\n');
+        Ok(())
+    }
+
     /// One attachment of row `r` at `depth`.
     #[allow(clippy::too_many_arguments)]
     fn attachment(
         &mut self,
         table: &Table<'v, N>,
-        name: &str,
+        name: &'v str,
         field: &super::plan::FieldPlan<N>,
         r: usize,
         value: N,
@@ -1339,26 +1429,15 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         level: usize,
     ) -> Result<()> {
         if field.form == Form::Inline && value.is_object() {
-            // A positional body at the row's indentation.
-            self.enter(level + 1)?;
-            lex::indent(&mut self.out, depth);
-            // Checked against the schema (row 0's keys) on the way, for a one-pass row.
-            let schema = field.node.filter(|schema| schema.len() == value.len());
-            self.misfit |= schema.is_none();
-            let mut names = schema.map(Node::members);
-            for (j, (key, cell)) in value.members().enumerate() {
-                if j > 0 {
-                    self.out.push('|');
+            // A positional body at the row's indentation, checked against the schema (row
+            // 0's keys).
+            return match field.node.filter(|schema| schema.len() == value.len()) {
+                Some(schema) => {
+                    let names = schema.members().map(|(name, _)| name);
+                    self.inline_body(names, true, value, depth, level)
                 }
-                match cell.scalar() {
-                    Some(scalar) => self.scalar(scalar, Place::Cell { first: j == 0 })?,
-                    None => self.misfit = true,
-                }
-                let name = names.as_mut().and_then(Iterator::next);
-                self.misfit |= !name.is_some_and(|(name, _)| key_eq(name, key));
-            }
-            self.out.push('\n');
-            return Ok(());
+                None => self.inline_body(std::iter::empty(), false, value, depth, level),
+            };
         }
         if let (Some((from, to)), true, true) = (field.shared, r > 0, value.is_array()) {
             let schema = &table.keys[from as usize..to as usize];
@@ -1377,7 +1456,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     /// (spec §7.4.5.3), at `depth`.
     fn shared_rows(
         &mut self,
-        key: &str,
+        key: &'v str,
         items: N,
         schema: &[&str],
         depth: usize,
@@ -1389,8 +1468,15 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         } else {
             self.misfit = true;
         }
-        Head::Attachment(key).write(&mut self.out, depth, false);
-        self.out.push('[');
+        // `.key [` as the last such array had it: the same field's, row after row.
+        let (last, at) = self.shared_head;
+        if !(last.len() == key.len() && std::ptr::eq(last.as_ptr(), key.as_ptr()) && at == depth) {
+            self.shared_head = (key, depth);
+            self.shared_head_text.clear();
+            Head::Attachment(key).write(&mut self.shared_head_text, depth, false);
+            self.shared_head_text.push('[');
+        }
+        self.out.push_str(&self.shared_head_text);
         number::write_u64(&mut self.out, items.len() as u64);
         self.out.push_str("]\n");
         for row in items.elements() {
@@ -1472,6 +1558,51 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         self.slots.push(slots);
         self.give_table(table);
         written
+    }
+}
+
+/// The keys of a one-pass table's inline schemas and of its flattened fields whose shapes
+/// are one level of scalars, read once from the plan's shapes so that each row's object is
+/// checked against a slice.
+struct Shapes<'v> {
+    /// Some field is an attachment only.
+    attach: bool,
+    keys: Vec<&'v str>,
+    /// Per field, its keys' range in `keys` (empty for other fields).
+    ranges: Vec<(u32, u32)>,
+}
+
+impl<'v> Shapes<'v> {
+    fn of<N: Node<'v>>(table: &Table<'v, N>) -> Self {
+        let mut keys = Vec::new();
+        let ranges = (table.fields.iter())
+            .map(|field| match (field.form, field.node) {
+                (Form::Flat, Some(shape)) if shape.members().all(|(_, v)| !v.is_object()) => {
+                    let from = keys.len() as u32;
+                    keys.extend(shape.members().map(|(key, _)| key));
+                    (from, keys.len() as u32)
+                }
+                (Form::Inline, Some(schema)) => {
+                    let from = keys.len() as u32;
+                    keys.extend(schema.members().map(|(key, _)| key));
+                    (from, keys.len() as u32)
+                }
+                _ => (0, 0),
+            })
+            .collect();
+        let attach = table.fields.iter().any(|field| field.form == Form::Attach);
+        Shapes {
+            attach,
+            keys,
+            ranges,
+        }
+    }
+
+    /// Field `c`'s keys, if its shape is one level.
+    #[inline]
+    fn keys(&self, c: usize) -> Option<&[&'v str]> {
+        let (from, to) = self.ranges[c];
+        (to > from).then(|| &self.keys[from as usize..to as usize])
     }
 }
 
