@@ -312,6 +312,9 @@ struct Parser<'de> {
     spare_fields: Shared<Vec<Fields<'de>>>,
     /// The layouts of the last eight field declarations that had one (a `Cell` as well).
     shapes: Shared<Vec<CachedShape<'de>>>,
+    /// The last eight plain declarations with constant columns read on the plain-table path
+    /// (a `Cell` as well).
+    const_decls: Shared<Vec<ConstDecl<'de>>>,
     /// The state of a finished shaped table, reused by the next.
     spare_shaped: Option<Box<Shaped<'de>>>,
     /// The objects of plain rows, by their keys (the `Value` builder's).
@@ -330,6 +333,24 @@ struct Parser<'de> {
     /// The section lines still to re-enter, and how many the unit re-enters ([`Carry`]).
     reopen: usize,
     reopened: usize,
+}
+
+/// A plain field declaration with constant columns (`{name,unit=cpu,value}`, spec v3.6), kept
+/// for the next header with the same declaration: its `{…}` text, the rows' cells, and the
+/// constants.
+struct ConstDecl<'de> {
+    decl: &'de str,
+    fields: Fields<'de>,
+    consts: Rc<Consts<'de>>,
+}
+
+/// The constant columns of a table read on the plain-table path (a declaration without any
+/// other layout: no flattened, key, identity or group column): every declared name, the keys
+/// of each row's object, and each constant's index among them with its value. Such a table's
+/// rows make what its [`Shape`] of `Member::Cell` and `Member::Const` members makes.
+struct Consts<'de> {
+    names: Vec<Cow<'de, str>>,
+    values: Vec<(usize, Value)>,
 }
 
 /// A field declaration's layout, kept for the next header with the same declaration.
@@ -396,6 +417,7 @@ impl<'de> Parser<'de> {
             spare_rows: Vec::new(),
             spare_fields: Shared::new(Vec::new()),
             shapes: Shared::new(Vec::new()),
+            const_decls: Shared::new(Vec::new()),
             spare_shaped: None,
             templates: build::Templates::default(),
             row_values: Vec::new(),
@@ -1301,7 +1323,7 @@ impl<'de> Parser<'de> {
                         level,
                         shape: None,
                     },
-            } => self.build_table(line, at, count, fields, level),
+            } => self.build_table(line, at, count, fields, None, level),
             Pending::Array {
                 line,
                 at,
@@ -1342,6 +1364,7 @@ impl<'de> Parser<'de> {
         at: &'de str,
         count: Count,
         fields: Fields<'de>,
+        consts: Option<Rc<Consts<'de>>>,
         level: usize,
     ) -> Result<Value> {
         self.enter(&line)?;
@@ -1352,6 +1375,7 @@ impl<'de> Parser<'de> {
             p: &mut *self,
             st: Table::new(fields, None, level, count, line, at, buffers),
         };
+        seq.st.consts = consts;
         if let Some(resume) = resume {
             seq.st.found = resume.found;
         }
@@ -1564,9 +1588,9 @@ impl<'de> Parser<'de> {
             }
             if bare > 0 && rest.as_bytes().get(bare) == Some(&b' ') {
                 let at = &rest[bare + 1..];
-                if let Some((count, fields)) = self.plain_table_header(at) {
+                if let Some((count, fields, consts)) = self.plain_table_header(at) {
                     let slot = self.take_member(&line, found, members, &rest[..bare])?;
-                    slot.insert(self.build_table(line, at, count, fields, level)?);
+                    slot.insert(self.build_table(line, at, count, fields, consts, level)?);
                     return Ok(true);
                 }
             }
@@ -1592,20 +1616,30 @@ impl<'de> Parser<'de> {
 
     /// The count and fields of a `[N]{a,b}` table header (`s` starts at its `[`) when it is
     /// plain: a known count within the limits, bare field names without spaces, none twice,
-    /// within the field limit, nothing after the `}`. `None` for any other header, which
-    /// [`Parser::member`] reads (and reports the errors of).
+    /// within the field limit, nothing after the `}`; in the current spec also constant
+    /// columns `name=value` of a plain scalar value (their [`Consts`]). `None` for any other
+    /// header, which [`Parser::member`] reads (and reports the errors of).
     #[inline(never)]
-    fn plain_table_header(&self, s: &'de str) -> Option<(Count, Fields<'de>)> {
+    fn plain_table_header(
+        &self,
+        s: &'de str,
+    ) -> Option<(Count, Fields<'de>, Option<Rc<Consts<'de>>>)> {
         let b = s.as_bytes();
         let (count, close) = lex::known_count(b)?;
         if count > self.limits.max_elements as u64
             || b.get(close + 1) != Some(&b'{')
             || b.last() != Some(&b'}')
-            // A constant column (`unit=cpu`), told before a field list is taken and given
-            // back (113 such headers in the deep configuration: 1.6 % of its decode).
-            || lex::has_byte(&b[close..], b'=')
         {
             return None;
+        }
+        // A constant column (`unit=cpu`), told before a field list is taken and given back
+        // (113 such headers in the deep configuration).
+        if lex::has_byte(&b[close..], b'=') {
+            if !self.spec.current() {
+                return None;
+            }
+            let (fields, consts) = self.const_decl(&s[close + 1..])?;
+            return Some((Count::Known(count), fields, Some(consts)));
         }
         let mut fields = self.spare_fields();
         let names = Rc::make_mut(&mut fields);
@@ -1629,7 +1663,37 @@ impl<'de> Parser<'de> {
             self.give_fields(fields);
             return None;
         }
-        Some((Count::Known(count), fields))
+        Some((Count::Known(count), fields, None))
+    }
+
+    /// The cells and constants of a plain declaration with constant columns (`decl` from its
+    /// `{` to its `}`, the end of the line): bare names, none twice, within the field limit,
+    /// at least one cell, and each constant's value a plain scalar token (bytes of a bare key,
+    /// a number or `-`). `None` for any other, which [`Parser::member`] reads as a [`Shape`].
+    #[inline(never)]
+    fn const_decl(&self, decl: &'de str) -> Option<(Fields<'de>, Rc<Consts<'de>>)> {
+        let mut cached = self.const_decls.take();
+        let found = cached
+            .iter()
+            .find(|c| c.decl == decl)
+            .map(|c| (Rc::clone(&c.fields), Rc::clone(&c.consts)));
+        if found.is_some() {
+            self.const_decls.set(cached);
+            return found;
+        }
+        let made = plain_const_decl(decl, self.limits.max_fields);
+        if let Some((fields, consts)) = &made {
+            if cached.len() == 8 {
+                cached.remove(0);
+            }
+            cached.push(ConstDecl {
+                decl,
+                fields: Rc::clone(fields),
+                consts: Rc::clone(consts),
+            });
+        }
+        self.const_decls.set(cached);
+        made
     }
 
     /// The elements of a `[N]: values` inline array (`s` starts at its `[`) when it is plain:
@@ -1690,6 +1754,53 @@ fn plain_scalar(token: &str) -> Option<Value> {
         Some(b'f') if token == "false" => Some(Value::Bool(false)),
         Some(_) => Some(Value::String(token.to_owned())),
     }
+}
+
+/// [`Parser::const_decl`]'s reading of a declaration not seen before.
+fn plain_const_decl<'de>(
+    decl: &'de str,
+    max_fields: usize,
+) -> Option<(Fields<'de>, Rc<Consts<'de>>)> {
+    let b = decl.as_bytes();
+    let mut names: Vec<Cow<'de, str>> = Vec::new();
+    let mut cells: Vec<Cow<'de, str>> = Vec::new();
+    let mut values = Vec::new();
+    let mut at = 1;
+    loop {
+        let n = lex::bare_key_len(&decl[at..]);
+        let name = &decl[at..at + n];
+        if n == 0 || names.len() == max_fields || names.iter().any(|f| f == name) {
+            return None;
+        }
+        at += n;
+        if b.get(at) == Some(&b'=') {
+            let len = b[at + 1..]
+                .iter()
+                .take_while(|&&c| {
+                    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'+' | b'-')
+                })
+                .count();
+            let token = &decl[at + 1..at + 1 + len];
+            // (The empty token is the general reading's error.)
+            let value = plain_scalar(token).filter(|_| len > 0)?;
+            values.push((names.len(), value));
+            at += 1 + len;
+        } else {
+            cells.push(Cow::Borrowed(name));
+        }
+        names.push(Cow::Borrowed(name));
+        at += 1;
+        match b.get(at - 1) {
+            Some(b',') => {}
+            Some(b'}') if at == b.len() => break,
+            _ => return None,
+        }
+    }
+    // (A declaration of constants alone is the general reading's error.)
+    if cells.is_empty() {
+        return None;
+    }
+    Some((Rc::new(cells), Rc::new(Consts { names, values })))
 }
 
 /// The values of a plain row's cells (`n` of them, from `cells`) into `values`: `false` when
@@ -2723,6 +2834,8 @@ struct Table<'de> {
     row_has_id: bool,
     /// The template of the rows' objects (a table without a layout).
     template: Option<build::Hint>,
+    /// The constant columns of a table without a layout, read on the plain-table path.
+    consts: Option<Rc<Consts<'de>>>,
 }
 
 /// The [`build::Hint`]s of the objects a shaped table's rows make, one per [`Members`] (the
@@ -2804,6 +2917,7 @@ impl<'de> Table<'de> {
             extra_shared: Vec::new(),
             row_has_id: false,
             template: None,
+            consts: None,
         }
     }
 
@@ -3405,14 +3519,7 @@ impl<'de> RowSeq<'_, 'de> {
             values.push(Some(value));
         }
         let (key, mut members) = match self.st.shape().cloned() {
-            None => {
-                let object = self.p.templates.object_hinted(
-                    &mut self.st.template,
-                    &self.st.fields,
-                    &mut values,
-                );
-                (None, object)
-            }
+            None => (None, self.plain_object(&mut values)),
             Some(shape) => self.shaped_object(&shape, &row, &mut values)?,
         };
         self.p.spare_values.push(values);
@@ -3740,12 +3847,31 @@ impl<'de> RowSeq<'_, 'de> {
         self.st.found += 1;
         self.st.row = *line;
         self.st.row_has_id = false;
-        let row = self.p.templates.object_hinted(
-            &mut self.st.template,
-            &self.st.fields,
-            &mut self.p.row_values,
-        );
+        let mut values = std::mem::take(&mut self.p.row_values);
+        let row = self.plain_object(&mut values);
+        self.p.row_values = values;
         Ok(Some(Value::Object(row)))
+    }
+
+    /// The object of a row of a table without a layout from its cells' values (taken), with
+    /// the table's constant columns if it has them.
+    #[inline(always)]
+    fn plain_object(&mut self, values: &mut Vec<Option<Value>>) -> Map<String, Value> {
+        let st = &mut self.st;
+        match st.consts.as_deref() {
+            None => self
+                .p
+                .templates
+                .object_hinted(&mut st.template, &st.fields, values),
+            Some(consts) => {
+                for (i, value) in &consts.values {
+                    values.insert(*i, Some(value.clone()));
+                }
+                self.p
+                    .templates
+                    .object_hinted(&mut st.template, &consts.names, values)
+            }
+        }
     }
 }
 
