@@ -3519,7 +3519,10 @@ impl<'de> RowSeq<'_, 'de> {
             values.push(Some(value));
         }
         let (key, mut members) = match self.st.shape().cloned() {
-            None => (None, self.plain_object(&mut values)),
+            None => (
+                None,
+                plain_object(&mut self.p.templates, &mut self.st, &mut values),
+            ),
             Some(shape) => self.shaped_object(&shape, &row, &mut values)?,
         };
         self.p.spare_values.push(values);
@@ -3847,30 +3850,26 @@ impl<'de> RowSeq<'_, 'de> {
         self.st.found += 1;
         self.st.row = *line;
         self.st.row_has_id = false;
-        let mut values = std::mem::take(&mut self.p.row_values);
-        let row = self.plain_object(&mut values);
-        self.p.row_values = values;
+        let row = plain_object(&mut self.p.templates, &mut self.st, &mut self.p.row_values);
         Ok(Some(Value::Object(row)))
     }
+}
 
-    /// The object of a row of a table without a layout from its cells' values (taken), with
-    /// the table's constant columns if it has them.
-    #[inline(always)]
-    fn plain_object(&mut self, values: &mut Vec<Option<Value>>) -> Map<String, Value> {
-        let st = &mut self.st;
-        match st.consts.as_deref() {
-            None => self
-                .p
-                .templates
-                .object_hinted(&mut st.template, &st.fields, values),
-            Some(consts) => {
-                for (i, value) in &consts.values {
-                    values.insert(*i, Some(value.clone()));
-                }
-                self.p
-                    .templates
-                    .object_hinted(&mut st.template, &consts.names, values)
+/// The object of a row of table `st` (without a layout) from its cells' values (taken), with
+/// the table's constant columns if it has them.
+#[inline(always)]
+fn plain_object<'de>(
+    templates: &mut build::Templates,
+    st: &mut Table<'de>,
+    values: &mut Vec<Option<Value>>,
+) -> Map<String, Value> {
+    match st.consts.as_deref() {
+        None => templates.object_hinted(&mut st.template, &st.fields, values),
+        Some(consts) => {
+            for (i, value) in &consts.values {
+                values.insert(*i, Some(value.clone()));
             }
+            templates.object_hinted(&mut st.template, &consts.names, values)
         }
     }
 }
