@@ -1643,22 +1643,7 @@ impl<'de> Parser<'de> {
         }
         let mut fields = self.spare_fields();
         let names = Rc::make_mut(&mut fields);
-        let mut at = close + 2;
-        let plain = loop {
-            let n = lex::bare_key_len(&s[at..]);
-            let name = &s[at..at + n];
-            if n == 0 || names.len() == self.limits.max_fields || names.iter().any(|f| f == name) {
-                break false;
-            }
-            names.push(Cow::Borrowed(name));
-            at += n + 1;
-            match b.get(at - 1) {
-                Some(b',') => {}
-                Some(b'}') if at == b.len() => break true,
-                _ => break false,
-            }
-        };
-        if !plain {
+        if !plain_decl(&s[close + 1..], self.limits.max_fields, names, None) {
             // (A header the general reading takes: its list is the next header's.)
             self.give_fields(fields);
             return None;
@@ -1756,47 +1741,67 @@ fn plain_scalar(token: &str) -> Option<Value> {
     }
 }
 
-/// [`Parser::const_decl`]'s reading of a declaration not seen before.
-fn plain_const_decl<'de>(
+/// The names of a plain declaration `decl` (from its `{` to its `}`, the end of the text) into
+/// `names` (empty): bare names, none twice, within the field limit. With `consts`, also
+/// constant columns `name=value` whose value is a plain scalar token (bytes of a bare key, a
+/// number or `-`): their index among the names and value go there. `false` for any other
+/// declaration, which the general reading takes (and reports the errors of).
+fn plain_decl<'de>(
     decl: &'de str,
     max_fields: usize,
-) -> Option<(Fields<'de>, Rc<Consts<'de>>)> {
+    names: &mut Vec<Cow<'de, str>>,
+    mut consts: Option<&mut Vec<(usize, Value)>>,
+) -> bool {
     let b = decl.as_bytes();
-    let mut names: Vec<Cow<'de, str>> = Vec::new();
-    let mut cells: Vec<Cow<'de, str>> = Vec::new();
-    let mut values = Vec::new();
     let mut at = 1;
     loop {
         let n = lex::bare_key_len(&decl[at..]);
         let name = &decl[at..at + n];
         if n == 0 || names.len() == max_fields || names.iter().any(|f| f == name) {
-            return None;
+            return false;
         }
         at += n;
-        if b.get(at) == Some(&b'=') {
+        if let (Some(b'='), Some(consts)) = (b.get(at), consts.as_mut()) {
             let len = b[at + 1..]
                 .iter()
                 .take_while(|&&c| {
                     c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'+' | b'-')
                 })
                 .count();
-            let token = &decl[at + 1..at + 1 + len];
             // (The empty token is the general reading's error.)
-            let value = plain_scalar(token).filter(|_| len > 0)?;
-            values.push((names.len(), value));
+            let Some(value) = plain_scalar(&decl[at + 1..at + 1 + len]).filter(|_| len > 0) else {
+                return false;
+            };
+            consts.push((names.len(), value));
             at += 1 + len;
-        } else {
-            cells.push(Cow::Borrowed(name));
         }
         names.push(Cow::Borrowed(name));
         at += 1;
         match b.get(at - 1) {
             Some(b',') => {}
-            Some(b'}') if at == b.len() => break,
-            _ => return None,
+            Some(b'}') => return at == b.len(),
+            _ => return false,
         }
     }
-    // (A declaration of constants alone is the general reading's error.)
+}
+
+/// [`Parser::const_decl`]'s reading of a declaration not seen before: its cells (the names
+/// that are not constants; at least one, else the general reading's error) and [`Consts`].
+fn plain_const_decl<'de>(
+    decl: &'de str,
+    max_fields: usize,
+) -> Option<(Fields<'de>, Rc<Consts<'de>>)> {
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    if !plain_decl(decl, max_fields, &mut names, Some(&mut values)) {
+        return None;
+    }
+    let cells: Vec<Cow<'de, str>> = names
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !values.iter().any(|(c, _)| c == i))
+        .map(|(_, name)| name.clone())
+        .collect();
     if cells.is_empty() {
         return None;
     }
