@@ -299,6 +299,76 @@ fn constant_columns() {
     }
 }
 
+/// Member tables whose declaration adds constant columns to plain fields, which the `Value`
+/// builder reads on its plain-table path (the constants as more template values): the same
+/// values and errors as the layout reading, for plain and general rows, a declaration seen
+/// again, and every token the plain path leaves to the general reading.
+#[test]
+fn constant_columns_of_member_tables() {
+    let text = format!(
+        "{H}## s\n  ## limits [2]{{name,unit=cpu,value,on=true,n=-,z=-1.5}}\n  limit-0|0.51\n  \
+         limit-1|~\n  ## again [3]{{name,unit=cpu,value,on=true,n=-,z=-1.5}}\n  a|1\n  \
+         @1 b|^\n  .value [2]: 1,2\n  \"c\"|\"x\"\n  k=v\n"
+    );
+    let row = |name: &str, value: Value| {
+        let mut row = json!({"name": name, "unit": "cpu", "on": true, "n": null, "z": -1.5});
+        if !value.is_null() {
+            row["value"] = value;
+        }
+        row
+    };
+    assert_eq!(
+        value(&text),
+        json!({"s": {
+            "limits": [row("limit-0", json!(0.51)), row("limit-1", Value::Null)],
+            "again": [row("a", json!(1)), row("b", json!([1, 2])), row("c", json!("x"))],
+            "k": "v",
+        }})
+    );
+    // Constants the plain path leaves to the general reading (quoted, past the domain, `-0`,
+    // long integers, exponents), and fields named twice or all constant.
+    for decl in [
+        "{id,x=\"a,b}\"}",
+        "{id,x=1e999}",
+        "{id,x=-0}",
+        "{id,x=1e5}",
+        "{id,x=123456789012345678901}",
+        "{id,x= 1}",
+        "{id,x=1 }",
+        "{id,x=a b}",
+    ] {
+        let text = format!("{H}## t [1]{decl}\n7\n");
+        let _ = check_bytes(text.as_bytes());
+        let in_section = format!("{H}## s\n  ## t [1]{decl}\n  7\n");
+        match check_bytes(in_section.as_bytes()) {
+            Ok(Roundtrip::Ok | Roundtrip::Rejected(_)) => {}
+            other => panic!("oracle: {other:?}\n{in_section}"),
+        }
+    }
+    for (decl, expected) in [
+        ("{id,x=}", ("invalid_const_value", 2, 15)),
+        ("{id,x=~}", ("invalid_const_value", 2, 15)),
+        ("{x=1,y=2}", ("no_bare_column", 2, 1)),
+        ("{id,x=1,x=2}", ("duplicate_field_name", 2, 17)),
+        ("{id,x=1,id}", ("duplicate_field_name", 2, 17)),
+    ] {
+        assert_eq!(
+            error(&format!("{H}## t [1]{decl}\n1\n")),
+            expected,
+            "{decl}"
+        );
+    }
+    // Row errors: too many cells, an attachment naming a constant, a marker without its body.
+    for rows in ["1|2|3", "@0 1|^\n.unit=x\n.x=1", "1|^"] {
+        let text = format!("{H}## s\n  ## t [1]{{id,unit=cpu,x}}\n  {rows}\n");
+        let text = text.replace("\n.", "\n  .");
+        match check_bytes(text.as_bytes()) {
+            Ok(Roundtrip::Rejected(_)) => {}
+            other => panic!("oracle: {other:?}\n{text}"),
+        }
+    }
+}
+
 #[test]
 fn value_grouping() {
     let text = format!(

@@ -325,6 +325,9 @@ struct Parser<'de> {
     spare_fields: Shared<Vec<Fields<'de>>>,
     /// The layouts of the last eight field declarations that had one (a `Cell` as well).
     shapes: Shared<Vec<CachedShape<'de>>>,
+    /// The last eight plain declarations with constant columns read on the plain-table path
+    /// (a `Cell` as well).
+    const_decls: Shared<Vec<ConstDecl<'de>>>,
     /// The state of a finished shaped table, reused by the next.
     spare_shaped: Option<Box<Shaped<'de>>>,
     /// The objects of plain rows, by their keys (the `Value` builder's).
@@ -343,6 +346,24 @@ struct Parser<'de> {
     /// The section lines still to re-enter, and how many the unit re-enters ([`Carry`]).
     reopen: usize,
     reopened: usize,
+}
+
+/// A plain field declaration with constant columns (`{name,unit=cpu,value}`, spec v3.6), kept
+/// for the next header with the same declaration: its `{…}` text, the rows' cells, and the
+/// constants.
+struct ConstDecl<'de> {
+    decl: &'de str,
+    fields: Fields<'de>,
+    consts: Rc<Consts<'de>>,
+}
+
+/// The constant columns of a table read on the plain-table path (a declaration without any
+/// other layout: no flattened, key, identity or group column): every declared name, the keys
+/// of each row's object, and each constant's index among them with its value. Such a table's
+/// rows make what its [`Shape`] of `Member::Cell` and `Member::Const` members makes.
+struct Consts<'de> {
+    names: Vec<Cow<'de, str>>,
+    values: Vec<(usize, Value)>,
 }
 
 /// A field declaration's layout, kept for the next header with the same declaration.
@@ -409,6 +430,7 @@ impl<'de> Parser<'de> {
             spare_rows: Vec::new(),
             spare_fields: Shared::new(Vec::new()),
             shapes: Shared::new(Vec::new()),
+            const_decls: Shared::new(Vec::new()),
             spare_shaped: None,
             templates: build::Templates::default(),
             row_values: Vec::new(),
@@ -1314,7 +1336,7 @@ impl<'de> Parser<'de> {
                         level,
                         shape: None,
                     },
-            } => self.build_table(line, at, count, fields, level),
+            } => self.build_table(line, at, count, fields, None, level),
             Pending::Array {
                 line,
                 at,
@@ -1355,6 +1377,7 @@ impl<'de> Parser<'de> {
         at: &'de str,
         count: Count,
         fields: Fields<'de>,
+        consts: Option<Rc<Consts<'de>>>,
         level: usize,
     ) -> Result<Value> {
         self.enter(&line)?;
@@ -1365,6 +1388,7 @@ impl<'de> Parser<'de> {
             p: &mut *self,
             st: Table::new(fields, None, level, count, line, at, buffers),
         };
+        seq.st.consts = consts;
         if let Some(resume) = resume {
             seq.st.found = resume.found;
         }
@@ -1577,9 +1601,9 @@ impl<'de> Parser<'de> {
             }
             if bare > 0 && rest.as_bytes().get(bare) == Some(&b' ') {
                 let at = &rest[bare + 1..];
-                if let Some((count, fields)) = self.plain_table_header(at) {
+                if let Some((count, fields, consts)) = self.plain_table_header(at) {
                     let slot = self.take_member(&line, found, members, &rest[..bare])?;
-                    slot.insert(self.build_table(line, at, count, fields, level)?);
+                    slot.insert(self.build_table(line, at, count, fields, consts, level)?);
                     return Ok(true);
                 }
             }
@@ -1605,44 +1629,69 @@ impl<'de> Parser<'de> {
 
     /// The count and fields of a `[N]{a,b}` table header (`s` starts at its `[`) when it is
     /// plain: a known count within the limits, bare field names without spaces, none twice,
-    /// within the field limit, nothing after the `}`. `None` for any other header, which
-    /// [`Parser::member`] reads (and reports the errors of).
+    /// within the field limit, nothing after the `}`; in the current spec also constant
+    /// columns `name=value` of a plain scalar value (their [`Consts`]). `None` for any other
+    /// header, which [`Parser::member`] reads (and reports the errors of).
     #[inline(never)]
-    fn plain_table_header(&self, s: &'de str) -> Option<(Count, Fields<'de>)> {
+    fn plain_table_header(
+        &self,
+        s: &'de str,
+    ) -> Option<(Count, Fields<'de>, Option<Rc<Consts<'de>>>)> {
         let b = s.as_bytes();
         let (count, close) = lex::known_count(b)?;
         if count > self.limits.max_elements as u64
             || b.get(close + 1) != Some(&b'{')
             || b.last() != Some(&b'}')
-            // A constant column (`unit=cpu`), told before a field list is taken and given
-            // back (113 such headers in the deep configuration: 1.6 % of its decode).
-            || lex::has_byte(&b[close..], b'=')
         {
             return None;
         }
+        // A constant column (`unit=cpu`), told before a field list is taken and given back
+        // (113 such headers in the deep configuration).
+        if lex::has_byte(&b[close..], b'=') {
+            if !self.spec.current() {
+                return None;
+            }
+            let (fields, consts) = self.const_decl(&s[close + 1..])?;
+            return Some((Count::Known(count), fields, Some(consts)));
+        }
         let mut fields = self.spare_fields();
         let names = Rc::make_mut(&mut fields);
-        let mut at = close + 2;
-        let plain = loop {
-            let n = lex::bare_key_len(&s[at..]);
-            let name = &s[at..at + n];
-            if n == 0 || names.len() == self.limits.max_fields || names.iter().any(|f| f == name) {
-                break false;
-            }
-            names.push(Cow::Borrowed(name));
-            at += n + 1;
-            match b.get(at - 1) {
-                Some(b',') => {}
-                Some(b'}') if at == b.len() => break true,
-                _ => break false,
-            }
-        };
-        if !plain {
+        if !plain_decl(&s[close + 1..], self.limits.max_fields, names, None) {
             // (A header the general reading takes: its list is the next header's.)
             self.give_fields(fields);
             return None;
         }
-        Some((Count::Known(count), fields))
+        Some((Count::Known(count), fields, None))
+    }
+
+    /// The cells and constants of a plain declaration with constant columns (`decl` from its
+    /// `{` to its `}`, the end of the line): bare names, none twice, within the field limit,
+    /// at least one cell, and each constant's value a plain scalar token (bytes of a bare key,
+    /// a number or `-`). `None` for any other, which [`Parser::member`] reads as a [`Shape`].
+    #[inline(never)]
+    fn const_decl(&self, decl: &'de str) -> Option<(Fields<'de>, Rc<Consts<'de>>)> {
+        let mut cached = self.const_decls.take();
+        let found = cached
+            .iter()
+            .find(|c| c.decl == decl)
+            .map(|c| (Rc::clone(&c.fields), Rc::clone(&c.consts)));
+        if found.is_some() {
+            self.const_decls.set(cached);
+            return found;
+        }
+        let made = plain_const_decl(decl, self.limits.max_fields);
+        if let Some((fields, consts)) = &made {
+            if cached.len() == 8 {
+                cached.remove(0);
+            }
+            cached.push(ConstDecl {
+                decl,
+                fields: Rc::clone(fields),
+                consts: Rc::clone(consts),
+            });
+        }
+        self.const_decls.set(cached);
+        made
     }
 
     /// The elements of a `[N]: values` inline array (`s` starts at its `[`) when it is plain:
@@ -1703,6 +1752,73 @@ fn plain_scalar(token: &str) -> Option<Value> {
         Some(b'f') if token == "false" => Some(Value::Bool(false)),
         Some(_) => Some(Value::String(token.to_owned())),
     }
+}
+
+/// The names of a plain declaration `decl` (from its `{` to its `}`, the end of the text) into
+/// `names` (empty): bare names, none twice, within the field limit. With `consts`, also
+/// constant columns `name=value` whose value is a plain scalar token (bytes of a bare key, a
+/// number or `-`): their index among the names and value go there. `false` for any other
+/// declaration, which the general reading takes (and reports the errors of).
+fn plain_decl<'de>(
+    decl: &'de str,
+    max_fields: usize,
+    names: &mut Vec<Cow<'de, str>>,
+    mut consts: Option<&mut Vec<(usize, Value)>>,
+) -> bool {
+    let b = decl.as_bytes();
+    let mut at = 1;
+    loop {
+        let n = lex::bare_key_len(&decl[at..]);
+        let name = &decl[at..at + n];
+        if n == 0 || names.len() == max_fields || names.iter().any(|f| f == name) {
+            return false;
+        }
+        at += n;
+        if let (Some(b'='), Some(consts)) = (b.get(at), consts.as_mut()) {
+            let len = b[at + 1..]
+                .iter()
+                .take_while(|&&c| {
+                    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'+' | b'-')
+                })
+                .count();
+            // (The empty token is the general reading's error.)
+            let Some(value) = plain_scalar(&decl[at + 1..at + 1 + len]).filter(|_| len > 0) else {
+                return false;
+            };
+            consts.push((names.len(), value));
+            at += 1 + len;
+        }
+        names.push(Cow::Borrowed(name));
+        at += 1;
+        match b.get(at - 1) {
+            Some(b',') => {}
+            Some(b'}') => return at == b.len(),
+            _ => return false,
+        }
+    }
+}
+
+/// [`Parser::const_decl`]'s reading of a declaration not seen before: its cells (the names
+/// that are not constants; at least one, else the general reading's error) and [`Consts`].
+fn plain_const_decl<'de>(
+    decl: &'de str,
+    max_fields: usize,
+) -> Option<(Fields<'de>, Rc<Consts<'de>>)> {
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    if !plain_decl(decl, max_fields, &mut names, Some(&mut values)) {
+        return None;
+    }
+    let cells: Vec<Cow<'de, str>> = names
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !values.iter().any(|(c, _)| c == i))
+        .map(|(_, name)| name.clone())
+        .collect();
+    if cells.is_empty() {
+        return None;
+    }
+    Some((Rc::new(cells), Rc::new(Consts { names, values })))
 }
 
 /// The values of a plain row's cells (`n` of them, from `cells`) into `values`: `false` when
@@ -2736,6 +2852,8 @@ struct Table<'de> {
     row_has_id: bool,
     /// The template of the rows' objects (a table without a layout).
     template: Option<build::Hint>,
+    /// The constant columns of a table without a layout, read on the plain-table path.
+    consts: Option<Rc<Consts<'de>>>,
 }
 
 /// The [`build::Hint`]s of the objects a shaped table's rows make, one per [`Members`] (the
@@ -2817,6 +2935,7 @@ impl<'de> Table<'de> {
             extra_shared: Vec::new(),
             row_has_id: false,
             template: None,
+            consts: None,
         }
     }
 
@@ -3438,14 +3557,10 @@ impl<'de> RowSeq<'_, 'de> {
             }
         }
         let (key, mut members) = match self.st.shape().cloned() {
-            None => {
-                let object = self.p.templates.object_hinted(
-                    &mut self.st.template,
-                    &self.st.fields,
-                    &mut values,
-                );
-                (None, object)
-            }
+            None => (
+                None,
+                plain_object(&mut self.p.templates, &mut self.st, &mut values),
+            ),
             Some(shape) => self.shaped_object(&shape, &row, &mut values)?,
         };
         self.p.spare_values.push(values);
@@ -3773,12 +3888,27 @@ impl<'de> RowSeq<'_, 'de> {
         self.st.found += 1;
         self.st.row = *line;
         self.st.row_has_id = false;
-        let row = self.p.templates.object_hinted(
-            &mut self.st.template,
-            &self.st.fields,
-            &mut self.p.row_values,
-        );
+        let row = plain_object(&mut self.p.templates, &mut self.st, &mut self.p.row_values);
         Ok(Some(Value::Object(row)))
+    }
+}
+
+/// The object of a row of table `st` (without a layout) from its cells' values (taken), with
+/// the table's constant columns if it has them.
+#[inline(always)]
+fn plain_object<'de>(
+    templates: &mut build::Templates,
+    st: &mut Table<'de>,
+    values: &mut Vec<Option<Value>>,
+) -> Map<String, Value> {
+    match st.consts.as_deref() {
+        None => templates.object_hinted(&mut st.template, &st.fields, values),
+        Some(consts) => {
+            for (i, value) in &consts.values {
+                values.insert(*i, Some(value.clone()));
+            }
+            templates.object_hinted(&mut st.template, &consts.names, values)
+        }
     }
 }
 
