@@ -797,13 +797,22 @@ pub struct EditingContext {
 
 wire_struct!(EditingContext { target = "target", callers = "callers", dependencies = "dependencies", tests = "tests" via path_rows });
 
-/// `tests` travel as rows of one `path` column: `[{"path": ...}]` in the JSON form.
+/// `tests` travel as rows of one `path` column: `[{"path": ...}]` in the JSON form, which
+/// also reads the plain list of paths (`["a_test.go"]`) a response may hold.
 mod path_rows {
     use super::*;
 
     #[derive(Serialize, Deserialize)]
     struct PathRow {
         path: String,
+    }
+
+    /// A row, or a bare path.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum PathItem {
+        Row(PathRow),
+        Path(String),
     }
 
     pub(super) struct Write<'a>(pub(super) &'a [String]);
@@ -818,8 +827,15 @@ mod path_rows {
 
     impl<'de> Deserialize<'de> for Read {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            let rows = Vec::<PathRow>::deserialize(d)?;
-            Ok(Read(rows.into_iter().map(|row| row.path).collect()))
+            let rows = Vec::<PathItem>::deserialize(d)?;
+            Ok(Read(
+                rows.into_iter()
+                    .map(|item| match item {
+                        PathItem::Row(row) => row.path,
+                        PathItem::Path(path) => path,
+                    })
+                    .collect(),
+            ))
         }
     }
 }
@@ -1103,6 +1119,27 @@ mod tests {
             line,
             ..SymbolRef::default()
         }
+    }
+
+    /// A response's `tests` as rows (`[{"path": ...}]`, the layout's JSON form) or as a
+    /// plain list of paths: the same layout, the same payload.
+    #[test]
+    fn editing_context_tests_read_as_rows_or_paths() {
+        let target = json!({"id": "a.go::F", "kind": "function", "name": "F", "path": "a.go",
+            "start_line": 1, "end_line": 2, "sig": "func F()", "etag": "e"});
+        let rows: EditingContext = serde_json::from_value(json!({"target": target,
+            "callers": [], "dependencies": [], "tests": [{"path": "a_test.go"}]}))
+        .unwrap();
+        let paths: EditingContext = serde_json::from_value(json!({"target": target,
+            "callers": [], "dependencies": [], "tests": ["a_test.go"]}))
+        .unwrap();
+        assert_eq!(rows.tests, ["a_test.go"]);
+        assert_eq!(rows.to_gcx().unwrap(), paths.to_gcx().unwrap());
+        assert!(
+            serde_json::from_value::<EditingContext>(json!({"target": target,
+            "tests": [1]}))
+            .is_err()
+        );
     }
 
     #[test]
