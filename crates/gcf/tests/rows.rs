@@ -682,3 +682,20 @@ fn a_trailer_is_read_for_counts_only_when_there_are_deferred_sections() {
         4,
     );
 }
+
+/// Found by the `gcf_stream` fuzz target: after an inline member, a table member whose third
+/// row is bad: the row reader read the table's line alone and said `count_mismatch` (no rows
+/// followed it there), the whole decoder reads the rows and reports the bad one. A line that
+/// opens a member of more lines is `not_a_table` to the row reader.
+#[test]
+fn a_member_of_more_lines_after_an_inline_member_is_not_a_table() {
+    for text in [
+        "GCF profile=generic\ninline[1]: a\n## rows [2]{s,n}\n\"x\"y|0\na|1\n",
+        "GCF profile=generic\ninline[1]: a\n## rows [?]{s,n}\na|1\n##! summary counts=1\n",
+    ] {
+        assert_eq!(rows(text).unwrap_err().code(), "not_a_table", "{text}");
+        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+            panic!("{bug}");
+        }
+    }
+}

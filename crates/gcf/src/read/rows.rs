@@ -1131,6 +1131,19 @@ impl<R: BufRead> RowReader<R> {
         }
         let at = if self.inline_member.is_some() { 3 } else { 2 };
         match self.opts.from_str::<serde::de::IgnoredAny>(&text) {
+            // A count short or a trailer missing is the payload made here ending after the
+            // line: the line opens a member of more lines, which the whole decoder reads on.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::CountMismatch | ErrorKind::TruncatedInput
+                ) =>
+            {
+                not_a_table(
+                    Some(line),
+                    "the payload holds more than the table (read it with from_reader)",
+                )
+            }
             Err(e) if e.line() == Some(at) => moved_from(e, at, line),
             _ => not_a_table(
                 Some(line),
