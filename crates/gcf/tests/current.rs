@@ -635,3 +635,30 @@ fn a_row_with_a_layout_reports_its_cells_before_its_attachments() {
         }
     }
 }
+
+/// Found by the `gcf_decode` fuzz target: a flattened column's path builds objects below the
+/// row, which did not count against the depth limit, so a header with a 130-segment path
+/// decoded into a value deeper than the limit (which the encoder then refused). They count
+/// now: a row's objects as deep as the limit read, one more is `limit_exceeded` at the row.
+#[test]
+fn flattened_paths_count_against_the_depth_limit() {
+    let path = |n: usize| vec!["k"; n].join(">");
+    // The root array and the row are two levels: a path of 126 segments builds 125 more.
+    for (segments, ok) in [(127, true), (128, false)] {
+        let text = format!("GCF profile=generic\n## [2]{{id,\"{}\"}}\n1|a\n2|b\n", path(segments));
+        let decoded = from_str::<Value>(&text);
+        match (ok, &decoded) {
+            (true, Ok(value)) => {
+                let again = agentwire_gcf::to_string(value).unwrap();
+                assert_eq!(from_str::<Value>(&again).unwrap(), *value);
+            }
+            (false, Err(e)) => {
+                assert_eq!((e.code(), e.line()), ("limit_exceeded", Some(3)), "{e}");
+            }
+            _ => panic!("{segments} segments: {decoded:?}"),
+        }
+        if let Err(bug) = check_bytes(text.as_bytes()) {
+            panic!("{bug}");
+        }
+    }
+}

@@ -457,6 +457,16 @@ impl<'de> Parser<'de> {
         self.depth -= 1;
     }
 
+    /// Checks the objects a row's flattened columns build below the row (entered): `nesting`
+    /// more levels (see [`Shape::nesting`]).
+    #[inline]
+    fn check_nesting(&self, line: &Line<'_>, nesting: usize) -> Result<()> {
+        if self.depth + nesting > self.limits.max_depth {
+            return Err(over_limit(line, Limit::Depth, self.limits.max_depth));
+        }
+        Ok(())
+    }
+
     /// Keeps a finished table's row buffers for the next table.
     fn recycle(&mut self, table: Table<'de>) {
         let Table {
@@ -3507,6 +3517,9 @@ impl<'de> RowSeq<'_, 'de> {
         self.p.check_elements(&line, self.st.found)?;
         let row = self.st.row;
         self.p.enter(&row)?;
+        if let Some(shape) = self.st.shape() {
+            self.p.check_nesting(&row, shape.nesting)?;
+        }
         let n = self.st.cells.len();
         // The values first (attachments may hold tables, whose rows use the parser's own
         // buffer), then the object.
@@ -3676,7 +3689,7 @@ impl<'de> RowSeq<'_, 'de> {
         let text = line.text;
         if text.starts_with('@')
             || lex::has_quote_or_marker(text.as_bytes())
-            || self.p.depth >= self.p.limits.max_depth
+            || self.p.depth + self.st.shape().map_or(0, |s| s.nesting) >= self.p.limits.max_depth
             || self.st.found >= self.p.limits.max_elements as u64
         {
             return Ok(false);
@@ -3734,6 +3747,7 @@ fn unreachable_shape<'de>() -> Rc<Shape<'de>> {
         group: None,
         scalar_only: Vec::new(),
         identity: None,
+        nesting: 0,
     })
 }
 
@@ -3950,6 +3964,7 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, 'de> {
         let line = self.st.row;
         if let Some(shape) = self.st.shape().cloned() {
             self.p.enter(&line)?;
+            self.p.check_nesting(&line, shape.nesting)?;
             let mut access = ShapeAccess {
                 row: RowAccess {
                     p: &mut *self.p,

@@ -38,6 +38,9 @@ pub(crate) struct Shape<'de> {
     pub(crate) scalar_only: Vec<bool>,
     /// The cell of the identity column `@name`, whose values are unique (spec §10a.1).
     pub(crate) identity: Option<usize>,
+    /// How many objects deep below the row's own the flattened columns build (the longest
+    /// path's segments less one): they count against the depth limit with the row.
+    pub(crate) nesting: usize,
 }
 
 /// The members of one object: their names (for the object's keys) and where their values
@@ -254,6 +257,7 @@ impl<'de> Shape<'de> {
         let mut cells: Vec<Cow<'de, str>> = Vec::with_capacity(names.len());
         let mut identity_cell = None;
         let mut builder = Builder::default();
+        let mut nesting = 0;
         for (i, name) in names.iter().enumerate() {
             if Some(i) == group_at {
                 builder.top(line, name.clone(), Member::Group)?;
@@ -291,6 +295,7 @@ impl<'de> Shape<'de> {
                 continue;
             }
             if flatten && is_path(name) {
+                nesting = nesting.max(name.split('>').count() - 1);
                 builder.path(line, name, cell)?;
             } else {
                 builder.top(line, name.clone(), Member::Cell(cell))?;
@@ -320,6 +325,7 @@ impl<'de> Shape<'de> {
             group: group.map(|(name, _)| name),
             scalar_only,
             identity: identity_cell,
+            nesting,
         };
         Ok((cells, shape))
     }
