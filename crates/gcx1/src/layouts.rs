@@ -17,8 +17,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::de::deserialize_row;
+use crate::decoder::Limits;
 use crate::decoder::{Decoder, SectionSource, StrDecoder};
-use crate::encoder::{into_string, Encoder};
+use crate::encoder::Encoder;
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::header::Header;
 
@@ -71,9 +72,10 @@ pub trait Layout: Sized {
 
     /// The response as GCX1 text.
     fn to_gcx(&self) -> Result<String> {
-        let mut encoder = Encoder::new(Vec::new());
+        // In memory: the text is the encoder's buffer, not a copy of it.
+        let mut encoder = Encoder::in_memory(Limits::default());
         self.encode(&mut encoder)?;
-        into_string(encoder.finish()?)
+        encoder.into_text()
     }
 
     /// Writes the response to `writer` and returns it.
@@ -304,7 +306,10 @@ macro_rules! wire_struct {
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 use serde::ser::SerializeMap;
-                let mut map = serializer.serialize_map(None)?;
+                // The exact number of entries, so that a map serializer can size its map.
+                let len = 0 $( + usize::from(wire_struct!(@written self.$field $(, $via)?)) )*
+                    + self.extra.keys().filter(|key| ![$($wire),*].contains(&key.as_str())).count();
+                let mut map = serializer.serialize_map(Some(len))?;
                 $( wire_struct!(@write map, self.$field, $wire $(, $via)?); )*
                 for (key, value) in &self.extra {
                     if ![$($wire),*].contains(&key.as_str()) {
@@ -364,6 +369,12 @@ macro_rules! wire_struct {
     };
     (@write $map:ident, $value:expr, $wire:literal, $via:ident) => {
         $map.serialize_entry($wire, &$via::Write(&$value))?;
+    };
+    (@written $value:expr) => {
+        !WireField::omit(&$value)
+    };
+    (@written $value:expr, $via:ident) => {
+        true
     };
     (@next $access:ident) => {
         $access.next_value()?

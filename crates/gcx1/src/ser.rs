@@ -710,6 +710,15 @@ pub(crate) fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value> {
     value.serialize(ValueSerializer)
 }
 
+/// A member or element as a `serde_json::Value`: a `Value` (a layout's `extra` members) is
+/// cloned, which builds the same value as serializing it, without hashing its keys again.
+fn element_value<T: Serialize + ?Sized>(value: &T) -> Result<Value> {
+    match crate::value::as_value(value) {
+        Some(value) => Ok(value.clone()),
+        None => value.serialize(ValueSerializer),
+    }
+}
+
 struct ValueSerializer;
 
 fn integer_value(value: i128) -> Result<Value> {
@@ -902,19 +911,19 @@ impl ser::Serializer for ValueSerializer {
         })
     }
 
-    fn serialize_map(self, _len: Option<usize>) -> Result<ValueBuilder> {
+    fn serialize_map(self, len: Option<usize>) -> Result<ValueBuilder> {
         Ok(ValueBuilder::Object {
-            map: Map::new(),
+            map: Map::with_capacity(len.unwrap_or(0).min(4096)),
             key: None,
         })
     }
 
-    fn serialize_struct(self, name: &'static str, _len: usize) -> Result<ValueBuilder> {
+    fn serialize_struct(self, name: &'static str, len: usize) -> Result<ValueBuilder> {
         Ok(match name {
             NUMBER_TOKEN => ValueBuilder::Private(Private::Number, None),
             RAW_TOKEN => ValueBuilder::Private(Private::Raw, None),
             _ => ValueBuilder::Object {
-                map: Map::new(),
+                map: Map::with_capacity(len),
                 key: None,
             },
         })
@@ -999,7 +1008,7 @@ macro_rules! builder_elements {
             type Error = Error;
 
             fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-                let value = value.serialize(ValueSerializer)?;
+                let value = element_value(value)?;
                 self.push(value);
                 Ok(())
             }
@@ -1031,7 +1040,7 @@ impl ValueBuilder {
             ValueBuilder::Object { key, .. } => key.take().unwrap_or_default(),
             _ => String::new(),
         };
-        let value = value.serialize(ValueSerializer)?;
+        let value = element_value(value)?;
         self.insert(key, value);
         Ok(())
     }
@@ -1041,7 +1050,7 @@ impl ValueBuilder {
             *slot = Some(private_value(*kind, value)?);
             return Ok(());
         }
-        let value = value.serialize(ValueSerializer)?;
+        let value = element_value(value)?;
         self.insert(key.to_owned(), value);
         Ok(())
     }

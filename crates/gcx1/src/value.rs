@@ -250,7 +250,7 @@ impl Options {
 /// `value` as a `serde_json::Value`, if that is its type or a reference to it is (so that
 /// `to_string(&value)` does not copy it).
 #[allow(unsafe_code)]
-fn as_value<T: ?Sized>(value: &T) -> Option<&Value> {
+pub(crate) fn as_value<T: ?Sized>(value: &T) -> Option<&Value> {
     if typeid::of::<T>() == typeid::of::<Value>() {
         // SAFETY: `T` is `serde_json::Value` (a type without lifetime parameters, so the
         // type ids, which ignore lifetimes, are equal only for it): the cast changes nothing.
@@ -2699,7 +2699,7 @@ impl Decoded {
             Ok(value) => Ok(value),
             Err(value) => {
                 let result = T::deserialize(Lined {
-                    value: &value,
+                    value,
                     lines: &self.lines,
                 });
                 match (result, &self.lines) {
@@ -2728,21 +2728,22 @@ fn from_json_error(e: &serde_json::Error) -> Error {
 
 /// A value with the lines its rows came from: a deserializer over `serde_json::Value` that
 /// reports errors at the row's line, and hands numbers out as `u64`, `i64` or `f64` (so that
-/// `#[serde(flatten)]` works with serde_json's `arbitrary_precision`).
-struct Lined<'a, 'l> {
-    value: &'a Value,
+/// `#[serde(flatten)]` works with serde_json's `arbitrary_precision`). It owns the value, so
+/// that strings and keys move into the typed value instead of being copied.
+struct Lined<'l> {
+    value: Value,
     lines: &'l Lines,
 }
 
 static NO_LINES: Lines = Lines::None;
 
-impl<'de> serde::Deserializer<'de> for Lined<'de, '_> {
+impl<'de> serde::Deserializer<'de> for Lined<'_> {
     type Error = Error;
 
     fn deserialize_any<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         match self.value {
             Value::Null => visitor.visit_unit(),
-            Value::Bool(b) => visitor.visit_bool(*b),
+            Value::Bool(b) => visitor.visit_bool(b),
             Value::Number(n) => {
                 if let Some(u) = n.as_u64() {
                     visitor.visit_u64(u)
@@ -2751,13 +2752,13 @@ impl<'de> serde::Deserializer<'de> for Lined<'de, '_> {
                 } else if let Some(f) = n.as_f64().filter(|f| f.is_finite()) {
                     visitor.visit_f64(f)
                 } else {
-                    serde::Deserializer::deserialize_any(self.value, visitor)
+                    serde::Deserializer::deserialize_any(Value::Number(n), visitor)
                         .map_err(|e| from_json_error(&e))
                 }
             }
-            Value::String(s) => visitor.visit_borrowed_str(s),
+            Value::String(s) => visitor.visit_string(s),
             Value::Array(items) => visitor.visit_seq(LinedSeq {
-                items: items.iter(),
+                items: items.into_iter(),
                 lines: match self.lines {
                     Lines::Array(lines) => lines,
                     _ => &[],
@@ -2765,7 +2766,7 @@ impl<'de> serde::Deserializer<'de> for Lined<'de, '_> {
                 index: 0,
             }),
             Value::Object(map) => visitor.visit_map(LinedMap {
-                entries: map.iter(),
+                entries: map.into_iter(),
                 members: match self.lines {
                     Lines::Object(members) => members,
                     _ => &[],
@@ -2806,13 +2807,13 @@ impl<'de> serde::Deserializer<'de> for Lined<'de, '_> {
     }
 }
 
-struct LinedSeq<'a, 'l> {
-    items: std::slice::Iter<'a, Value>,
+struct LinedSeq<'l> {
+    items: std::vec::IntoIter<Value>,
     lines: &'l [u64],
     index: usize,
 }
 
-impl<'de> serde::de::SeqAccess<'de> for LinedSeq<'de, '_> {
+impl<'de> serde::de::SeqAccess<'de> for LinedSeq<'_> {
     type Error = Error;
 
     fn next_element_seed<T: serde::de::DeserializeSeed<'de>>(
@@ -2840,13 +2841,13 @@ impl<'de> serde::de::SeqAccess<'de> for LinedSeq<'de, '_> {
     }
 }
 
-struct LinedMap<'a, 'l> {
-    entries: serde_json::map::Iter<'a>,
+struct LinedMap<'l> {
+    entries: serde_json::map::IntoIter,
     members: &'l [(String, Lines)],
-    pending: Option<(&'a String, &'a Value)>,
+    pending: Option<(Value, &'l Lines)>,
 }
 
-impl<'de> serde::de::MapAccess<'de> for LinedMap<'de, '_> {
+impl<'de> serde::de::MapAccess<'de> for LinedMap<'_> {
     type Error = Error;
 
     fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(
@@ -2856,20 +2857,20 @@ impl<'de> serde::de::MapAccess<'de> for LinedMap<'de, '_> {
         let Some((key, value)) = self.entries.next() else {
             return Ok(None);
         };
-        self.pending = Some((key, value));
-        seed.deserialize(serde::de::value::StrDeserializer::<Error>::new(key))
+        let lines = self
+            .members
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(&NO_LINES, |(_, lines)| lines);
+        self.pending = Some((value, lines));
+        seed.deserialize(serde::de::value::StringDeserializer::<Error>::new(key))
             .map(Some)
     }
 
     fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        let Some((key, value)) = self.pending.take() else {
+        let Some((value, lines)) = self.pending.take() else {
             return Err(ErrorKind::Custom("a map value without its key".into()).into());
         };
-        let lines = self
-            .members
-            .iter()
-            .find(|(k, _)| k == key)
-            .map_or(&NO_LINES, |(_, lines)| lines);
         seed.deserialize(Lined { value, lines })
     }
 
