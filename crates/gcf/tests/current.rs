@@ -643,9 +643,12 @@ fn a_row_with_a_layout_reports_its_cells_before_its_attachments() {
 #[test]
 fn flattened_paths_count_against_the_depth_limit() {
     let path = |n: usize| vec!["k"; n].join(">");
-    // The root array and the row are two levels: a path of 126 segments builds 125 more.
+    // The root array and the row are two levels: a path of 127 segments builds 126 more.
     for (segments, ok) in [(127, true), (128, false)] {
-        let text = format!("GCF profile=generic\n## [2]{{id,\"{}\"}}\n1|a\n2|b\n", path(segments));
+        let text = format!(
+            "GCF profile=generic\n## [2]{{id,\"{}\"}}\n1|a\n2|b\n",
+            path(segments)
+        );
         let decoded = from_str::<Value>(&text);
         match (ok, &decoded) {
             (true, Ok(value)) => {
