@@ -699,3 +699,22 @@ fn a_member_of_more_lines_after_an_inline_member_is_not_a_table() {
         }
     }
 }
+
+/// Found by the `gcf_stream` fuzz target: a row's bad `.a {` body followed by a line indented
+/// with a tab: the whole decoder reads the tab line while it gathers the row's attachments
+/// (`tab_indentation`, line 5) before it reads the body, the row reader read the body alone
+/// (`invalid_line`, line 4). A line of tabs and spaces alone is blank to both.
+#[test]
+fn a_tab_indented_line_after_a_row_is_read_where_the_whole_decoder_reads_it() {
+    refused_alike(
+        "GCF profile=generic\n## r [1]{a}\n@0 ^\n.a {   k\n\t} =x\n",
+        "tab_indentation",
+        5,
+    );
+    refused_alike(
+        "GCF profile=generic\n## r [2]{a}\n1\n\tx\n2\n",
+        "tab_indentation",
+        4,
+    );
+    same("GCF profile=generic\n## r [2]{a}\n1\n\t \n2\n");
+}

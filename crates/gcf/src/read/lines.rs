@@ -130,10 +130,11 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
-/// Whether a line may matter to a decoder: not blank, not a `# ` comment. (A line whose
-/// content starts with a tab is kept: some readers report it as `tab_indentation`.)
+/// Whether a line may matter to a decoder: not blank (spaces and tabs alone), not a `# `
+/// comment. (A line whose content starts with a tab is kept: decoders report it as
+/// `tab_indentation`.)
 pub(crate) fn is_significant(line: &Line<'_>) -> bool {
-    !(line.text.is_empty() || line.text.starts_with("# "))
+    !(line.text.starts_with("# ") || line.text.bytes().all(|b| b == b'\t' || b == b' '))
 }
 
 /// Where the lines of a text built from a stream came from: the text leaves out runs of blank

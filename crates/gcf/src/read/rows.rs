@@ -834,7 +834,12 @@ impl<R: BufRead> RowReader<R> {
         let mut pending_schema: Option<(usize, String, u64, u64)> = None;
         while self.peek()? {
             let line = self.lines.line()?;
-            let owned = if self.list || self.group.is_some() {
+            // A tab in a line's indentation is the whole decoder's error where it reads the
+            // line, which may come before a later error of the row's own lines: the row's
+            // payload takes the line, to fail there in reading order.
+            let owned = if line.text.starts_with('\t') {
+                true
+            } else if self.list || self.group.is_some() {
                 line.indent > 0
             } else if line.indent > 0 {
                 if line.indent == 2 && !line.text.starts_with('.') && !unmatched.is_empty() {
