@@ -718,3 +718,31 @@ fn a_tab_indented_line_after_a_row_is_read_where_the_whole_decoder_reads_it() {
     );
     same("GCF profile=generic\n## r [2]{a}\n1\n\t \n2\n");
 }
+
+/// Found by the `gcf_stream` fuzz target: a line ending `\r\r\n` keeps one `\r` (a reader takes
+/// one `\r` before `\n` as the line end), so `.b {}\r` is a bad attachment to the whole
+/// decoder; the streaming readers wrote such a line back with `\n` alone, which read it as
+/// `.b {}`, and `from_reader` read on to a later error. Lines are written back with `\r\n`
+/// when they still end with `\r` now.
+#[test]
+fn a_line_ending_in_two_carriage_returns_keeps_one() {
+    let text = "GCF profile=generic\r\n## s\r\n  ## r [?]{a,b}\r\n  @0 1|^\r\n  .b {}\r\r\n  @1 2|x\r\n##! summary counts=2\r\n";
+    let whole = agentwire_gcf::from_str::<Value>(text).unwrap_err();
+    assert_eq!((whole.code(), whole.line()), ("invalid_line", Some(5)));
+    let streamed = agentwire_gcf::from_reader::<_, Value>(text.as_bytes()).unwrap_err();
+    assert_eq!(
+        (streamed.code(), streamed.line(), streamed.column()),
+        (whole.code(), whole.line(), whole.column())
+    );
+    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+        panic!("{bug}");
+    }
+    for text in [
+        "GCF profile=generic\n## [2]{a}\n@0 ^\n.a {}\r\r\n@1 1\n",
+        "GCF profile=generic\n## [2]{a}\nx\r\r\ny\n",
+    ] {
+        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+            panic!("{bug}");
+        }
+    }
+}

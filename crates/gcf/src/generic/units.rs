@@ -70,7 +70,7 @@ use super::de::{self, AsMap, AsSeq, Carry, Resume, UnitParser, UnitRoot};
 use super::owned;
 use crate::error::{Error, ErrorKind, Limit, Position, Result};
 use crate::options::DecoderOptions;
-use crate::read::{is_significant, LineMap, LineReader};
+use crate::read::{is_significant, push_line, LineMap, LineReader};
 
 /// Decodes the generic payload `reader` holds into a `serde_json::Value`, a unit at a time.
 pub(crate) fn value_from_reader<R: BufRead>(reader: R, opts: &DecoderOptions) -> Result<Value> {
@@ -238,8 +238,11 @@ impl<R: BufRead> Units<R> {
                 return Ok(Cut::Empty);
             }
             self.lines.line()?;
-            self.header = String::from_utf8_lossy(self.lines.bytes()).into_owned();
-            self.header.push('\n');
+            self.header.clear();
+            push_line(
+                &mut self.header,
+                &String::from_utf8_lossy(self.lines.bytes()),
+            );
             self.reset();
             if !self.peek()? {
                 return Ok(Cut::End);
@@ -363,8 +366,7 @@ impl<R: BufRead> Units<R> {
     /// member).
     fn plain_table(&self) -> Option<Table> {
         let mut text = self.header.clone();
-        text.push_str(self.bytes_text());
-        text.push('\n');
+        push_line(&mut text, self.bytes_text());
         let (key, count) = de::opens_plain_table(&text, &self.opts)?;
         Some(Table {
             key,
@@ -383,8 +385,7 @@ impl<R: BufRead> Units<R> {
     /// The list of `@N` items the held line opens (the root, or a root member), if it is one.
     fn item_list(&self) -> Option<Table> {
         let mut text = self.header.clone();
-        text.push_str(self.bytes_text());
-        text.push('\n');
+        push_line(&mut text, self.bytes_text());
         let (key, count) = de::opens_item_list(&text, &self.opts)?;
         Some(Table {
             key,
@@ -786,8 +787,7 @@ impl<R: BufRead> Units<R> {
         let number = self.lines.number();
         let line = std::str::from_utf8(self.lines.bytes()).unwrap_or_default();
         self.longest = self.longest.max(line.len());
-        self.text.push_str(line);
-        self.text.push('\n');
+        push_line(&mut self.text, line);
         self.kept += 1;
         self.record(number);
     }
@@ -795,8 +795,7 @@ impl<R: BufRead> Units<R> {
     /// Adds `line`, input line `number`, to the current unit.
     fn push(&mut self, line: &str, number: usize) {
         self.longest = self.longest.max(line.len());
-        self.text.push_str(line);
-        self.text.push('\n');
+        push_line(&mut self.text, line);
         self.kept += 1;
         self.record(number);
     }

@@ -130,6 +130,18 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
+/// Appends `line` (as [`LineReader`] read it, its line end taken off) and a line end to
+/// `text`, so that a decoder reading `text` gets `line` back: a line that still ends with
+/// `\r` (its input ended `\r\r\n`) gets `\r\n`, since readers take one `\r` before `\n` as
+/// part of the line end.
+pub(crate) fn push_line(text: &mut String, line: &str) {
+    text.push_str(line);
+    if line.ends_with('\r') {
+        text.push('\r');
+    }
+    text.push('\n');
+}
+
 /// Whether a line may matter to a decoder: not blank (spaces and tabs alone), not a `# `
 /// comment. (A line whose content starts with a tab is kept: decoders report it as
 /// `tab_indentation`.)
@@ -248,8 +260,10 @@ mod tests {
             }
             kept += 1;
             // Safe to append: `line()` validated the bytes as UTF-8.
-            text.push_str(std::str::from_utf8(lines.bytes()).unwrap_or_default());
-            text.push('\n');
+            push_line(
+                &mut text,
+                std::str::from_utf8(lines.bytes()).unwrap_or_default(),
+            );
         }
         Ok((text, map))
     }

@@ -6,7 +6,7 @@ mod rows;
 #[cfg(feature = "graph")]
 mod source;
 
-pub(crate) use lines::{is_significant, LineMap, LineReader};
+pub(crate) use lines::{is_significant, push_line, LineMap, LineReader};
 pub use rows::{DeserializeRows, Entries, RowReader};
 #[cfg(feature = "graph")]
 pub(crate) use source::{header_line, LineSource, ReaderLines};

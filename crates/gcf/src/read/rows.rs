@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::lines::{is_significant, LineReader};
+use super::lines::{is_significant, push_line, LineReader};
 use crate::error::{Error, ErrorKind, Limit, Position, Result};
 use crate::header;
 use crate::lex::{self, Count, Line};
@@ -827,6 +827,10 @@ impl<R: BufRead> RowReader<R> {
             self.mini.push_str(text);
             row_line_end = self.mini.len();
         }
+        if self.mini.ends_with('\r') {
+            // (See `push_line`: the line still ends with `\r`.)
+            self.mini.push('\r');
+        }
         self.mini.push('\n');
         // The lines the row owns.
         let mut positional: Vec<usize> = Vec::new();
@@ -895,8 +899,7 @@ impl<R: BufRead> RowReader<R> {
                 let col = line.column_at(at) as u64;
                 pending_schema = Some((self.mini.len() + at, schema, mini_line, col));
             }
-            self.mini.push_str(line.text);
-            self.mini.push('\n');
+            push_line(&mut self.mini, line.text);
         }
         if !positional.is_empty() {
             self.rewrite_markers(row_text_start, row_line_end, &positional);
