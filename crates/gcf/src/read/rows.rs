@@ -28,6 +28,10 @@ const NOT_AN_ARRAY: &str = "the payload's root is not a table or a list (an arra
 /// The prefix a row's one-row table starts with.
 const ONE_ROW: &str = "## [1]";
 
+/// What `not_a_table` says of a payload that goes on past its table.
+const MORE_THAN_THE_TABLE: &str =
+    "the payload holds more than the table (read it with from_reader)";
+
 /// The prefix a keyed map entry's one-entry map starts with.
 const ONE_ENTRY: &str = "## [1:]";
 
@@ -824,14 +828,9 @@ impl<R: BufRead> RowReader<R> {
                 ))
             });
             row_text_start = self.mini.len();
-            self.mini.push_str(text);
-            row_line_end = self.mini.len();
+            row_line_end = row_text_start + text.len();
+            push_line(&mut self.mini, text);
         }
-        if self.mini.ends_with('\r') {
-            // (See `push_line`: the line still ends with `\r`.)
-            self.mini.push('\r');
-        }
-        self.mini.push('\n');
         // The lines the row owns.
         let mut positional: Vec<usize> = Vec::new();
         let mut unmatched = eligible;
@@ -1014,10 +1013,7 @@ impl<R: BufRead> RowReader<R> {
                     ));
                 }
                 if looks_like_member(&line) {
-                    return Err(not_a_table(
-                        Some(&line),
-                        "the payload holds more than the table (read it with from_reader)",
-                    ));
+                    return Err(not_a_table(Some(&line), MORE_THAN_THE_TABLE));
                 }
                 // A list's items are `@N` lines: after the declared items, the whole decoder
                 // reads any other line at the root's level as the next member, and a key it
@@ -1140,23 +1136,18 @@ impl<R: BufRead> RowReader<R> {
         let at = if self.inline_member.is_some() { 3 } else { 2 };
         match self.opts.from_str::<serde::de::IgnoredAny>(&text) {
             // A count short or a trailer missing is the payload made here ending after the
-            // line: the line opens a member of more lines, which the whole decoder reads on.
+            // line: the line opens a member of more lines, which the whole decoder reads on
+            // (`not_a_table`, as for a good member).
             Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::CountMismatch | ErrorKind::TruncatedInput
-                ) =>
+                if e.line() == Some(at)
+                    && !matches!(
+                        e.kind(),
+                        ErrorKind::CountMismatch | ErrorKind::TruncatedInput
+                    ) =>
             {
-                not_a_table(
-                    Some(line),
-                    "the payload holds more than the table (read it with from_reader)",
-                )
+                moved_from(e, at, line)
             }
-            Err(e) if e.line() == Some(at) => moved_from(e, at, line),
-            _ => not_a_table(
-                Some(line),
-                "the payload holds more than the table (read it with from_reader)",
-            ),
+            _ => not_a_table(Some(line), MORE_THAN_THE_TABLE),
         }
     }
 
