@@ -746,3 +746,51 @@ fn a_line_ending_in_two_carriage_returns_keeps_one() {
         }
     }
 }
+
+/// Found by the `gcf_stream` fuzz target: after a member list's declared items, a root line
+/// that is no member (`header`, a key without `=`) is the whole decoder's `invalid_line` at
+/// its end; the row reader said `count_mismatch` at its start (it checked the line's key
+/// alone). It reads the line as the whole decoder does now.
+#[test]
+fn a_root_line_after_a_lists_items_is_read_as_the_next_member() {
+    for (text, line) in [
+        ("GCF profile=generic\n## items [1]\n@0 =1\nheader\n", 4),
+        (
+            "GCF profile=generic\n## items [1]\n@0 {}\n  a=1\nheader\n",
+            5,
+        ),
+    ] {
+        let e = refused_alike(text, "invalid_line", line);
+        assert_eq!(e.column(), Some(7), "{text}");
+    }
+    for text in [
+        "GCF profile=generic\n## items [1]\n@0 =1\nheader = 1\n",
+        "GCF profile=generic\n## items [1]\n@0 =1\n\"a\n",
+        "GCF profile=generic\n## items [1]\n@0 =1\nx [2]{a}\n1\n",
+    ] {
+        same_error_as_whole(text);
+    }
+    for text in [
+        "GCF profile=generic\n## items [1]\n@0 =1\nheader=1\n",
+        "GCF profile=generic\n## items [1]\n@0 =1\nx[1]: a\n",
+    ] {
+        assert_eq!(rows(text).unwrap_err().code(), "not_a_table", "{text}");
+        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+            panic!("{bug}");
+        }
+    }
+}
+
+/// The row reader's error for `text` is the whole decoder's (code, line, column).
+fn same_error_as_whole(text: &str) {
+    let whole = agentwire_gcf::from_str::<Value>(text).unwrap_err();
+    let e = rows(text).unwrap_err();
+    assert_eq!(
+        (e.code(), e.line(), e.column()),
+        (whole.code(), whole.line(), whole.column()),
+        "{text}"
+    );
+    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+        panic!("{bug}");
+    }
+}

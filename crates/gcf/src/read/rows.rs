@@ -1016,15 +1016,11 @@ impl<R: BufRead> RowReader<R> {
                     return Err(not_a_table(Some(&line), MORE_THAN_THE_TABLE));
                 }
                 // A list's items are `@N` lines: after the declared items, the whole decoder
-                // reads any other line at the root's level as the next member, and a key it
-                // cannot read is its error too.
-                if let (true, Count::Known(_), false, Err(e)) = (
-                    self.list,
-                    self.count,
-                    line.text.starts_with('@'),
-                    lex::key(&line, line.text, b"=["),
-                ) {
-                    return Err(e);
+                // reads any other line at the root's level as the next member, and what it
+                // says of that member (a bad key, a line that is no member) is the error.
+                if self.list && matches!(self.count, Count::Known(_)) && !line.text.starts_with('@')
+                {
+                    return Err(self.whole_error(&line));
                 }
             }
             let (kind, message) = match self.count {
