@@ -794,3 +794,21 @@ fn same_error_as_whole(text: &str) {
         panic!("{bug}");
     }
 }
+
+/// Found by the `gcf_stream` fuzz target: an indented line after a table of no rows (`[0]`,
+/// comments between) has no row to belong to: the whole decoder reads it where the root's next
+/// member goes and refuses its indentation (`invalid_indent`, `tab_indentation`); the row
+/// reader said `count_mismatch` (more rows than declared).
+#[test]
+fn an_indented_line_after_a_table_of_no_rows_is_refused_for_its_indentation() {
+    for text in [
+        "GCF profile=generic\n## r [0]{a,b}\n# beforb [2]{x\n    W# iter\nz=1\n",
+        "GCF profile=generic\n## [0]{a,b}\n  W=1\n",
+        "GCF profile=generic\n## r [0]\n  @0 =1\n",
+        "GCF profile=generic\n## r [?]{a,b}\n  @0 1|2\n##! summary counts=0\n",
+    ] {
+        assert_eq!(rows(text).unwrap_err().code(), "invalid_indent", "{text}");
+        same_error_as_whole(text);
+    }
+    same_error_as_whole("GCF profile=generic\n## r [0]{a,b}\n\t@0 1|2\n");
+}
