@@ -812,3 +812,29 @@ fn an_indented_line_after_a_table_of_no_rows_is_refused_for_its_indentation() {
     }
     same_error_as_whole("GCF profile=generic\n## r [0]{a,b}\n\t@0 1|2\n");
 }
+
+/// Found by a search over payloads of a table header and three lines from a vocabulary
+/// (`gcf_stream`'s oracle on each): a tab-indented line is refused for its tab wherever the
+/// whole decoder peeks it (after the trailer too, and not cut from the row before it by
+/// `from_reader`); a list ends at a line that is no `@N` item; after a row with an `@N` id, a
+/// root table's next line that reads as a member is one item too many, not an orphan body.
+#[test]
+fn rows_and_units_agree_with_the_whole_decoder_at_a_tables_end() {
+    for text in [
+        "GCF profile=generic\n## [0]{a,b}\n# c\n##! summary counts=1\n\tW\n",
+        "GCF profile=generic\n## [1]{a,b}\n@0 1|2\nx=1\n1|2\n",
+        "GCF profile=generic\n## r [?]{a,b}\n@0 1|^\n\tW\n1|2\n",
+        "GCF profile=generic\n## [?]{a,b}\n1|2\n\tW\n1|2\n",
+        "GCF profile=generic\n## [?]\n1|2\n1|2\n1|2\n",
+        "GCF profile=generic\n## r [?]\n@0 =1\n1|2\n##! summary counts=1\n",
+        "GCF profile=generic\n## [2]\n@0 =1\n1|2\n",
+    ] {
+        same_error_as_whole(text);
+    }
+    assert_eq!(
+        rows("GCF profile=generic\n## [?]\n1|2\n")
+            .unwrap_err()
+            .code(),
+        "invalid_line"
+    );
+}

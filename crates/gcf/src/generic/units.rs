@@ -501,6 +501,11 @@ impl<R: BufRead> Units<R> {
             let indent = b.iter().take_while(|&&c| c == b' ').count();
             (indent, &b[indent..])
         };
+        if text.first() == Some(&b'\t') {
+            // A tab-indented line: the decoder refuses it where it looks past the row
+            // before it (for its attachments), so it stays in that row's piece.
+            return false;
+        }
         let mut cut = false;
         if indent < t.indent {
             // Out of a nested table: it has ended.

@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::lines::{is_significant, push_line, LineReader};
+use super::lines::{is_significant, push_line, tab_indentation, LineReader};
 use crate::error::{Error, ErrorKind, Limit, Position, Result};
 use crate::header;
 use crate::lex::{self, Count, Line};
@@ -653,7 +653,7 @@ impl<R: BufRead> RowReader<R> {
                 line.indent == 0 && header::is_metadata(&line),
             )
         };
-        if is_trailer || is_member {
+        if is_trailer || is_member || self.ends_the_list()? {
             self.finish()?;
             return Ok(false);
         }
@@ -678,6 +678,16 @@ impl<R: BufRead> RowReader<R> {
             g.left -= 1;
         }
         Ok(true)
+    }
+
+    /// Whether the held line ends a list: a line at the list's level that is no `@N` item
+    /// (a tab-indented line is the row's, where the whole decoder refuses it).
+    fn ends_the_list(&mut self) -> Result<bool> {
+        if !self.list {
+            return Ok(false);
+        }
+        let line = self.lines.line()?;
+        Ok(line.indent == 0 && !line.text.starts_with('@') && !line.text.starts_with('\t'))
     }
 
     /// Reads the sub-header `column=value [n]` that opens the next group (the held line):
@@ -980,6 +990,9 @@ impl<R: BufRead> RowReader<R> {
         while self.peek()? {
             self.held = false;
             let line = self.lines.line()?;
+            if line.text.starts_with('\t') {
+                return Err(tab_indentation(&line));
+            }
             if summary_counts.is_none() && line.indent == 0 && header::is_metadata(&line) {
                 let summary = header::parse_summary(line)?;
                 let counts = summary.counts().map(|counts| {
@@ -1023,8 +1036,7 @@ impl<R: BufRead> RowReader<R> {
                 // A list's items are `@N` lines: after the declared items, the whole decoder
                 // reads any other line at the root's level as the next member, and what it
                 // says of that member (a bad key, a line that is no member) is the error.
-                if self.list && matches!(self.count, Count::Known(_)) && !line.text.starts_with('@')
-                {
+                if self.list && !line.text.starts_with('@') {
                     return Err(self.whole_error(&line));
                 }
             }
@@ -1034,7 +1046,7 @@ impl<R: BufRead> RowReader<R> {
                 Count::Known(_)
                     if self.last_had_id
                         && !line.text.starts_with('@')
-                        && !line.text.starts_with("##") =>
+                        && !looks_like_member(&line) =>
                 {
                     (
                         ErrorKind::OrphanInlineAttachment,

@@ -7,8 +7,8 @@
 
 use std::io::BufRead;
 
-use super::lines::LineReader;
-use crate::error::{Error, ErrorKind, Result};
+use super::lines::{tab_indentation, LineReader};
+use crate::error::Result;
 use crate::lex::{Line, Lines};
 use crate::options::Limits;
 
@@ -73,12 +73,7 @@ impl<R: BufRead> ReaderLines<R> {
         }
         let line = self.lines.line()?;
         if tab && !line.text.bytes().all(|b| b == b'\t' || b == b' ') {
-            return Err(Error::at_line(
-                ErrorKind::TabIndentation,
-                line.number,
-                line.indent + 1,
-                "tab character in indentation (indent with two spaces per level)",
-            ));
+            return Err(tab_indentation(&line));
         }
         Ok(false)
     }
