@@ -838,3 +838,28 @@ fn rows_and_units_agree_with_the_whole_decoder_at_a_tables_end() {
         "invalid_line"
     );
 }
+
+/// Found by a random search over payloads of vocabulary lines (`gcf_stream`'s oracle): the
+/// decoders check a keyed map's member key (an identity value) against the rows before right
+/// after the row line's shape, before its cells and attachments, so a repeated key is the
+/// error before a bad attachment of its row; the row reader checked it after decoding the row.
+/// And an indented first row is `invalid_indent` before its `@N` id is read.
+#[test]
+fn a_repeated_member_key_comes_before_its_rows_attachments() {
+    for text in [
+        "GCF profile=generic\n## r [?:]{a,b}\n@x 1|2\n@x 1|2\n  a=1\n  # c\n",
+        "GCF profile=generic\n## r [?:]{a,b}\nx|y\nx|y\n      1|^\n  .b =1\n",
+        "GCF profile=generic\n## r [?:]{a,b}\nx|y\nx|y\n.a =1\n",
+        "GCF profile=generic\n## r [?:]{a,b}\nx|y\nx|y\n\tW\n  @\n",
+    ] {
+        assert_eq!(rows(text).unwrap_err().code(), "duplicate_key", "{text}");
+        same_error_as_whole(text);
+    }
+    for text in [
+        "GCF profile=generic\n## r [?:]{a,b}\nx|y\nx|y|z\n",
+        "GCF profile=generic\n## r [?:]{a,b}\nx|y\n1|y\n",
+        "GCF profile=generic\n## [1]{a,b}\n  @1 {}\n    ##! summary counts=2\n",
+    ] {
+        same_error_as_whole(text);
+    }
+}

@@ -347,18 +347,26 @@ impl<R: BufRead> RowReader<R> {
         } else {
             self.opts.decode_counted_str(&self.mini, &mut deferred)
         };
+        let decoded = decoded.map_err(|e| self.row_error(e));
         if decoded.is_ok() {
             self.count_nested(&deferred);
-            if let Some((id, line, column)) = self.pending_id.take() {
-                if !self.ids.insert(id) {
-                    self.done = true;
-                    return Err(Error::at(
-                        ErrorKind::DuplicateKey,
-                        line,
-                        column,
-                        "a second row with this identity value",
-                    ));
-                }
+        }
+        if let Some((id, line, column)) = self.pending_id.take() {
+            // The decoders check a row's member key or identity value right after the row
+            // line's shape, before its cells and attachments: a repeat is the error unless the
+            // row's own error comes before that check.
+            let checked = match &decoded {
+                Ok(_) => true,
+                Err(e) => !before_identity(e, line, column),
+            };
+            if checked && !self.ids.insert(id) {
+                self.done = true;
+                return Err(Error::at(
+                    ErrorKind::DuplicateKey,
+                    line,
+                    column,
+                    "a second row with this identity value",
+                ));
             }
         }
         match decoded {
@@ -372,7 +380,7 @@ impl<R: BufRead> RowReader<R> {
             }
             Err(e) => {
                 self.done = true;
-                Err(self.row_error(e))
+                Err(e)
             }
         }
     }
@@ -795,7 +803,8 @@ impl<R: BufRead> RowReader<R> {
             let mut text = line.text;
             self.mini.push_str(&" ".repeat(line.indent));
             self.last_had_id = false;
-            if let Some(rest) = text.strip_prefix('@') {
+            // An indented row line is the decoders' `invalid_indent` before its id is read.
+            if let Some(rest) = text.strip_prefix('@').filter(|_| line.indent == 0) {
                 let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
                 // A row's id is `@N ` (else the text is a cell); an item's is any `@N`.
                 let spaced = rest.as_bytes().get(digits) == Some(&b' ');
@@ -1362,6 +1371,20 @@ fn looks_like_member(line: &Line<'_>) -> bool {
         Ok((_, rest)) => rest.starts_with('=') || rest.starts_with('['),
         Err(_) => false,
     }
+}
+
+/// Whether a row's error `e` is one the decoders find before they check the row's member key
+/// or identity value (the cell at `line`, `column`) against the rows before: the row line's
+/// width, its markers (`check_shaped_row`), and the key cell itself.
+fn before_identity(e: &Error, line: u64, column: u64) -> bool {
+    e.line() == Some(line)
+        && (matches!(
+            e.kind(),
+            ErrorKind::RowWidthMismatch
+                | ErrorKind::InvalidGroupHeader
+                | ErrorKind::InvalidAttachmentMarker
+                | ErrorKind::InvalidKeyedMap
+        ) || e.column() == Some(column))
 }
 
 /// An error of a payload made by [`RowReader::alone`] moved from its line 2 to `line`.
