@@ -451,6 +451,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             false,
             level + 1,
             head.body(depth),
+            false,
         )?;
         let rows = object.members().map(|(k, v)| (Some(k), v));
         let written = self.table(head, &table, rows, object.len(), depth, level + 1);
@@ -513,15 +514,30 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         return Ok(());
                     }
                 }
-                let table =
-                    self.plan_table(items.id(), items.elements(), n, false, top, level + 1, body)?;
+                // A small table of scalar rows keeps their scalars in the plan, and is
+                // written from them (the rows not read again).
+                let keep = self.one_pass && n < ONE_PASS_ROWS;
+                let table = self.plan_table(
+                    items.id(),
+                    items.elements(),
+                    n,
+                    false,
+                    top,
+                    level + 1,
+                    body,
+                    keep,
+                )?;
                 if !table.has_columns() {
                     // Every field holds `>`: no column can be declared.
                     self.give_table(table);
                     return self.expanded(head, items, depth, level);
                 }
-                let rows = items.elements().map(|e| (None, e));
-                let written = self.table(head, &table, rows, n, depth, level + 1);
+                let written = if keep && table.cells.len() == n * table.names.len() {
+                    self.scalar_table(head, &table, n, depth)
+                } else {
+                    let rows = items.elements().map(|e| (None, e));
+                    self.table(head, &table, rows, n, depth, level + 1)
+                };
                 self.give_table(table);
                 written
             }
@@ -581,6 +597,35 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             self.slots.push(slots);
         }
         written
+    }
+
+    /// Writes a table of scalar rows from the scalars its plan kept (`table.cells`, row
+    /// after row): the header, then per row its cells but the constant ones.
+    fn scalar_table(
+        &mut self,
+        head: Head<'_>,
+        table: &Table<'v, N>,
+        n: usize,
+        depth: usize,
+    ) -> Result<()> {
+        self.table_header(head, table, n, depth)?;
+        let body = head.body(depth);
+        for row in table.cells.chunks_exact(table.names.len()) {
+            lex::indent(&mut self.out, body);
+            let mut first = true;
+            for (&scalar, field) in row.iter().zip(&table.fields) {
+                if field.form == Form::Const {
+                    continue;
+                }
+                if !first {
+                    self.out.push('|');
+                }
+                first = false;
+                write_scalar(&mut self.out, scalar, self.current)?;
+            }
+            self.out.push('\n');
+        }
+        Ok(())
     }
 
     /// A table's header line: `## key [N]{...}`, `## key [N:]{...}`, `.key [N]{...}`, ...
@@ -1749,6 +1794,68 @@ mod tests {
                     .from_str(&format!("GCF profile=generic\n{text}"))
                     .unwrap();
                 assert_eq!(back, value);
+            }
+        }
+    }
+
+    /// Small tables of scalar rows, written from the scalars their plan kept, are the
+    /// tables the general writer writes: at the root, as members, items and attachments,
+    /// with constant columns, a key with `>`, keys out of row 0's order and values not
+    /// scalars.
+    #[test]
+    fn small_scalar_tables_are_the_planned_ones() {
+        let table = |n: usize, twist: usize| {
+            let rows: Vec<Value> = (0..n)
+                .map(|i| {
+                    let mut row = json!({"name": format!("limit-{i}"), "unit": "cpu", "value": i as f64 + 0.5, "on": true});
+                    let object = row.as_object_mut().unwrap();
+                    match twist {
+                        1 if i == n - 1 => {
+                            object.insert("value".into(), json!({"x": 1}));
+                        }
+                        2 if i == n - 1 => {
+                            object.remove("unit");
+                        }
+                        3 => {
+                            object.insert("a>b".into(), json!(i));
+                        }
+                        4 if i == n - 1 => {
+                            object.insert("zz".into(), json!(null));
+                        }
+                        5 => {
+                            object.insert("unit".into(), json!(i % 2));
+                        }
+                        _ => {}
+                    }
+                    row
+                })
+                .collect();
+            Value::Array(rows)
+        };
+        for n in [1, 2, 3, 15] {
+            for twist in 0..6 {
+                let rows = table(n, twist);
+                let values = [
+                    rows.clone(),
+                    json!({"limits": rows.clone(), "x": 1}),
+                    json!([rows.clone(), 1]),
+                    json!([{"id": 1, "limits": rows.clone()}, {"id": 2, "limits": rows.clone()}]),
+                ];
+                for value in values {
+                    for opts in [
+                        EncoderOptions::new(),
+                        EncoderOptions::new().spec(Spec::V3_1),
+                        EncoderOptions::new().constant_columns(false),
+                    ] {
+                        let text = one_pass(&value, &opts);
+                        assert_eq!(text, planned(&value, &opts), "{value}");
+                        let back: Value = crate::DecoderOptions::new()
+                            .spec(opts.get_spec())
+                            .from_str(&format!("GCF profile=generic\n{text}"))
+                            .unwrap();
+                        assert_eq!(back, value);
+                    }
+                }
             }
         }
     }
