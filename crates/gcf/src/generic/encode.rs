@@ -232,7 +232,7 @@ pub(crate) struct Encoder<'v, 'o, N> {
     /// The output, owned for the walk (one indirection less per write).
     pub(crate) out: String,
     /// Table plans no longer in use, kept for their allocations.
-    pub(crate) spare_tables: Vec<Table<'v, N>>,
+    pub(crate) spare_tables: Vec<Box<Table<'v, N>>>,
     /// Row slot buffers no longer in use.
     slots: Vec<Vec<Option<N>>>,
     /// The fewest-tokens search, with a token counter.

@@ -508,15 +508,15 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         }
     }
 
-    /// A cleared table from the pool.
-    pub(crate) fn take_table(&mut self) -> Table<'v, N> {
+    /// A cleared table from the pool (boxed: a table is moved as a pointer).
+    pub(crate) fn take_table(&mut self) -> Box<Table<'v, N>> {
         let mut table = self.spare_tables.pop().unwrap_or_default();
         table.clear();
         table
     }
 
     /// Returns a table to the pool.
-    pub(crate) fn give_table(&mut self, table: Table<'v, N>) {
+    pub(crate) fn give_table(&mut self, table: Box<Table<'v, N>>) {
         if self.spare_tables.len() < 16 {
             self.spare_tables.push(table);
         }
@@ -537,7 +537,7 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         level: usize,
         depth: usize,
         keep: bool,
-    ) -> Result<Table<'v, N>>
+    ) -> Result<Box<Table<'v, N>>>
     where
         I: Iterator<Item = N> + Clone,
     {
@@ -601,7 +601,9 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             {
                 return false;
             }
-            table.add(key, false);
+            // (No per-field facts; at most `LINEAR_LOOKUP_MAX` names, found by a linear
+            // search, so the index needs no note of them.)
+            table.names.push(key);
             table.cells.push(scalar);
             table.fields.push(FieldPlan {
                 form: Form::Cells,
