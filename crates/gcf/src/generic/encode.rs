@@ -16,7 +16,7 @@
 //! positional inline bodies, headerless shared-schema rows, expanded items, keyed tables and
 //! value-grouped sets.
 
-use super::plan::{ArrayForm, Form, Table};
+use super::plan::{same_scalar, ArrayForm, Form, Table};
 use super::view::{Node, Scalar};
 use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::lex::{self, Place};
@@ -256,6 +256,11 @@ pub(crate) struct Encoder<'v, 'o, N> {
     /// whole walk, is the same string when its address and length are.)
     shared_head: (&'v str, usize),
     shared_head_text: String,
+    /// The fields of the last declaration of columns of cells and constants written
+    /// (`{a,b=1}`), each name with its constant's value, and its text: written again as it
+    /// is for a table of the same fields (small tables of one shape, object after object).
+    last_decl: Vec<(&'v str, Option<Scalar<'v>>)>,
+    last_decl_text: String,
 }
 
 /// Encodes the value at `root` into `out` (after the header, which is the caller's).
@@ -292,6 +297,8 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             shared_first: false,
             shared_head: ("", usize::MAX),
             shared_head_text: String::new(),
+            last_decl: Vec::new(),
+            last_decl_text: String::new(),
         }
     }
 
@@ -1103,6 +1110,23 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
 
     /// A table's field declaration: `{key,a,"b>c",d=const}`.
     fn declaration(&mut self, table: &Table<'v, N>) -> Result<()> {
+        // Columns of cells and constants alone: the last such declaration's text when the
+        // fields are its fields.
+        let plain = table.label.is_none()
+            && !table.names.is_empty()
+            && table
+                .fields
+                .iter()
+                .all(|f| matches!(f.form, Form::Cells | Form::Const));
+        if plain {
+            if self.same_declaration(table) {
+                self.out.push_str(&self.last_decl_text);
+                return Ok(());
+            }
+            self.last_decl.clear();
+            self.last_decl_text.clear();
+        }
+        let start = self.out.len();
         self.out.push('{');
         let mut first = true;
         if let Some(label) = table.label {
@@ -1155,7 +1179,39 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
         }
         self.out.push('}');
+        if plain {
+            let current = table.names.iter().zip(&table.fields).map(|(&name, field)| {
+                let constant = match field.form {
+                    Form::Const => field.node.and_then(Node::scalar),
+                    _ => None,
+                };
+                (name, constant)
+            });
+            self.last_decl.extend(current);
+            self.last_decl_text.push_str(&self.out[start..]);
+        }
         Ok(())
+    }
+
+    /// Whether a table of columns of cells and constants declares the fields of the last
+    /// such declaration: the same names, and the same constants, written alike.
+    fn same_declaration(&self, table: &Table<'v, N>) -> bool {
+        self.last_decl.len() == table.names.len()
+            && self
+                .last_decl
+                .iter()
+                .zip(table.names.iter().zip(&table.fields))
+                .all(|(&(name0, constant0), (name, field))| {
+                    key_eq(name0, name)
+                        && match (constant0, field.form) {
+                            (None, Form::Cells) => true,
+                            (Some(scalar0), Form::Const) => field
+                                .node
+                                .and_then(Node::scalar)
+                                .is_some_and(|scalar| same_scalar(scalar0, scalar, self.current)),
+                            _ => false,
+                        }
+                })
     }
 
     /// The path columns of a flattened object: `"path>key"` per scalar leaf, in order.
@@ -1858,6 +1914,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A declaration is written again from the last one's text only for the same names and
+    /// constants.
+    #[test]
+    fn repeated_declarations() {
+        let value = json!({
+            "a": [{"x": 1, "u": "cpu"}, {"x": 2, "u": "cpu"}],
+            "b": [{"x": 1, "u": "mem"}, {"x": 2, "u": "mem"}],
+            "c": [{"x": 1, "u": "mem"}, {"x": 2, "u": "gpu"}],
+            "d": [{"x": 1, "u": "mem"}, {"x": 2, "u": "mem"}],
+            "e": [{"x": 1, "u": "mem"}, {"x": 2, "u": "mem"}],
+            "f": [{"x": 1, "v": "mem"}, {"x": 2, "v": "mem"}],
+        });
+        let text = one_pass(&value, &EncoderOptions::new());
+        assert_eq!(
+            text,
+            "## a [2]{u=cpu,x}\n1\n2\n## b [2]{u=mem,x}\n1\n2\n## c [2]{u,x}\nmem|1\ngpu|2\n\
+             ## d [2]{u=mem,x}\n1\n2\n## e [2]{u=mem,x}\n1\n2\n## f [2]{v=mem,x}\n1\n2\n"
+        );
     }
 
     #[test]
