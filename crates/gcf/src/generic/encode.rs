@@ -897,7 +897,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         let line = self.out.len();
         lex::indent(&mut self.out, depth);
         let at = self.out.len();
-        if CHECKED && *speculate {
+        if *speculate {
             self.out.push('@');
             number::write_small_u64(&mut self.out, r as u64);
             self.out.push(' ');
@@ -1008,18 +1008,6 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
             nested |= scalar.is_none() || field.form == Form::Attach;
         }
-        if !CHECKED {
-            state.count_aligned();
-            if nested {
-                self.nested_prefix(r, line, depth, level)?;
-            }
-            self.out.push('\n');
-            if nested {
-                let values = row.members().map(|(_, v)| v).enumerate();
-                self.attachments(table, r, values, depth, level, None)?;
-            }
-            return Ok(true);
-        }
         match (nested, *speculate) {
             (true, true) => self.enter(level + 1)?,
             (true, false) => self.nested_prefix(r, line, depth, level)?,
@@ -1027,6 +1015,15 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             (false, false) => {}
         }
         *speculate = nested;
+        if !CHECKED {
+            state.count_aligned();
+            self.out.push('\n');
+            if nested {
+                let values = row.members().map(|(_, v)| v).enumerate();
+                self.attachments(table, r, values, depth, level, None)?;
+            }
+            return Ok(true);
+        }
         self.out.push('\n');
         if !nested {
             state.count_aligned();
