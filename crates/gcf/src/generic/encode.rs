@@ -897,7 +897,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         let line = self.out.len();
         lex::indent(&mut self.out, depth);
         let at = self.out.len();
-        if *speculate {
+        if CHECKED && *speculate {
             self.out.push('@');
             number::write_small_u64(&mut self.out, r as u64);
             self.out.push(' ');
@@ -1008,15 +1008,11 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
             nested |= scalar.is_none() || field.form == Form::Attach;
         }
-        match (nested, *speculate) {
-            (true, true) => self.enter(level + 1)?,
-            (true, false) => self.nested_prefix(r, line, depth, level)?,
-            (false, true) => self.out.replace_range(at..at + prefix, ""),
-            (false, false) => {}
-        }
-        *speculate = nested;
         if !CHECKED {
             state.count_aligned();
+            if nested {
+                self.nested_prefix(r, line, depth, level)?;
+            }
             self.out.push('\n');
             if nested {
                 let values = row.members().map(|(_, v)| v).enumerate();
@@ -1024,6 +1020,13 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
             return Ok(true);
         }
+        match (nested, *speculate) {
+            (true, true) => self.enter(level + 1)?,
+            (true, false) => self.nested_prefix(r, line, depth, level)?,
+            (false, true) => self.out.replace_range(at..at + prefix, ""),
+            (false, false) => {}
+        }
+        *speculate = nested;
         self.out.push('\n');
         if !nested {
             state.count_aligned();
