@@ -232,6 +232,8 @@ pub(crate) struct Encoder<'v, 'o, N> {
     /// The output, owned for the walk (one indirection less per write).
     pub(crate) out: String,
     /// Table plans no longer in use, kept for their allocations.
+    // (Boxed: a plan is moved out of and back into the pool as a pointer, not copied.)
+    #[allow(clippy::vec_box)]
     pub(crate) spare_tables: Vec<Box<Table<'v, N>>>,
     /// Row slot buffers no longer in use.
     slots: Vec<Vec<Option<N>>>,
