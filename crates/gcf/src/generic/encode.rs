@@ -1754,6 +1754,18 @@ mod tests {
         out
     }
 
+    /// Asserts that `value` is written as planning every table first writes it, and that the
+    /// bytes decode back to it.
+    fn assert_as_planned(value: &Value, opts: &EncoderOptions, context: &str) {
+        let text = one_pass(value, opts);
+        assert_eq!(text, planned(value, opts), "{context}");
+        let back: Value = crate::DecoderOptions::new()
+            .spec(opts.get_spec())
+            .from_str(&format!("GCF profile=generic\n{text}"))
+            .unwrap();
+        assert_eq!(&back, value, "{context}");
+    }
+
     /// A seeded generator of long tables whose rows agree with row 0 until some row, late,
     /// breaks its plan in one way or another.
     fn tables(seed: u64) -> Vec<Value> {
@@ -1845,13 +1857,7 @@ mod tests {
                 EncoderOptions::new(),
                 EncoderOptions::new().spec(Spec::V3_1),
             ] {
-                let text = one_pass(&value, &opts);
-                assert_eq!(text, planned(&value, &opts), "row {late}: {misfit}");
-                let back: Value = crate::DecoderOptions::new()
-                    .spec(opts.get_spec())
-                    .from_str(&format!("GCF profile=generic\n{text}"))
-                    .unwrap();
-                assert_eq!(back, value);
+                assert_as_planned(&value, &opts, &format!("row {late}: {misfit}"));
             }
         }
     }
@@ -1905,13 +1911,7 @@ mod tests {
                         EncoderOptions::new().spec(Spec::V3_1),
                         EncoderOptions::new().constant_columns(false),
                     ] {
-                        let text = one_pass(&value, &opts);
-                        assert_eq!(text, planned(&value, &opts), "{value}");
-                        let back: Value = crate::DecoderOptions::new()
-                            .spec(opts.get_spec())
-                            .from_str(&format!("GCF profile=generic\n{text}"))
-                            .unwrap();
-                        assert_eq!(back, value);
+                        assert_as_planned(&value, &opts, &value.to_string());
                     }
                 }
             }
@@ -1955,13 +1955,7 @@ mod tests {
         ] {
             for seed in 1..6 {
                 for value in tables(seed) {
-                    let text = one_pass(&value, &opts);
-                    assert_eq!(text, planned(&value, &opts), "{value}");
-                    let back: Value = crate::DecoderOptions::new()
-                        .spec(opts.get_spec())
-                        .from_str(&format!("GCF profile=generic\n{text}"))
-                        .unwrap();
-                    assert_eq!(back, value);
+                    assert_as_planned(&value, &opts, &value.to_string());
                 }
             }
         }
