@@ -1869,7 +1869,7 @@ pub(crate) fn write_str_at(out: &mut String, s: &str, place: Place) {
 /// §7.4.7.2): the current rule, and quoted also when it holds a `}`, which would end the
 /// declaration (a `,` is quoted by the rule already).
 pub(crate) fn write_const_str(out: &mut String, s: &str) {
-    if needs_quote_current(s) || memchr::memchr(b'}', s.as_bytes()).is_some() {
+    if needs_quote_current(s) || has_byte(s.as_bytes(), b'}') {
         write_quoted(out, s);
     } else {
         out.push_str(s);

@@ -16,7 +16,7 @@
 //! positional inline bodies, headerless shared-schema rows, expanded items, keyed tables and
 //! value-grouped sets.
 
-use super::plan::{ArrayForm, Form, Table};
+use super::plan::{same_scalar, ArrayForm, Form, Table};
 use super::view::{Node, Scalar};
 use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::lex::{self, Place};
@@ -232,7 +232,9 @@ pub(crate) struct Encoder<'v, 'o, N> {
     /// The output, owned for the walk (one indirection less per write).
     pub(crate) out: String,
     /// Table plans no longer in use, kept for their allocations.
-    pub(crate) spare_tables: Vec<Table<'v, N>>,
+    // (Boxed: a plan is moved out of and back into the pool as a pointer, not copied.)
+    #[allow(clippy::vec_box)]
+    pub(crate) spare_tables: Vec<Box<Table<'v, N>>>,
     /// Row slot buffers no longer in use.
     slots: Vec<Vec<Option<N>>>,
     /// The fewest-tokens search, with a token counter.
@@ -256,6 +258,11 @@ pub(crate) struct Encoder<'v, 'o, N> {
     /// whole walk, is the same string when its address and length are.)
     shared_head: (&'v str, usize),
     shared_head_text: String,
+    /// The fields of the last declaration of columns of cells and constants written
+    /// (`{a,b=1}`), each name with its constant's value, and its text: written again as it
+    /// is for a table of the same fields (small tables of one shape, object after object).
+    last_decl: Vec<(&'v str, Option<Scalar<'v>>)>,
+    last_decl_text: String,
 }
 
 /// Encodes the value at `root` into `out` (after the header, which is the caller's).
@@ -292,6 +299,8 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             shared_first: false,
             shared_head: ("", usize::MAX),
             shared_head_text: String::new(),
+            last_decl: Vec::new(),
+            last_decl_text: String::new(),
         }
     }
 
@@ -451,6 +460,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             false,
             level + 1,
             head.body(depth),
+            false,
         )?;
         let rows = object.members().map(|(k, v)| (Some(k), v));
         let written = self.table(head, &table, rows, object.len(), depth, level + 1);
@@ -513,15 +523,30 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                         return Ok(());
                     }
                 }
-                let table =
-                    self.plan_table(items.id(), items.elements(), n, false, top, level + 1, body)?;
+                // A small table of scalar rows keeps their scalars in the plan, and is
+                // written from them (the rows not read again).
+                let keep = self.one_pass && n < ONE_PASS_ROWS;
+                let table = self.plan_table(
+                    items.id(),
+                    items.elements(),
+                    n,
+                    false,
+                    top,
+                    level + 1,
+                    body,
+                    keep,
+                )?;
                 if !table.has_columns() {
                     // Every field holds `>`: no column can be declared.
                     self.give_table(table);
                     return self.expanded(head, items, depth, level);
                 }
-                let rows = items.elements().map(|e| (None, e));
-                let written = self.table(head, &table, rows, n, depth, level + 1);
+                let written = if keep && table.cells.len() == n * table.names.len() {
+                    self.scalar_table(head, &table, n, depth)
+                } else {
+                    let rows = items.elements().map(|e| (None, e));
+                    self.table(head, &table, rows, n, depth, level + 1)
+                };
                 self.give_table(table);
                 written
             }
@@ -581,6 +606,35 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             self.slots.push(slots);
         }
         written
+    }
+
+    /// Writes a table of scalar rows from the scalars its plan kept (`table.cells`, row
+    /// after row): the header, then per row its cells but the constant ones.
+    fn scalar_table(
+        &mut self,
+        head: Head<'_>,
+        table: &Table<'v, N>,
+        n: usize,
+        depth: usize,
+    ) -> Result<()> {
+        self.table_header(head, table, n, depth)?;
+        let body = head.body(depth);
+        for row in table.cells.chunks_exact(table.names.len()) {
+            lex::indent(&mut self.out, body);
+            let mut first = true;
+            for (&scalar, field) in row.iter().zip(&table.fields) {
+                if field.form == Form::Const {
+                    continue;
+                }
+                if !first {
+                    self.out.push('|');
+                }
+                first = false;
+                write_scalar(&mut self.out, scalar, self.current)?;
+            }
+            self.out.push('\n');
+        }
+        Ok(())
     }
 
     /// A table's header line: `## key [N]{...}`, `## key [N:]{...}`, `.key [N]{...}`, ...
@@ -1058,6 +1112,23 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
 
     /// A table's field declaration: `{key,a,"b>c",d=const}`.
     fn declaration(&mut self, table: &Table<'v, N>) -> Result<()> {
+        // Columns of cells and constants alone: the last such declaration's text when the
+        // fields are its fields.
+        let plain = table.label.is_none()
+            && !table.names.is_empty()
+            && table
+                .fields
+                .iter()
+                .all(|f| matches!(f.form, Form::Cells | Form::Const));
+        if plain {
+            if self.same_declaration(table) {
+                self.out.push_str(&self.last_decl_text);
+                return Ok(());
+            }
+            self.last_decl.clear();
+            self.last_decl_text.clear();
+        }
+        let start = self.out.len();
         self.out.push('{');
         let mut first = true;
         if let Some(label) = table.label {
@@ -1110,7 +1181,39 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             }
         }
         self.out.push('}');
+        if plain {
+            let current = table.names.iter().zip(&table.fields).map(|(&name, field)| {
+                let constant = match field.form {
+                    Form::Const => field.node.and_then(Node::scalar),
+                    _ => None,
+                };
+                (name, constant)
+            });
+            self.last_decl.extend(current);
+            self.last_decl_text.push_str(&self.out[start..]);
+        }
         Ok(())
+    }
+
+    /// Whether a table of columns of cells and constants declares the fields of the last
+    /// such declaration: the same names, and the same constants, written alike.
+    fn same_declaration(&self, table: &Table<'v, N>) -> bool {
+        self.last_decl.len() == table.names.len()
+            && self
+                .last_decl
+                .iter()
+                .zip(table.names.iter().zip(&table.fields))
+                .all(|(&(name0, constant0), (name, field))| {
+                    key_eq(name0, name)
+                        && match (constant0, field.form) {
+                            (None, Form::Cells) => true,
+                            (Some(scalar0), Form::Const) => field
+                                .node
+                                .and_then(Node::scalar)
+                                .is_some_and(|scalar| same_scalar(scalar0, scalar, self.current)),
+                            _ => false,
+                        }
+                })
     }
 
     /// The path columns of a flattened object: `"path>key"` per scalar leaf, in order.
@@ -1651,6 +1754,18 @@ mod tests {
         out
     }
 
+    /// Asserts that `value` is written as planning every table first writes it, and that the
+    /// bytes decode back to it.
+    fn assert_as_planned(value: &Value, opts: &EncoderOptions, context: &str) {
+        let text = one_pass(value, opts);
+        assert_eq!(text, planned(value, opts), "{context}");
+        let back: Value = crate::DecoderOptions::new()
+            .spec(opts.get_spec())
+            .from_str(&format!("GCF profile=generic\n{text}"))
+            .unwrap();
+        assert_eq!(&back, value, "{context}");
+    }
+
     /// A seeded generator of long tables whose rows agree with row 0 until some row, late,
     /// breaks its plan in one way or another.
     fn tables(seed: u64) -> Vec<Value> {
@@ -1742,15 +1857,85 @@ mod tests {
                 EncoderOptions::new(),
                 EncoderOptions::new().spec(Spec::V3_1),
             ] {
-                let text = one_pass(&value, &opts);
-                assert_eq!(text, planned(&value, &opts), "row {late}: {misfit}");
-                let back: Value = crate::DecoderOptions::new()
-                    .spec(opts.get_spec())
-                    .from_str(&format!("GCF profile=generic\n{text}"))
-                    .unwrap();
-                assert_eq!(back, value);
+                assert_as_planned(&value, &opts, &format!("row {late}: {misfit}"));
             }
         }
+    }
+
+    /// Small tables of scalar rows, written from the scalars their plan kept, are the
+    /// tables the general writer writes: at the root, as members, items and attachments,
+    /// with constant columns, a key with `>`, keys out of row 0's order and values not
+    /// scalars.
+    #[test]
+    fn small_scalar_tables_are_the_planned_ones() {
+        let table = |n: usize, twist: usize| {
+            let rows: Vec<Value> = (0..n)
+                .map(|i| {
+                    let mut row = json!({"name": format!("limit-{i}"), "unit": "cpu", "value": i as f64 + 0.5, "on": true});
+                    let object = row.as_object_mut().unwrap();
+                    match twist {
+                        1 if i == n - 1 => {
+                            object.insert("value".into(), json!({"x": 1}));
+                        }
+                        2 if i == n - 1 => {
+                            object.remove("unit");
+                        }
+                        3 => {
+                            object.insert("a>b".into(), json!(i));
+                        }
+                        4 if i == n - 1 => {
+                            object.insert("zz".into(), json!(null));
+                        }
+                        5 => {
+                            object.insert("unit".into(), json!(i % 2));
+                        }
+                        _ => {}
+                    }
+                    row
+                })
+                .collect();
+            Value::Array(rows)
+        };
+        for n in [1, 2, 3, 15] {
+            for twist in 0..6 {
+                let rows = table(n, twist);
+                let values = [
+                    rows.clone(),
+                    json!({"limits": rows.clone(), "x": 1}),
+                    json!([rows.clone(), 1]),
+                    json!([{"id": 1, "limits": rows.clone()}, {"id": 2, "limits": rows.clone()}]),
+                ];
+                for value in values {
+                    for opts in [
+                        EncoderOptions::new(),
+                        EncoderOptions::new().spec(Spec::V3_1),
+                        EncoderOptions::new().constant_columns(false),
+                    ] {
+                        assert_as_planned(&value, &opts, &value.to_string());
+                    }
+                }
+            }
+        }
+    }
+
+    /// A declaration is written again from the last one's text only for the same names and
+    /// constants.
+    #[test]
+    fn repeated_declarations() {
+        let value = json!({
+            "a": [{"x": 1, "u": "cpu"}, {"x": 2, "u": "cpu"}],
+            "b": [{"x": 1, "u": "mem"}, {"x": 2, "u": "mem"}],
+            "c": [{"x": 1, "u": "mem"}, {"x": 2, "u": "gpu"}],
+            "d": [{"x": 1, "u": "mem"}, {"x": 2, "u": "mem"}],
+            "e": [{"x": 1, "u": "mem"}, {"x": 2, "u": "mem"}],
+            "f": [{"x": 1, "v": "mem"}, {"x": 2, "v": "mem"}],
+        });
+        let text = one_pass(&value, &EncoderOptions::new());
+        assert_eq!(
+            text,
+            "## a [2]{u=cpu,x}\n1\n2\n## b [2]{u=mem,x}\n1\n2\n## c [2]{u,x}\nmem|1\ngpu|2\n\
+             ## d [2]{u=mem,x}\n1\n2\n## e [2]{u=mem,x}\n1\n2\n## f [2]{v=mem,x}\n1\n2\n"
+        );
     }
 
     #[test]
@@ -1770,13 +1955,7 @@ mod tests {
         ] {
             for seed in 1..6 {
                 for value in tables(seed) {
-                    let text = one_pass(&value, &opts);
-                    assert_eq!(text, planned(&value, &opts), "{value}");
-                    let back: Value = crate::DecoderOptions::new()
-                        .spec(opts.get_spec())
-                        .from_str(&format!("GCF profile=generic\n{text}"))
-                        .unwrap();
-                    assert_eq!(back, value);
+                    assert_as_planned(&value, &opts, &value.to_string());
                 }
             }
         }

@@ -49,7 +49,12 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
 
     /// Scans an array (at nesting level 1) for grouping by `group` with `key` as the identity
     /// column, or says why it cannot be.
-    pub(crate) fn group_plan(&mut self, items: N, key: &str, group: &str) -> Result<Table<'v, N>> {
+    pub(crate) fn group_plan(
+        &mut self,
+        items: N,
+        key: &str,
+        group: &str,
+    ) -> Result<Box<Table<'v, N>>> {
         if items.len() == 0 {
             return Err(not_groupable("the array is empty"));
         }
@@ -71,7 +76,7 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
 
     /// The scan and canonical plan of an array's records for grouping: constants, no
     /// flattening, schemas or attachments.
-    fn group_scan(&mut self, items: N) -> Table<'v, N> {
+    fn group_scan(&mut self, items: N) -> Box<Table<'v, N>> {
         let mut allow = self.allow(true, false);
         allow.flatten = false;
         allow.inline = false;

@@ -91,6 +91,10 @@ pub(crate) struct Table<'v, N> {
     index: ColumnIndex<'v>,
     /// What the scan found, per field.
     pub(crate) facts: Vec<Facts<N>>,
+    /// The scalars of a table of scalar rows, row after row (kept by
+    /// [`Encoder::scalar_rows`] when asked, for the writer to write them without reading
+    /// the rows again).
+    pub(crate) cells: Vec<Scalar<'v>>,
 }
 
 impl<N> Default for Table<'_, N> {
@@ -106,6 +110,7 @@ impl<N> Default for Table<'_, N> {
             shared_keys: 0,
             index: ColumnIndex::default(),
             facts: Vec::new(),
+            cells: Vec::new(),
         }
     }
 }
@@ -122,6 +127,7 @@ impl<'v, N: Node<'v>> Table<'v, N> {
         self.shared_keys = 0;
         self.index.clear();
         self.facts.clear();
+        self.cells.clear();
     }
 
     /// Declares the fields of a streamed table: each a column of cells (nested values
@@ -268,9 +274,10 @@ impl<N> Facts<N> {
 }
 
 /// The scalar a field must have to be constant, and whether two scalars are written alike.
+#[inline]
 pub(crate) fn same_scalar(a: Scalar<'_>, b: Scalar<'_>, current: bool) -> bool {
     match (a, b) {
-        (Scalar::Str(x), Scalar::Str(y)) => x == y,
+        (Scalar::Str(x), Scalar::Str(y)) => key_eq(x, y),
         (Scalar::Null, Scalar::Null) => true,
         (Scalar::Bool(x), Scalar::Bool(y)) => x == y,
         (Scalar::U64(x), Scalar::U64(y)) => x == y,
@@ -287,13 +294,18 @@ pub(crate) fn same_scalar(a: Scalar<'_>, b: Scalar<'_>, current: bool) -> bool {
         (Scalar::Str(_) | Scalar::Null | Scalar::Bool(_), _)
         | (_, Scalar::Str(_) | Scalar::Null | Scalar::Bool(_)) => false,
         // Numbers of different types (or floats): compared as written (`1.0` is written `1`).
-        (a, b) => {
-            let (mut x, mut y) = (String::new(), String::new());
-            super::encode::write_scalar(&mut x, a, current).is_ok()
-                && super::encode::write_scalar(&mut y, b, current).is_ok()
-                && x == y
-        }
+        (a, b) => same_written(a, b, current),
     }
+}
+
+/// Whether two numbers are written alike (the rare arm of [`same_scalar`], out of line).
+#[cold]
+#[inline(never)]
+fn same_written(a: Scalar<'_>, b: Scalar<'_>, current: bool) -> bool {
+    let (mut x, mut y) = (String::new(), String::new());
+    super::encode::write_scalar(&mut x, a, current).is_ok()
+        && super::encode::write_scalar(&mut y, b, current).is_ok()
+        && x == y
 }
 
 /// Whether a key holds `>` (keys are short: a loop, not a `memchr` call).
@@ -496,15 +508,15 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         }
     }
 
-    /// A cleared table from the pool.
-    pub(crate) fn take_table(&mut self) -> Table<'v, N> {
+    /// A cleared table from the pool (boxed: a table is moved as a pointer).
+    pub(crate) fn take_table(&mut self) -> Box<Table<'v, N>> {
         let mut table = self.spare_tables.pop().unwrap_or_default();
         table.clear();
         table
     }
 
     /// Returns a table to the pool.
-    pub(crate) fn give_table(&mut self, table: Table<'v, N>) {
+    pub(crate) fn give_table(&mut self, table: Box<Table<'v, N>>) {
         if self.spare_tables.len() < 16 {
             self.spare_tables.push(table);
         }
@@ -512,7 +524,8 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
 
     /// Plans a table: `rows` (objects at nesting `level`, `n` of them) of an array, or the
     /// member objects of a keyed map; `top` for a root or member array (where constant
-    /// columns are canonical); rows written at `depth`.
+    /// columns are canonical); rows written at `depth`. With `keep`, a table of scalar rows
+    /// ([`Encoder::scalar_rows`]) keeps its rows' scalars in `table.cells`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn plan_table<I>(
         &mut self,
@@ -523,14 +536,15 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         top: bool,
         level: usize,
         depth: usize,
-    ) -> Result<Table<'v, N>>
+        keep: bool,
+    ) -> Result<Box<Table<'v, N>>>
     where
         I: Iterator<Item = N> + Clone,
     {
         let allow = self.allow(top, keyed);
         let mut table = self.take_table();
         if self.fewest.is_none() && !keyed {
-            if self.scalar_rows(&mut table, rows.clone(), n, allow) {
+            if self.scalar_rows(&mut table, rows.clone(), n, allow, keep) {
                 return Ok(table);
             }
             table.clear();
@@ -555,9 +569,19 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
     /// keys in row 0's order (most small tables): columns of cells, the constant ones in the
     /// header where `allow` has constants, at least one column in the rows. This is what
     /// [`Encoder::scan`] and [`Encoder::canonical`] decide for such a table, found in one pass
-    /// over the rows without per-field facts. `false` (the table left partly filled) for any
-    /// other table, or a key with `>` where it is an attachment.
-    fn scalar_rows<I>(&self, table: &mut Table<'v, N>, mut rows: I, n: usize, allow: Allow) -> bool
+    /// over the rows without per-field facts; with `keep`, the rows' scalars are kept in
+    /// `table.cells`. `false` (the table left partly filled) for any other table, or a key
+    /// with `>` where it is an attachment. (Out of line: inlined into `plan_table` and so
+    /// into the writer's `array`, it cost the deep configuration 1 % more instructions.)
+    #[inline(never)]
+    fn scalar_rows<I>(
+        &self,
+        table: &mut Table<'v, N>,
+        mut rows: I,
+        n: usize,
+        allow: Allow,
+        keep: bool,
+    ) -> bool
     where
         I: Iterator<Item = N>,
     {
@@ -568,14 +592,28 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
         if k == 0 || k > LINEAR_LOOKUP_MAX || !first.is_object() {
             return false;
         }
+        // Row 0's scalars (kept in any case: the other rows are compared with them).
+        table.cells.clear();
+        table.fields.clear();
         for (key, value) in first.members() {
-            if !value.is_scalar()
-                || (allow.gt_attach && has_gt(key))
-                || table.names.iter().any(|name| key_eq(name, key))
+            let Some(scalar) = value.scalar() else {
+                return false;
+            };
+            if (allow.gt_attach && has_gt(key)) || table.names.iter().any(|name| key_eq(name, key))
             {
                 return false;
             }
-            table.add(key, false);
+            // (No per-field facts; at most `LINEAR_LOOKUP_MAX` names, found by a linear
+            // search, so the index needs no note of them.)
+            table.names.push(key);
+            table.cells.push(scalar);
+            table.fields.push(FieldPlan {
+                form: Form::Cells,
+                shared: None,
+                node: Some(value),
+                leaves: 0,
+                union: (0, 0),
+            });
         }
         // The columns still constant, a bit each.
         let mut constant: u32 = if allow.constants && n >= 2 {
@@ -587,21 +625,18 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             if !row.is_object() || row.len() != k {
                 return false;
             }
-            for (c, ((key, value), (name, value0))) in
-                row.members().zip(first.members()).enumerate()
-            {
-                if !key_eq(key, name) {
+            for (c, (key, value)) in row.members().enumerate() {
+                if !key_eq(key, table.names[c]) {
                     return false;
                 }
                 let Some(scalar) = value.scalar() else {
                     return false;
                 };
-                if constant & (1 << c) != 0
-                    && !value0
-                        .scalar()
-                        .is_some_and(|scalar0| same_scalar(scalar0, scalar, self.current))
-                {
+                if constant & (1 << c) != 0 && !same_scalar(table.cells[c], scalar, self.current) {
                     constant &= !(1 << c);
+                }
+                if keep {
+                    table.cells.push(scalar);
                 }
             }
         }
@@ -609,20 +644,12 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             // At least one column stays in the rows: the last.
             constant &= !(1 << (k - 1));
         }
-        table.fields.clear();
-        for (c, (_, value0)) in first.members().enumerate() {
-            let form = if constant & (1 << c) != 0 {
-                Form::Const
+        for (c, field) in table.fields.iter_mut().enumerate() {
+            if constant & (1 << c) != 0 {
+                field.form = Form::Const;
             } else {
-                Form::Cells
-            };
-            table.fields.push(FieldPlan {
-                form,
-                shared: None,
-                node: (form == Form::Const).then_some(value0),
-                leaves: 0,
-                union: (0, 0),
-            });
+                field.node = None;
+            }
         }
         table.aligned = true;
         table.nests = false;
