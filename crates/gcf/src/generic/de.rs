@@ -1606,8 +1606,17 @@ impl<'de> Parser<'de> {
                 }
                 Some(b'[') => {
                     if let Some(items) = self.plain_inline_array(&text[bare..]) {
-                        self.take_member(&line, found, members, &text[..bare])?
-                            .insert(Value::Array(items));
+                        // Read already (it cannot fail): the map's insert tells a repeated key.
+                        let key = &text[..bare];
+                        self.lines.advance();
+                        *found += 1;
+                        self.check_elements(&line, *found)?;
+                        if members
+                            .insert(key.to_owned(), Value::Array(items))
+                            .is_some()
+                        {
+                            return Err(duplicate_key(&line, key));
+                        }
                         return Ok(true);
                     }
                 }
@@ -3033,7 +3042,9 @@ struct RowSeq<'a, 'de> {
 }
 
 impl<'de> RowSeq<'_, 'de> {
-    /// The next line if it is a row of this table.
+    /// The next line if it is a row of this table. (Inlined: a line returned through memory
+    /// is stored a word at a time and loaded two at a time, a failed store forward per row.)
+    #[inline(always)]
     fn next_row_line(&mut self) -> Result<Option<Line<'de>>> {
         if self.st.shaped.is_some() && !self.group_ready()? {
             return Ok(None);
@@ -3518,11 +3529,10 @@ impl<'de> RowSeq<'_, 'de> {
             let Some(line) = self.next_row_line()? else {
                 return Ok(());
             };
-            let row = match self.plain_row(&line)? {
-                Some(row) => row,
-                None => self.general_row(line)?,
-            };
-            items.push(row);
+            if !self.plain_row(&line, items)? {
+                let row = self.general_row(line)?;
+                items.push(row);
+            }
         }
     }
 
@@ -3904,14 +3914,14 @@ impl<'de> RowSeq<'_, 'de> {
     /// for one more level and element. `None` for any other row, which [`RowSeq::read_row`]
     /// reads (and reports the errors of); nothing is consumed then.
     #[inline]
-    fn plain_row(&mut self, line: &Line<'de>) -> Result<Option<Value>> {
+    fn plain_row(&mut self, line: &Line<'de>, items: &mut Vec<Value>) -> Result<bool> {
         let text = line.text;
         let n = self.st.fields.len();
         if text.starts_with('@')
             || self.p.depth >= self.p.limits.max_depth
             || self.st.found >= self.p.limits.max_elements as u64
         {
-            return Ok(None);
+            return Ok(false);
         }
         let values = &mut self.p.row_values;
         let read = if lex::has_quote_or_marker(text.as_bytes()) {
@@ -3920,7 +3930,7 @@ impl<'de> RowSeq<'_, 'de> {
             row_values(values, n, line, lex::plain_cells(text, b'|'))
         };
         if !read {
-            return Ok(None);
+            return Ok(false);
         }
         // What follows the row must not be an attachment of it (which `read_row` reports).
         let cursor = self.p.lines.cursor();
@@ -3929,13 +3939,14 @@ impl<'de> RowSeq<'_, 'de> {
             // Back to the row, peeked again, for `read_row`.
             self.p.lines.seek(cursor);
             self.p.lines.has_next()?;
-            return Ok(None);
+            return Ok(false);
         }
         self.st.found += 1;
         self.st.row = *line;
         self.st.row_has_id = false;
         let row = plain_object(&mut self.p.templates, &mut self.st, &mut self.p.row_values);
-        Ok(Some(Value::Object(row)))
+        items.push(Value::Object(row));
+        Ok(true)
     }
 }
 
