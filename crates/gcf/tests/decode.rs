@@ -516,6 +516,22 @@ fn every_generic_error_code_with_its_position() {
             ("invalid_surrogate", 2, 4),
         ),
         ("GCF profile=generic\na=1\na=2\n", ("duplicate_key", 3, 1)),
+        // A repeated key after a plain inline array, before one, and with a value that
+        // is not plain (read the general way) after a plain one.
+        (
+            "GCF profile=generic\na[1]: x\na=2\n",
+            ("duplicate_key", 3, 1),
+        ),
+        (
+            "GCF profile=generic\na=1\na[2]: x,y\n",
+            ("duplicate_key", 3, 1),
+        ),
+        (
+            "GCF profile=generic\na=1\na=\"x\"\n",
+            ("duplicate_key", 3, 1),
+        ),
+        // The repeated key comes first, before the error in its value.
+        ("GCF profile=generic\na=1\na=\"x\n", ("duplicate_key", 3, 1)),
         (
             "GCF profile=generic\n## s\n  a=1\n  ## a\n",
             ("duplicate_key", 4, 3),

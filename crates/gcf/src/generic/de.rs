@@ -1585,18 +1585,38 @@ impl<'de> Parser<'de> {
         if bare > 0 {
             match text.as_bytes().get(bare) {
                 Some(b'=') => {
-                    let slot = self.take_member(&line, found, members, &text[..bare])?;
-                    slot.insert(scalar_value(
-                        self.spec,
-                        &line,
-                        lex::trim(&text[bare + 1..]),
-                    )?);
+                    let key = &text[..bare];
+                    let token = lex::trim(&text[bare + 1..]);
+                    self.lines.advance();
+                    *found += 1;
+                    self.check_elements(&line, *found)?;
+                    // A plain value cannot fail, so the map's own insert tells a repeated
+                    // key (one call instead of an entry's, and the value made in place: see
+                    // `plain_scalar_to`).
+                    let mut repeated = false;
+                    if !plain_scalar_to(token, |value| {
+                        repeated = members.insert(key.to_owned(), value).is_some();
+                    }) {
+                        let slot = vacant_slot(members, key, &line)?;
+                        slot.insert(visit_scalar(self.spec, &line, token, Build)?);
+                    } else if repeated {
+                        return Err(duplicate_key(&line, key));
+                    }
                     return Ok(true);
                 }
                 Some(b'[') => {
                     if let Some(items) = self.plain_inline_array(&text[bare..]) {
-                        self.take_member(&line, found, members, &text[..bare])?
-                            .insert(Value::Array(items));
+                        // Read already (it cannot fail): the map's insert tells a repeated key.
+                        let key = &text[..bare];
+                        self.lines.advance();
+                        *found += 1;
+                        self.check_elements(&line, *found)?;
+                        if members
+                            .insert(key.to_owned(), Value::Array(items))
+                            .is_some()
+                        {
+                            return Err(duplicate_key(&line, key));
+                        }
                         return Ok(true);
                     }
                 }
@@ -1736,10 +1756,9 @@ impl<'de> Parser<'de> {
             Vec::with_capacity(build::array_capacity(Some(n.min(values.len() / 2 + 1))));
         items.push(first);
         for token in cells {
-            if items.len() == n {
+            if items.len() == n || !plain_scalar_to(token, |value| items.push(value)) {
                 return None;
             }
-            items.push(plain_scalar(token)?);
         }
         (items.len() == n).then_some(items)
     }
@@ -1750,18 +1769,39 @@ impl<'de> Parser<'de> {
 /// numbers beyond 64 bits), which [`visit_scalar`] reads: what both make of a token is the same.
 #[inline(always)]
 fn plain_scalar(token: &str) -> Option<Value> {
+    let mut made = None;
+    plain_scalar_to(token, |value| made = Some(value));
+    made
+}
+
+/// [`plain_scalar`] given to `put` where it is made (`false`, and `put` not called, for the
+/// other tokens). The hot loops store their values through this: a `Value` returned and then
+/// moved on at once is stored piecewise (its tag a byte) and loaded whole, and such a load
+/// waits for the stores to retire instead of taking their data (a failed store forward, a
+/// dozen cycles and more for each cell); made in the arm that knows its variant, it goes
+/// straight to its place.
+#[inline(always)]
+fn plain_scalar_to(token: &str, put: impl FnOnce(Value)) -> bool {
     let b = token.as_bytes();
     match b.first() {
-        None => Some(Value::String(String::new())),
-        Some(b'"' | b'~' | b'^') => None,
+        None => put(Value::String(String::new())),
+        Some(b'"' | b'~' | b'^') => return false,
         Some(b'-' | b'0'..=b'9') => match lex::small_int(b) {
-            Some(v) => Some(Value::Number(v.into())),
-            None => plain_number(token),
+            Some(v) => put(Value::Number(v.into())),
+            None => match number::short_decimal(token) {
+                // Short decimals, the most common numbers past the small integers.
+                Some(v) => match serde_json::Number::from_f64(v) {
+                    Some(n) => put(Value::Number(n)),
+                    None => put(Value::Null),
+                },
+                None => return plain_number_to(token, put),
+            },
         },
-        Some(b't') if token == "true" => Some(Value::Bool(true)),
-        Some(b'f') if token == "false" => Some(Value::Bool(false)),
-        Some(_) => Some(Value::String(token.to_owned())),
+        Some(b't') if token == "true" => put(Value::Bool(true)),
+        Some(b'f') if token == "false" => put(Value::Bool(false)),
+        Some(_) => put(Value::String(token.to_owned())),
     }
+    true
 }
 
 /// The names of a plain declaration `decl` (from its `{` to its `}`, the end of the text) into
@@ -1849,15 +1889,13 @@ fn row_values<'de>(
             values.push(None);
             continue;
         }
-        let value = match plain_scalar(token) {
-            Some(value) => value,
-            None if token.starts_with('"') => match plain_quoted(line, token) {
-                Some(value) => value,
-                None => return false,
-            },
-            None => return false,
-        };
-        values.push(Some(value));
+        if plain_scalar_to(token, |value| values.push(Some(value))) {
+            continue;
+        }
+        match token.starts_with('"').then(|| plain_quoted(line, token)) {
+            Some(Some(value)) => values.push(Some(value)),
+            _ => return false,
+        }
     }
     cells.next().is_none()
 }
@@ -1891,35 +1929,34 @@ pub(crate) fn scalar_value(spec: Spec, line: &Line<'_>, token: &str) -> Result<V
     }
 }
 
-/// [`plain_scalar`] of a token that starts like a number but is not a small integer.
+/// [`plain_scalar_to`] of a token that starts like a number but is neither a small integer
+/// nor a short decimal.
 #[inline(never)]
-fn plain_number(token: &str) -> Option<Value> {
-    // Short decimals, the most common numbers past the small integers, before the grammar
-    // check (which `parse` does not need for them).
-    if let Some(v) = number::short_decimal(token) {
-        return Some(build::float(v));
-    }
+fn plain_number_to(token: &str, put: impl FnOnce(Value)) -> bool {
     if token == "-" {
-        return Some(Value::Null);
+        put(Value::Null);
+        return true;
     }
     if !number::is_json_number(token) {
-        return Some(Value::String(token.to_owned()));
+        put(Value::String(token.to_owned()));
+        return true;
     }
     // As `visit_number` gives them to `Build` in every version's domain; the rest (an integer
     // beyond i64, `-0`, where the versions differ) go through it.
     match number::parse(token) {
-        Number::U64(v) if v <= i64::MAX as u64 => Some(Value::Number(v.into())),
-        Number::I64(v) => Some(Value::Number(v.into())),
+        Number::U64(v) if v <= i64::MAX as u64 => put(Value::Number(v.into())),
+        Number::I64(v) => put(Value::Number(v.into())),
         // A double only when the token is one: an integer token too long for 64 bits parses
         // as a double too, and is the general path's (`out_of_range` in the current spec,
         // exact in v3.1).
         Number::F64(v)
             if token != "-0" && token.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) =>
         {
-            Some(build::float(v))
+            put(build::float(v));
         }
-        _ => None,
+        _ => return false,
     }
+    true
 }
 
 /// The slot for a new member `key` of an object, or `duplicate_key` at `line`.
@@ -3005,7 +3042,9 @@ struct RowSeq<'a, 'de> {
 }
 
 impl<'de> RowSeq<'_, 'de> {
-    /// The next line if it is a row of this table.
+    /// The next line if it is a row of this table. (Inlined: a line returned through memory
+    /// is stored a word at a time and loaded two at a time, a failed store forward per row.)
+    #[inline(always)]
     fn next_row_line(&mut self) -> Result<Option<Line<'de>>> {
         if self.st.shaped.is_some() && !self.group_ready()? {
             return Ok(None);
@@ -3490,11 +3529,10 @@ impl<'de> RowSeq<'_, 'de> {
             let Some(line) = self.next_row_line()? else {
                 return Ok(());
             };
-            let row = match self.plain_row(&line)? {
-                Some(row) => row,
-                None => self.general_row(line)?,
-            };
-            items.push(row);
+            if !self.plain_row(&line, items)? {
+                let row = self.general_row(line)?;
+                items.push(row);
+            }
         }
     }
 
@@ -3544,7 +3582,12 @@ impl<'de> RowSeq<'_, 'de> {
                     values.push(None);
                     continue;
                 }
-                CellKind::Scalar => scalar_value(spec, &row, cell.token),
+                CellKind::Scalar => {
+                    if plain_scalar_to(cell.token, |value| values.push(Some(value))) {
+                        continue;
+                    }
+                    visit_scalar(spec, &row, cell.token, Build)
+                }
                 _ if scalars_first => {
                     attached = true;
                     values.push(None);
@@ -3711,10 +3754,9 @@ impl<'de> RowSeq<'_, 'de> {
                 });
                 continue;
             }
-            let Some(value) = plain_scalar(token) else {
+            if !plain_scalar_to(token, |value| values.push(Some(value))) {
                 return Ok(false);
-            };
-            values.push(Some(value));
+            }
             self.st.cells.push(Cell {
                 token,
                 kind: CellKind::Scalar,
@@ -3872,14 +3914,14 @@ impl<'de> RowSeq<'_, 'de> {
     /// for one more level and element. `None` for any other row, which [`RowSeq::read_row`]
     /// reads (and reports the errors of); nothing is consumed then.
     #[inline]
-    fn plain_row(&mut self, line: &Line<'de>) -> Result<Option<Value>> {
+    fn plain_row(&mut self, line: &Line<'de>, items: &mut Vec<Value>) -> Result<bool> {
         let text = line.text;
         let n = self.st.fields.len();
         if text.starts_with('@')
             || self.p.depth >= self.p.limits.max_depth
             || self.st.found >= self.p.limits.max_elements as u64
         {
-            return Ok(None);
+            return Ok(false);
         }
         let values = &mut self.p.row_values;
         let read = if lex::has_quote_or_marker(text.as_bytes()) {
@@ -3888,7 +3930,7 @@ impl<'de> RowSeq<'_, 'de> {
             row_values(values, n, line, lex::plain_cells(text, b'|'))
         };
         if !read {
-            return Ok(None);
+            return Ok(false);
         }
         // What follows the row must not be an attachment of it (which `read_row` reports).
         let cursor = self.p.lines.cursor();
@@ -3897,13 +3939,14 @@ impl<'de> RowSeq<'_, 'de> {
             // Back to the row, peeked again, for `read_row`.
             self.p.lines.seek(cursor);
             self.p.lines.has_next()?;
-            return Ok(None);
+            return Ok(false);
         }
         self.st.found += 1;
         self.st.row = *line;
         self.st.row_has_id = false;
         let row = plain_object(&mut self.p.templates, &mut self.st, &mut self.p.row_values);
-        Ok(Some(Value::Object(row)))
+        items.push(Value::Object(row));
+        Ok(true)
     }
 }
 
