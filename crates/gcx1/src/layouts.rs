@@ -22,6 +22,7 @@ use crate::decoder::{Decoder, SectionSource, StrDecoder};
 use crate::encoder::Encoder;
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::header::Header;
+use crate::value::{layout_options, CellValue, TableBuilder, Typed, Writer};
 
 /// A whole tool response with a GCX1 layout: one call to encode, one to decode.
 ///
@@ -103,7 +104,7 @@ pub trait Layout: Sized {
 }
 
 /// A layout of a Gortex tool, written and read by the value codec.
-trait ToolLayout: Serialize + DeserializeOwned {
+trait ToolLayout: Serialize + DeserializeOwned + Shell {
     /// The tool (section) name it writes.
     fn tool(&self) -> &'static str;
     /// Whether it reads a payload of `tool`.
@@ -115,6 +116,17 @@ trait ToolLayout: Serialize + DeserializeOwned {
 }
 
 fn write_tool<T: ToolLayout, W: Write>(value: &T, encoder: &mut Encoder<W>) -> Result<()> {
+    // The typed path: the rows' fields straight into cells, no `Value` built for a row.
+    let options = layout_options(value.tool());
+    let writer = Writer::layout(&options);
+    if let Some(typed) = value.typed(&writer)? {
+        match writer.write_typed(encoder, typed) {
+            Ok(true) => return Ok(()),
+            Ok(false) => {}
+            Err(e) => return Err(e.or_position(Position::new(encoder.lines() + 1, 1))),
+        }
+    }
+    // The value path: the same bytes, through the layout's JSON form.
     let json = crate::ser::to_value(value)?;
     crate::value::encode_layout(encoder, value.tool(), &json)
         .map_err(|e| e.or_position(Position::new(encoder.lines() + 1, 1)))
@@ -138,6 +150,128 @@ fn read_tool<T: ToolLayout, S: SectionSource>(source: &mut S) -> Result<T> {
     value.decoded(&tool);
     Ok(value)
 }
+
+/// A layout's response as the value codec's Writer takes it without building its JSON form
+/// (`Writer::write_typed`), or `None` where the value path writes it.
+trait Shell {
+    fn typed<'a>(&'a self, writer: &Writer<'_>) -> Result<Option<Typed<'a>>>;
+}
+
+/// A record: one row, written by the value path (one row's `Value` is cheap).
+impl Shell for SymbolSource {
+    fn typed<'a>(&'a self, _writer: &Writer<'_>) -> Result<Option<Typed<'a>>> {
+        Ok(None)
+    }
+}
+
+/// A row type of a layout: its fields straight into a table's cells.
+trait TypedRow {
+    /// The number of named fields.
+    const WIDTH: usize;
+
+    /// Adds the row's cells (as its JSON form's members, in their order) and ends the row.
+    fn cells<'a>(&'a self, table: &mut TableBuilder<'a>) -> Result<()>;
+}
+
+/// A field of a row as a cell: `None` where the JSON form leaves the member out.
+trait WireCell {
+    fn cell(&self) -> Result<Option<CellValue<'_>>>;
+}
+
+impl WireCell for String {
+    fn cell(&self) -> Result<Option<CellValue<'_>>> {
+        Ok((!self.is_empty()).then_some(CellValue::Str(self)))
+    }
+}
+
+impl WireCell for u64 {
+    fn cell(&self) -> Result<Option<CellValue<'_>>> {
+        Ok(Some(CellValue::U64(*self)))
+    }
+}
+
+impl WireCell for Option<u64> {
+    fn cell(&self) -> Result<Option<CellValue<'_>>> {
+        Ok(self.map(CellValue::U64))
+    }
+}
+
+impl WireCell for f64 {
+    fn cell(&self) -> Result<Option<CellValue<'_>>> {
+        if self.is_finite() {
+            Ok(Some(CellValue::F64(*self)))
+        } else {
+            // The error serializing the JSON form gives.
+            Err(ErrorKind::NonFiniteFloat { value: *self }.into())
+        }
+    }
+}
+
+impl WireCell for Vec<String> {
+    fn cell(&self) -> Result<Option<CellValue<'_>>> {
+        Ok(Some(CellValue::List(self)))
+    }
+}
+
+/// A member of a layout's response, added to its [`Typed`] form: rows as a table (an empty
+/// array in the JSON form), anything else as its JSON form's member.
+trait ShellMember {
+    fn shell<'a>(
+        &'a self,
+        key: &'static str,
+        writer: &Writer<'_>,
+        typed: &mut Typed<'a>,
+    ) -> Result<()>;
+}
+
+impl<R: TypedRow> ShellMember for Vec<R> {
+    fn shell<'a>(
+        &'a self,
+        key: &'static str,
+        writer: &Writer<'_>,
+        typed: &mut Typed<'a>,
+    ) -> Result<()> {
+        if !self.is_empty() && typed.whole {
+            let mut table = TableBuilder::new(writer, self.len(), R::WIDTH);
+            for row in self {
+                row.cells(&mut table)?;
+            }
+            match table.finish() {
+                Some(table) => typed.tables.push((key, table)),
+                None => typed.whole = false,
+            }
+        }
+        typed.map.insert(key.to_owned(), Value::Array(Vec::new()));
+        Ok(())
+    }
+}
+
+macro_rules! plain_members {
+    ($($t:ty),*) => {$(
+        impl ShellMember for $t {
+            fn shell<'a>(
+                &'a self,
+                key: &'static str,
+                _writer: &Writer<'_>,
+                typed: &mut Typed<'a>,
+            ) -> Result<()> {
+                if !WireField::omit(self) {
+                    typed.map.insert(key.to_owned(), crate::ser::to_value(self)?);
+                }
+                Ok(())
+            }
+        }
+    )*};
+}
+
+plain_members!(
+    String,
+    u64,
+    Option<u64>,
+    Option<bool>,
+    Option<String>,
+    EditTarget
+);
 
 macro_rules! tool_layouts {
     ($($t:ty),* $(,)?) => {$(
@@ -302,6 +436,46 @@ impl WireField for EditTarget {
 /// `#[serde(flatten)]`, which breaks numbers when serde_json's `arbitrary_precision` is on,
 /// and would lose the row lines of errors.)
 macro_rules! wire_struct {
+    (row $name:ident { $($field:ident = $wire:literal),* $(,)? }) => {
+        impl TypedRow for $name {
+            const WIDTH: usize = [$($wire),*].len();
+
+            fn cells<'a>(&'a self, table: &mut TableBuilder<'a>) -> Result<()> {
+                $( if let Some(cell) = WireCell::cell(&self.$field)? {
+                    table.cell($wire, cell);
+                } )*
+                for (key, value) in &self.extra {
+                    if ![$($wire),*].contains(&key.as_str()) {
+                        table.cell(key, CellValue::Value(value));
+                    }
+                }
+                table.end_row();
+                Ok(())
+            }
+        }
+
+        wire_struct!($name { $($field = $wire),* });
+    };
+    (layout $name:ident { $($field:ident = $wire:literal $(via $via:ident)?),* $(,)? } $(skip { $($skip:ident),* })?) => {
+        impl Shell for $name {
+            fn typed<'a>(&'a self, writer: &Writer<'_>) -> Result<Option<Typed<'a>>> {
+                let mut typed = Typed {
+                    map: Map::new(),
+                    tables: Vec::new(),
+                    whole: true,
+                };
+                $( wire_struct!(@shell typed, writer, self.$field, $wire $(, $via)?); )*
+                for (key, value) in &self.extra {
+                    if ![$($wire),*].contains(&key.as_str()) {
+                        typed.map.insert(key.clone(), value.clone());
+                    }
+                }
+                Ok(Some(typed))
+            }
+        }
+
+        wire_struct!($name { $($field = $wire $(via $via)?),* } $(skip { $($skip),* })?);
+    };
     ($name:ident { $($field:ident = $wire:literal $(via $via:ident)?),* $(,)? } $(skip { $($skip:ident),* })?) => {
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -376,6 +550,14 @@ macro_rules! wire_struct {
     (@written $value:expr, $via:ident) => {
         true
     };
+    (@shell $typed:ident, $writer:ident, $value:expr, $wire:literal) => {
+        ShellMember::shell(&$value, $wire, $writer, &mut $typed)?;
+    };
+    (@shell $typed:ident, $writer:ident, $value:expr, $wire:literal, $via:ident) => {
+        $typed
+            .map
+            .insert($wire.to_owned(), crate::ser::to_value(&$via::Write(&$value))?);
+    };
     (@next $access:ident) => {
         $access.next_value()?
     };
@@ -406,7 +588,7 @@ pub struct SymbolMatch {
     pub extra: Extra,
 }
 
-wire_struct!(SymbolMatch { id = "id", kind = "kind", name = "name", path = "path", line = "line", sig = "sig" });
+wire_struct!(row SymbolMatch { id = "id", kind = "kind", name = "name", path = "path", line = "line", sig = "sig" });
 
 /// A `search_symbols` response: header meta `total` and `truncated`, a `# N result(s)`
 /// comment, one row per hit.
@@ -422,7 +604,7 @@ pub struct SearchSymbols {
     pub extra: Extra,
 }
 
-wire_struct!(SearchSymbols { results = "results", total = "total", truncated = "truncated" });
+wire_struct!(layout SearchSymbols { results = "results", total = "total", truncated = "truncated" });
 
 impl ToolLayout for SearchSymbols {
     const ROWS: Option<&'static str> = Some("results");
@@ -506,7 +688,7 @@ pub struct BatchSymbol {
     pub extra: Extra,
 }
 
-wire_struct!(BatchSymbol { id = "id", kind = "kind", name = "name", path = "path", start_line = "start_line", end_line = "end_line", sig = "sig", source = "source", error = "error" });
+wire_struct!(row BatchSymbol { id = "id", kind = "kind", name = "name", path = "path", start_line = "start_line", end_line = "end_line", sig = "sig", source = "source", error = "error" });
 
 /// A `batch_symbols` response: meta `count`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -519,7 +701,7 @@ pub struct BatchSymbols {
     pub extra: Extra,
 }
 
-wire_struct!(BatchSymbols { symbols = "symbols", count = "count" });
+wire_struct!(layout BatchSymbols { symbols = "symbols", count = "count" });
 
 impl ToolLayout for BatchSymbols {
     const ROWS: Option<&'static str> = Some("symbols");
@@ -558,7 +740,7 @@ pub struct Usage {
     pub extra: Extra,
 }
 
-wire_struct!(Usage { from = "from", to = "to", edge_kind = "edge_kind", origin = "origin", confidence = "confidence", from_name = "from_name", from_path = "from_path", from_line = "from_line" });
+wire_struct!(row Usage { from = "from", to = "to", edge_kind = "edge_kind", origin = "origin", confidence = "confidence", from_name = "from_name", from_path = "from_path", from_line = "from_line" });
 
 /// A `find_usages` response: the usages under `edges` (Gortex's JSON member; the header's
 /// `edges` meta counts them).
@@ -570,7 +752,7 @@ pub struct FindUsages {
     pub extra: Extra,
 }
 
-wire_struct!(FindUsages { edges = "edges" });
+wire_struct!(layout FindUsages { edges = "edges" });
 
 impl ToolLayout for FindUsages {
     const ROWS: Option<&'static str> = Some("edges");
@@ -602,7 +784,7 @@ pub struct FileSymbol {
     pub extra: Extra,
 }
 
-wire_struct!(FileSymbol { id = "id", kind = "kind", name = "name", line = "line", sig = "sig" });
+wire_struct!(row FileSymbol { id = "id", kind = "kind", name = "name", line = "line", sig = "sig" });
 
 /// A `get_file_summary` response: meta `total_nodes`, `total_edges`, `truncated`, `etag`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -621,7 +803,7 @@ pub struct FileSummary {
     pub extra: Extra,
 }
 
-wire_struct!(FileSummary { symbols = "symbols", total_nodes = "total_nodes", total_edges = "total_edges", truncated = "truncated", etag = "etag" });
+wire_struct!(layout FileSummary { symbols = "symbols", total_nodes = "total_nodes", total_edges = "total_edges", truncated = "truncated", etag = "etag" });
 
 impl ToolLayout for FileSummary {
     const ROWS: Option<&'static str> = Some("symbols");
@@ -703,7 +885,7 @@ pub struct SymbolRef {
     pub extra: Extra,
 }
 
-wire_struct!(SymbolRef { id = "id", kind = "kind", name = "name", path = "path", line = "line" });
+wire_struct!(row SymbolRef { id = "id", kind = "kind", name = "name", path = "path", line = "line" });
 
 /// One `.edges` row of the graph tools.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -724,7 +906,7 @@ pub struct GraphEdge {
     pub extra: Extra,
 }
 
-wire_struct!(GraphEdge { from = "from", to = "to", kind = "kind", origin = "origin", confidence = "confidence", label = "label" });
+wire_struct!(row GraphEdge { from = "from", to = "to", kind = "kind", origin = "origin", confidence = "confidence", label = "label" });
 
 /// A graph tool's response: `<tool>.nodes` (meta `total`, `truncated`) then `<tool>.edges`
 /// (meta `count`).
@@ -746,7 +928,7 @@ pub struct Graph {
     pub extra: Extra,
 }
 
-wire_struct!(Graph { nodes = "nodes", edges = "edges", total = "total", truncated = "truncated", count = "count" } skip { tool });
+wire_struct!(layout Graph { nodes = "nodes", edges = "edges", total = "total", truncated = "truncated", count = "count" } skip { tool });
 
 impl ToolLayout for Graph {
     const ROWS: Option<&'static str> = None;
@@ -806,7 +988,7 @@ pub struct EditingContext {
     pub extra: Extra,
 }
 
-wire_struct!(EditingContext { target = "target", callers = "callers", dependencies = "dependencies", tests = "tests" via path_rows });
+wire_struct!(layout EditingContext { target = "target", callers = "callers", dependencies = "dependencies", tests = "tests" via path_rows });
 
 /// `tests` travel as rows of one `path` column: `[{"path": ...}]` in the JSON form, which
 /// also reads the plain list of paths (`["a_test.go"]`) a response may hold.
@@ -885,7 +1067,7 @@ pub struct ScoredSymbol {
     pub extra: Extra,
 }
 
-wire_struct!(ScoredSymbol { id = "id", kind = "kind", name = "name", path = "path", line = "line", score = "score", reason = "reason" });
+wire_struct!(row ScoredSymbol { id = "id", kind = "kind", name = "name", path = "path", line = "line", score = "score", reason = "reason" });
 
 /// A `smart_context` response: `.task` (field `task`, one row; none when the task is
 /// empty) and `.symbols`.
@@ -899,7 +1081,7 @@ pub struct SmartContext {
     pub extra: Extra,
 }
 
-wire_struct!(SmartContext { task = "task", symbols = "symbols" });
+wire_struct!(layout SmartContext { task = "task", symbols = "symbols" });
 
 impl ToolLayout for SmartContext {
     const ROWS: Option<&'static str> = Some("symbols");
@@ -933,7 +1115,7 @@ pub struct DeadCodeItem {
     pub extra: Extra,
 }
 
-wire_struct!(DeadCodeItem { id = "id", kind = "kind", name = "name", path = "path", line = "line", reason = "reason" });
+wire_struct!(row DeadCodeItem { id = "id", kind = "kind", name = "name", path = "path", line = "line", reason = "reason" });
 
 /// An `analyze` response of kind `dead_code` (section `analyze.dead_code`, meta `count`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -946,7 +1128,7 @@ pub struct DeadCode {
     pub extra: Extra,
 }
 
-wire_struct!(DeadCode { items = "items", count = "count" });
+wire_struct!(layout DeadCode { items = "items", count = "count" });
 
 /// One `analyze.hotspots` row.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -971,7 +1153,7 @@ pub struct Hotspot {
     pub extra: Extra,
 }
 
-wire_struct!(Hotspot { id = "id", name = "name", path = "path", line = "line", fan_in = "fan_in", fan_out = "fan_out", cross_cut = "cross_cut", score = "score" });
+wire_struct!(row Hotspot { id = "id", name = "name", path = "path", line = "line", fan_in = "fan_in", fan_out = "fan_out", cross_cut = "cross_cut", score = "score" });
 
 /// An `analyze` response of kind `hotspots` (section `analyze.hotspots`, meta `count`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -984,7 +1166,7 @@ pub struct Hotspots {
     pub extra: Extra,
 }
 
-wire_struct!(Hotspots { items = "items", count = "count" });
+wire_struct!(layout Hotspots { items = "items", count = "count" });
 
 /// One `analyze.cycles` row; `nodes` travels comma-joined (as a JSON array when an ID holds
 /// a comma or is empty).
@@ -1000,7 +1182,7 @@ pub struct Cycle {
     pub extra: Extra,
 }
 
-wire_struct!(Cycle { size = "size", severity = "severity", nodes = "nodes" });
+wire_struct!(row Cycle { size = "size", severity = "severity", nodes = "nodes" });
 
 /// An `analyze` response of kind `cycles` (section `analyze.cycles`, meta `count`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -1013,7 +1195,7 @@ pub struct Cycles {
     pub extra: Extra,
 }
 
-wire_struct!(Cycles { items = "items", count = "count" });
+wire_struct!(layout Cycles { items = "items", count = "count" });
 
 macro_rules! analyze {
     ($($t:ty => $tool:literal),*) => {$(
@@ -1055,7 +1237,7 @@ pub struct Contract {
     pub extra: Extra,
 }
 
-wire_struct!(Contract { id = "id", contract_type = "type", method = "method", path = "path", service = "service", providers = "providers", consumers = "consumers" });
+wire_struct!(row Contract { id = "id", contract_type = "type", method = "method", path = "path", service = "service", providers = "providers", consumers = "consumers" });
 
 /// A `contracts` response, action `list`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -1066,7 +1248,7 @@ pub struct ContractsList {
     pub extra: Extra,
 }
 
-wire_struct!(ContractsList { contracts = "contracts" });
+wire_struct!(layout ContractsList { contracts = "contracts" });
 
 impl ToolLayout for ContractsList {
     const ROWS: Option<&'static str> = Some("contracts");
@@ -1093,7 +1275,7 @@ pub struct Orphan {
     pub extra: Extra,
 }
 
-wire_struct!(Orphan { contract_id = "contract_id", side = "side", repo = "repo", symbol = "symbol" });
+wire_struct!(row Orphan { contract_id = "contract_id", side = "side", repo = "repo", symbol = "symbol" });
 
 /// A `contracts` response, action `check`: the orphans.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -1104,7 +1286,7 @@ pub struct ContractOrphans {
     pub extra: Extra,
 }
 
-wire_struct!(ContractOrphans { orphans = "orphans" });
+wire_struct!(layout ContractOrphans { orphans = "orphans" });
 
 impl ToolLayout for ContractOrphans {
     const ROWS: Option<&'static str> = Some("orphans");

@@ -13,7 +13,7 @@ use crate::decoder::{Decoder, Limits};
 use crate::encoder::Encoder;
 use crate::error::Result;
 use crate::header::Header;
-use crate::value::{needs_shape, Columns, Options, SectionReader, ValueCell, Writer};
+use crate::value::{needs_shape, CellValue, Columns, Options, SectionReader, ValueCell, Writer};
 
 /// One row read by a [`RowReader`].
 #[derive(Debug, Clone, PartialEq)]
@@ -275,7 +275,7 @@ fn fit<'v>(columns: &Columns, value: &'v Value) -> Option<Vec<ValueCell<'v>>> {
         return Columns::accepts(mode, Some(value), true).then(|| {
             vec![ValueCell {
                 mode,
-                value: Some(value),
+                value: Some(CellValue::Value(value)),
             }]
         });
     }
@@ -291,7 +291,7 @@ fn fit<'v>(columns: &Columns, value: &'v Value) -> Option<Vec<ValueCell<'v>>> {
         }
         cells.push(ValueCell {
             mode,
-            value: member,
+            value: member.map(CellValue::Value),
         });
     }
     Some(cells)

@@ -877,51 +877,70 @@ impl Column {
 
     #[inline]
     fn add(&mut self, value: Option<&Value>) {
-        let Some(value) = value else {
-            self.missing = true;
+        match value {
+            None => self.missing = true,
+            Some(Value::String(s)) => self.add_str(s),
+            Some(other) => self.add_other(other),
+        }
+    }
+
+    /// [`Column::add`] of a present cell, a `Value` or a typed layout's field.
+    #[inline]
+    fn add_cell(&mut self, cell: CellValue<'_>) {
+        match cell {
+            CellValue::Value(value) => self.add(Some(value)),
+            CellValue::Str(s) => self.add_str(s),
+            other => self.add_other(&other.to_value()),
+        }
+    }
+
+    #[inline]
+    fn add_str(&mut self, s: &str) {
+        // One look at the text serves both questions.
+        let crlf = has_crlf(s);
+        if self.plain {
+            self.plain = !s.is_empty()
+                && !crlf
+                && match self.kind {
+                    Kind::Str => true,
+                    Kind::Auto => !looks_typed(s),
+                    _ => false,
+                };
+        }
+        if self.json {
             return;
-        };
+        }
+        if crlf {
+            self.json = true;
+            return;
+        }
+        self.empty_string |= s.is_empty();
+        self.see(b's');
+    }
+
+    /// A value other than a string.
+    #[inline]
+    fn add_other(&mut self, value: &Value) {
+        if self.plain && !reads_back(self.kind, value) {
+            self.plain = false;
+        }
+        if self.json {
+            return;
+        }
         let letter = match value {
-            Value::String(s) => {
-                // One look at the text serves both questions.
-                let crlf = has_crlf(s);
-                if self.plain {
-                    self.plain = !s.is_empty()
-                        && !crlf
-                        && match self.kind {
-                            Kind::Str => true,
-                            Kind::Auto => !looks_typed(s),
-                            _ => false,
-                        };
-                }
-                if self.json {
-                    return;
-                }
-                if crlf {
-                    self.json = true;
-                    return;
-                }
-                self.empty_string |= s.is_empty();
-                b's'
+            Value::Null => {
+                self.json = true;
+                return;
             }
-            other => {
-                if self.plain && !reads_back(self.kind, other) {
-                    self.plain = false;
-                }
-                if self.json {
-                    return;
-                }
-                match other {
-                    Value::Null => {
-                        self.json = true;
-                        return;
-                    }
-                    Value::Bool(_) => b'b',
-                    Value::Number(_) => b'n',
-                    _ => b'j',
-                }
-            }
+            Value::Bool(_) => b'b',
+            Value::Number(_) => b'n',
+            _ => b'j',
         };
+        self.see(letter);
+    }
+
+    #[inline]
+    fn see(&mut self, letter: u8) {
         match self.seen {
             Some(seen) if seen != letter => self.json = true,
             _ => self.seen = Some(letter),
@@ -993,43 +1012,80 @@ pub(crate) enum Mode {
     Letter(u8),
 }
 
+/// A cell's value as the Writer looks at it: a member of a `Value`, or a field of a typed
+/// layout's row, read where it is (no `Value` built for the row).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CellValue<'v> {
+    Value(&'v Value),
+    Str(&'v str),
+    U64(u64),
+    /// A finite float.
+    F64(f64),
+    List(&'v [String]),
+}
+
+impl<'v> CellValue<'v> {
+    /// The `Value` a serializer would build for it (cheap but for lists, which are rare).
+    fn to_value(self) -> Cow<'v, Value> {
+        match self {
+            CellValue::Value(value) => Cow::Borrowed(value),
+            CellValue::Str(s) => Cow::Owned(Value::String(s.to_owned())),
+            CellValue::U64(n) => Cow::Owned(Value::Number(n.into())),
+            CellValue::F64(f) => Cow::Owned(Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            CellValue::List(items) => Cow::Owned(Value::Array(
+                items.iter().map(|s| Value::String(s.clone())).collect(),
+            )),
+        }
+    }
+}
+
 /// One cell of the value codec.
 pub(crate) struct ValueCell<'v> {
     pub(crate) mode: Mode,
-    pub(crate) value: Option<&'v Value>,
+    pub(crate) value: Option<CellValue<'v>>,
 }
 
 impl Cell for ValueCell<'_> {
     #[inline]
     fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
-        let Some(value) = self.value else {
-            return Ok(());
-        };
-        match (self.mode, value) {
-            (Mode::Letter(b's' | b'S') | Mode::Plain(_), Value::String(s)) => out.write_str(s),
-            (Mode::Letter(b'n' | b'N') | Mode::Plain(_), Value::Number(n)) => {
-                write_number(out.buffer(), n)?;
-                out.raw(b"");
+        match (self.mode, self.value) {
+            (_, None) => Ok(()),
+            (_, Some(CellValue::Value(value))) => write_value_cell(out, self.mode, value),
+            (Mode::Letter(b's' | b'S') | Mode::Plain(_), Some(CellValue::Str(s))) => {
+                out.write_str(s);
+                Ok(())
             }
-            (Mode::Letter(b'b' | b'B') | Mode::Plain(_), Value::Bool(b)) => out.write_bool(*b),
-            (Mode::Plain(Kind::List), Value::Array(items)) if joinable(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.buffer().push(b',');
-                    }
-                    match item {
-                        // The row's first cell: `#` or `GCX` at its start is escaped.
-                        Value::String(s) if i == 0 => out.write_str(s),
-                        Value::String(s) => escape_into(out.buffer(), s),
-                        _ => {}
-                    }
-                }
-                out.raw(b"");
-            }
-            _ => write_json_cell(out, value)?,
+            (mode, Some(cell)) => write_value_cell(out, mode, &cell.to_value()),
         }
-        Ok(())
     }
+}
+
+#[inline]
+fn write_value_cell(out: &mut CellWriter<'_>, mode: Mode, value: &Value) -> Result<()> {
+    match (mode, value) {
+        (Mode::Letter(b's' | b'S') | Mode::Plain(_), Value::String(s)) => out.write_str(s),
+        (Mode::Letter(b'n' | b'N') | Mode::Plain(_), Value::Number(n)) => {
+            write_number(out.buffer(), n)?;
+            out.raw(b"");
+        }
+        (Mode::Letter(b'b' | b'B') | Mode::Plain(_), Value::Bool(b)) => out.write_bool(*b),
+        (Mode::Plain(Kind::List), Value::Array(items)) if joinable(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.buffer().push(b',');
+                }
+                match item {
+                    // The row's first cell: `#` or `GCX` at its start is escaped.
+                    Value::String(s) if i == 0 => out.write_str(s),
+                    Value::String(s) => escape_into(out.buffer(), s),
+                    _ => {}
+                }
+            }
+            out.raw(b"");
+        }
+        _ => write_json_cell(out, value)?,
+    }
+    Ok(())
 }
 
 /// Whether a list can be written comma-joined: strings, none empty or holding a comma, and
@@ -1105,9 +1161,122 @@ pub(crate) struct Table<'v> {
     /// What each field's column holds, in the order of `fields`.
     columns: Vec<Column>,
     /// Every member of every row, in order: its field's index and its value.
-    entries: Vec<(u32, &'v Value)>,
+    entries: Vec<(u32, CellValue<'v>)>,
     /// Where each row's entries end.
     ends: Vec<usize>,
+}
+
+/// Builds a [`Table`] cell by cell: the union of the rows' keys (in the order first seen)
+/// and what each column holds, in one walk over the rows. Rows usually list the same keys
+/// in the same order, which is tried first: one comparison per key, no lookup.
+pub(crate) struct TableBuilder<'v> {
+    tool: Option<&'static Tool>,
+    max_fields: usize,
+    fields: Vec<&'v str>,
+    columns: Vec<Column>,
+    /// In how many rows each column has a value.
+    present: Vec<usize>,
+    index: std::collections::HashMap<&'v str, u32>,
+    entries: Vec<(u32, CellValue<'v>)>,
+    ends: Vec<usize>,
+    /// The previous row's keys and their columns, to guess this one's.
+    previous: Vec<(&'v str, u32)>,
+    /// The position of the next cell in its row.
+    at: usize,
+    all_single: bool,
+}
+
+impl<'v> TableBuilder<'v> {
+    /// A table of `rows` rows of about `per_row` members each, for `writer`'s tool.
+    pub(crate) fn new(writer: &Writer<'_>, rows: usize, per_row: usize) -> Self {
+        TableBuilder {
+            tool: writer.tool,
+            max_fields: writer.options.limits.max_fields,
+            fields: Vec::new(),
+            columns: Vec::new(),
+            present: Vec::new(),
+            index: std::collections::HashMap::new(),
+            entries: Vec::with_capacity(rows * per_row),
+            ends: Vec::with_capacity(rows),
+            previous: Vec::new(),
+            at: 0,
+            all_single: true,
+        }
+    }
+
+    /// The current row's member `key` (each key once in a row).
+    #[inline]
+    pub(crate) fn cell(&mut self, key: &'v str, value: CellValue<'v>) {
+        let j = self.at;
+        self.at += 1;
+        let column = match self.previous.get(j) {
+            Some(&(guess, column)) if same_text(guess, key) => column,
+            _ => {
+                let next = self.fields.len() as u32;
+                let column = *self.index.entry(key).or_insert(next);
+                if column == next {
+                    self.fields.push(key);
+                    self.columns.push(Column::new(kind_of(self.tool, key)));
+                    self.present.push(0);
+                }
+                if j < self.previous.len() {
+                    self.previous[j] = (key, column);
+                } else {
+                    self.previous.push((key, column));
+                }
+                column
+            }
+        };
+        self.columns[column as usize].add_cell(value);
+        self.present[column as usize] += 1;
+        self.entries.push((column, value));
+    }
+
+    /// Ends the current row.
+    #[inline]
+    pub(crate) fn end_row(&mut self) {
+        self.all_single &= self.at == 1;
+        self.at = 0;
+        self.ends.push(self.entries.len());
+    }
+
+    /// The table, if its keys can be fields.
+    pub(crate) fn finish(mut self) -> Option<Table<'v>> {
+        let rows = self.ends.len();
+        for (column, &count) in self.columns.iter_mut().zip(&self.present) {
+            if count < rows {
+                column.add(None);
+            }
+        }
+        let fits = !self.fields.is_empty()
+            && self.fields.len() <= self.max_fields
+            && self.fields.iter().all(|k| is_field_name(k))
+            // A one-column row cannot hold a missing cell (it would be a blank line).
+            && (self.fields.len() > 1 || self.all_single);
+        fits.then_some(Table {
+            rows,
+            fields: self.fields,
+            columns: self.columns,
+            entries: self.entries,
+            ends: self.ends,
+        })
+    }
+}
+
+impl Table<'_> {
+    /// Whether the table is the lone column `value` (which needs `shape=`).
+    pub(crate) fn is_values(&self) -> bool {
+        self.fields == ["value"]
+    }
+}
+
+/// A typed layout as the Writer takes it: its JSON form with each member of rows an empty
+/// array, and those rows as tables.
+pub(crate) struct Typed<'v> {
+    pub(crate) map: Map<String, Value>,
+    pub(crate) tables: Vec<(&'static str, Table<'v>)>,
+    /// Every member of rows is in `tables` (`false`: rows the value path writes otherwise).
+    pub(crate) whole: bool,
 }
 
 /// How an object is written as a wrapper.
@@ -1143,7 +1312,7 @@ impl<'o> Writer<'o> {
         let shape = needs_shape(self.name);
         match value {
             Value::Object(map) => {
-                if let Some(plan) = self.plan(map) {
+                if let Some(plan) = self.plan(map, &mut Vec::new()) {
                     return self.write_wrapper(encoder, plan);
                 }
                 let mut header = Header::new(self.name, Vec::<String>::new());
@@ -1183,6 +1352,36 @@ impl<'o> Writer<'o> {
         }
     }
 
+    /// Writes a typed layout from its [`Typed`] form, as [`Writer::write`] writes the
+    /// layout's JSON form; `false` (nothing written) where that takes the value path.
+    pub(crate) fn write_typed<W: Write>(
+        &self,
+        encoder: &mut Encoder<W>,
+        typed: Typed<'_>,
+    ) -> Result<bool> {
+        let Typed {
+            map,
+            mut tables,
+            whole,
+        } = typed;
+        if !whole || self.tool.is_none() {
+            return Ok(false);
+        }
+        match self.plan(&map, &mut tables) {
+            Some(plan) if tables.is_empty() => self.write_wrapper(encoder, plan).map(|()| true),
+            _ => Ok(false),
+        }
+    }
+
+    /// The writer of a typed layout of `options`' tool (`options` from [`layout_options`]).
+    pub(crate) fn layout(options: &'o Options) -> Self {
+        Writer {
+            options,
+            name: &options.tool,
+            tool: schema::tool(&options.tool),
+        }
+    }
+
     /// A writer of `options`' tool.
     pub(crate) fn new(options: &'o Options) -> Self {
         Writer {
@@ -1209,62 +1408,15 @@ impl<'o> Writer<'o> {
     /// in one walk over the objects. Objects usually list the same keys in the same order,
     /// which is tried first: one comparison per key, no lookup.
     pub(crate) fn table<'v>(&self, items: &'v [Value]) -> Option<Table<'v>> {
-        let mut fields: Vec<&'v str> = Vec::new();
-        let mut columns: Vec<Column> = Vec::new();
-        let mut present: Vec<usize> = Vec::new();
-        let mut index: std::collections::HashMap<&'v str, u32> = std::collections::HashMap::new();
         let per_row = items.first().and_then(Value::as_object).map_or(0, Map::len);
-        let mut entries: Vec<(u32, &'v Value)> = Vec::with_capacity(items.len() * per_row);
-        let mut ends: Vec<usize> = Vec::with_capacity(items.len());
-        // The previous object's keys and their columns, to guess this one's.
-        let mut previous: Vec<(&'v str, u32)> = Vec::new();
-        let mut all_single = true;
+        let mut builder = TableBuilder::new(self, items.len(), per_row);
         for item in items {
-            let object = item.as_object()?;
-            all_single &= object.len() == 1;
-            for (j, (key, value)) in object.iter().enumerate() {
-                let key = key.as_str();
-                let column = match previous.get(j) {
-                    Some(&(guess, column)) if same_text(guess, key) => column,
-                    _ => {
-                        let next = fields.len() as u32;
-                        let column = *index.entry(key).or_insert(next);
-                        if column == next {
-                            fields.push(key);
-                            columns.push(Column::new(kind_of(self.tool, key)));
-                            present.push(0);
-                        }
-                        if j < previous.len() {
-                            previous[j] = (key, column);
-                        } else {
-                            previous.push((key, column));
-                        }
-                        column
-                    }
-                };
-                columns[column as usize].add(Some(value));
-                present[column as usize] += 1;
-                entries.push((column, value));
+            for (key, value) in item.as_object()? {
+                builder.cell(key, CellValue::Value(value));
             }
-            ends.push(entries.len());
+            builder.end_row();
         }
-        for (column, &count) in columns.iter_mut().zip(&present) {
-            if count < items.len() {
-                column.add(None);
-            }
-        }
-        let fits = !fields.is_empty()
-            && fields.len() <= self.options.limits.max_fields
-            && fields.iter().all(|k| is_field_name(k))
-            // A one-column row cannot hold a missing cell (it would be a blank line).
-            && (fields.len() > 1 || all_single);
-        fits.then_some(Table {
-            rows: items.len(),
-            fields,
-            columns,
-            entries,
-            ends,
-        })
+        builder.finish()
     }
 
     /// `union` in the tool's column order, for layouts: the seed's columns even where no
@@ -1472,7 +1624,7 @@ impl<'o> Writer<'o> {
             }
         }
         // Each row's values in field order, in a buffer the size of one row.
-        let mut row: Vec<Option<&Value>> = vec![None; width];
+        let mut row: Vec<Option<CellValue<'_>>> = vec![None; width];
         let mut start = 0;
         for &end in &table.ends {
             row.fill(None);
@@ -1525,7 +1677,7 @@ impl<'o> Writer<'o> {
         for item in items {
             encoder.write_row([ValueCell {
                 mode: modes[0],
-                value: Some(item),
+                value: Some(CellValue::Value(item)),
             }])?;
         }
         Ok(Columns {
@@ -1616,7 +1768,7 @@ impl<'o> Writer<'o> {
                 .zip(&modes)
                 .map(|((_, value), &mode)| ValueCell {
                     mode,
-                    value: *value,
+                    value: value.map(CellValue::Value),
                 }),
         )
     }
@@ -1637,13 +1789,20 @@ impl<'o> Writer<'o> {
         encoder.begin_section(&header)?;
         encoder.write_row([ValueCell {
             mode: modes[0],
-            value: Some(value),
+            value: Some(CellValue::Value(value)),
         }])
     }
 
     /// How to write `map` as a wrapper, or `None` when it is better (or only possible) as
     /// one record: it needs a member that is an array of objects.
-    fn plan<'v>(&self, map: &'v Map<String, Value>) -> Option<Plan<'v>> {
+    /// `typed`: the tables of a typed layout's rows, by member (their members in `map` are
+    /// empty arrays); each is taken as the value path would take the rows, or the plan is
+    /// `None`.
+    fn plan<'v>(
+        &self,
+        map: &'v Map<String, Value>,
+        typed: &mut Vec<(&str, Table<'v>)>,
+    ) -> Option<Plan<'v>> {
         let mut plan = Plan {
             sections: Vec::new(),
             meta: Vec::new(),
@@ -1667,6 +1826,15 @@ impl<'o> Writer<'o> {
                 [] if t.wrapper == Some(key) => t.seed(""),
                 seed => seed,
             });
+            if let Some(at) = typed.iter().position(|(k, _)| *k == key) {
+                let (_, table) = typed.swap_remove(at);
+                if !(sectionable && holds == Holds::List) || table.is_values() {
+                    return None;
+                }
+                tables += 1;
+                plan.sections.push((key, Member::Table(table)));
+                continue;
+            }
             match value {
                 Value::Array(items)
                     if layout && sectionable && items.is_empty() && !seed.is_empty() =>
@@ -1696,7 +1864,7 @@ impl<'o> Writer<'o> {
                         plan.sections.push((key, Member::Uniform(items)));
                         continue;
                     }
-                    match self.table(items).filter(|t| t.fields != ["value"]) {
+                    match self.table(items).filter(|t| !t.is_values()) {
                         Some(table) => {
                             tables += 1;
                             plan.sections.push((key, Member::Table(table)));
@@ -2650,6 +2818,11 @@ impl Wrapper {
 // ---------------------------------------------------------------------------------------
 // Typed layouts
 
+/// The options of tool `tool`'s layout (`crate::layouts`).
+pub(crate) fn layout_options(tool: &str) -> Options {
+    Options::new().tool(tool).layout()
+}
+
 /// Writes `value` as tool `tool`'s layout (`crate::layouts`): Gortex's column order, the
 /// seed's columns even when empty, Gortex's comments and meta placement.
 pub(crate) fn encode_layout<W: Write>(
@@ -2657,13 +2830,8 @@ pub(crate) fn encode_layout<W: Write>(
     tool: &str,
     value: &Value,
 ) -> Result<()> {
-    let options = Options::new().tool(tool).layout();
-    let writer = Writer {
-        options: &options,
-        name: tool,
-        tool: schema::tool(tool),
-    };
-    writer.write(encoder, value)
+    let options = layout_options(tool);
+    Writer::layout(&options).write(encoder, value)
 }
 
 /// Reads a whole payload for a typed layout.
