@@ -10,6 +10,7 @@
 //! A response's JSON form (its serde representation) is the JSON the value codec reads the
 //! payload into (`decode_any`): rows under their wrapper key, meta as typed members.
 
+use std::borrow::Cow;
 use std::io::{BufRead, Write};
 
 use serde::de::DeserializeOwned;
@@ -116,17 +117,27 @@ trait ToolLayout: Serialize + DeserializeOwned + Shell {
 }
 
 fn write_tool<T: ToolLayout, W: Write>(value: &T, encoder: &mut Encoder<W>) -> Result<()> {
-    // The typed path: the rows' fields straight into cells, no `Value` built for a row.
+    if write_typed(value, encoder)? {
+        return Ok(());
+    }
+    write_value(value, encoder)
+}
+
+/// The typed path: the rows' fields straight into cells, no `Value` built for a row; `false`
+/// (nothing written) where the value path writes the response.
+fn write_typed<T: ToolLayout, W: Write>(value: &T, encoder: &mut Encoder<W>) -> Result<bool> {
     let options = layout_options(value.tool());
     let writer = Writer::layout(&options);
-    if let Some(typed) = value.typed(&writer)? {
-        match writer.write_typed(encoder, typed) {
-            Ok(true) => return Ok(()),
-            Ok(false) => {}
-            Err(e) => return Err(e.or_position(Position::new(encoder.lines() + 1, 1))),
-        }
-    }
-    // The value path: the same bytes, through the layout's JSON form.
+    let Some(typed) = value.typed(&writer)? else {
+        return Ok(false);
+    };
+    writer
+        .write_typed(encoder, typed)
+        .map_err(|e| e.or_position(Position::new(encoder.lines() + 1, 1)))
+}
+
+/// The value path: the same bytes, through the layout's JSON form.
+fn write_value<T: ToolLayout, W: Write>(value: &T, encoder: &mut Encoder<W>) -> Result<()> {
     let json = crate::ser::to_value(value)?;
     crate::value::encode_layout(encoder, value.tool(), &json)
         .map_err(|e| e.or_position(Position::new(encoder.lines() + 1, 1)))
@@ -232,7 +243,7 @@ impl<R: TypedRow> ShellMember for Vec<R> {
         typed: &mut Typed<'a>,
     ) -> Result<()> {
         if !self.is_empty() && typed.whole {
-            let mut table = TableBuilder::new(writer, self.len(), R::WIDTH);
+            let mut table = TableBuilder::typed(writer, self.len(), R::WIDTH);
             for row in self {
                 row.cells(&mut table)?;
             }
@@ -241,7 +252,9 @@ impl<R: TypedRow> ShellMember for Vec<R> {
                 None => typed.whole = false,
             }
         }
-        typed.map.insert(key.to_owned(), Value::Array(Vec::new()));
+        typed
+            .members
+            .push((key, Cow::Owned(Value::Array(Vec::new()))));
         Ok(())
     }
 }
@@ -256,7 +269,9 @@ macro_rules! plain_members {
                 typed: &mut Typed<'a>,
             ) -> Result<()> {
                 if !WireField::omit(self) {
-                    typed.map.insert(key.to_owned(), crate::ser::to_value(self)?);
+                    typed
+                        .members
+                        .push((key, Cow::Owned(crate::ser::to_value(self)?)));
                 }
                 Ok(())
             }
@@ -460,14 +475,14 @@ macro_rules! wire_struct {
         impl Shell for $name {
             fn typed<'a>(&'a self, writer: &Writer<'_>) -> Result<Option<Typed<'a>>> {
                 let mut typed = Typed {
-                    map: Map::new(),
+                    members: Vec::new(),
                     tables: Vec::new(),
                     whole: true,
                 };
                 $( wire_struct!(@shell typed, writer, self.$field, $wire $(, $via)?); )*
                 for (key, value) in &self.extra {
                     if ![$($wire),*].contains(&key.as_str()) {
-                        typed.map.insert(key.clone(), value.clone());
+                        typed.members.push((key, Cow::Borrowed(value)));
                     }
                 }
                 Ok(Some(typed))
@@ -554,9 +569,10 @@ macro_rules! wire_struct {
         ShellMember::shell(&$value, $wire, $writer, &mut $typed)?;
     };
     (@shell $typed:ident, $writer:ident, $value:expr, $wire:literal, $via:ident) => {
-        $typed
-            .map
-            .insert($wire.to_owned(), crate::ser::to_value(&$via::Write(&$value))?);
+        $typed.members.push((
+            $wire,
+            Cow::Owned(crate::ser::to_value(&$via::Write(&$value))?),
+        ));
     };
     (@next $access:ident) => {
         $access.next_value()?
@@ -1505,5 +1521,219 @@ mod tests {
             FileSummary::from_gcx(&text).unwrap_err().code(),
             "unexpected_section"
         );
+    }
+
+    /// `value` written by the typed path (`to_gcx`) and by the value path: the same bytes,
+    /// or the same error. Returns whether the typed path wrote it.
+    fn same_as_value_path<T: ToolLayout + Layout>(value: &T) -> bool {
+        let typed = value.to_gcx();
+        let mut encoder = Encoder::in_memory(Limits::default());
+        let via_value = write_value(value, &mut encoder).and_then(|()| encoder.into_text());
+        match (&typed, &via_value) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Err(a), Err(b)) => assert_eq!(
+                (a.code(), a.line(), a.column(), a.to_string()),
+                (b.code(), b.line(), b.column(), b.to_string())
+            ),
+            _ => panic!("typed {typed:?}, value path {via_value:?}"),
+        }
+        let mut probe = Encoder::in_memory(Limits::default());
+        write_typed(value, &mut probe).unwrap_or(false)
+    }
+
+    fn check_file<T: ToolLayout + Layout>(name: &str, response: &Value) -> bool {
+        let value: T = serde_json::from_value(response.clone())
+            .unwrap_or_else(|e| panic!("{name}: not the layout's shape: {e}"));
+        same_as_value_path(&value)
+    }
+
+    /// Every code-intelligence file of the corpus (`fixtures/`): the typed path writes what
+    /// the value path writes, and takes every layout but get_symbol_source's record.
+    #[test]
+    fn typed_path_matches_value_path_on_the_corpus() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).expect("the workspace's fixtures") {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
+                .expect("a JSON fixture");
+            let Some(tool) = file["fixture"]["gcx1_layout"].as_str() else {
+                continue;
+            };
+            let name = path.display().to_string();
+            let response = &file["response"];
+            let typed = match tool {
+                "search_symbols" => check_file::<SearchSymbols>(&name, response),
+                "get_symbol_source" => check_file::<SymbolSource>(&name, response),
+                "batch_symbols" => check_file::<BatchSymbols>(&name, response),
+                "find_usages" => check_file::<FindUsages>(&name, response),
+                "get_file_summary" => check_file::<FileSummary>(&name, response),
+                "get_callers"
+                | "get_call_chain"
+                | "get_dependencies"
+                | "get_dependents"
+                | "find_implementations" => check_file::<Graph>(&name, response),
+                "get_editing_context" => check_file::<EditingContext>(&name, response),
+                "smart_context" => check_file::<SmartContext>(&name, response),
+                "analyze.dead_code" => check_file::<DeadCode>(&name, response),
+                "analyze.hotspots" => check_file::<Hotspots>(&name, response),
+                "analyze.cycles" => check_file::<Cycles>(&name, response),
+                "contracts.list" => check_file::<ContractsList>(&name, response),
+                "contracts.orphans" => check_file::<ContractOrphans>(&name, response),
+                other => panic!("{name}: no layout {other}"),
+            };
+            assert_eq!(typed, tool != "get_symbol_source", "{name}");
+            checked += 1;
+        }
+        assert!(checked >= 9, "{checked} code-intelligence files");
+    }
+
+    mod generated {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Text the column rules tell apart: empty, typed-looking, lists, CRLF, escapes.
+        fn text() -> impl Strategy<Value = String> {
+            prop_oneof![
+                4 => "[a-z/._:]{1,8}",
+                1 => Just(String::new()),
+                1 => prop::sample::select(vec![
+                    "1", "-0", "1e400", "true", "null", "[1]", "{}", "\"x\"", "a,b", "[a",
+                    "a\r\nb", "a\nb", "\t", "\\", "#c", "GCX1 x", "x y", "é", "a=b",
+                ])
+                .prop_map(str::to_owned),
+            ]
+        }
+
+        fn leaf() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(|n| Value::Number(n.into())),
+                text().prop_map(Value::String),
+                prop::collection::vec(text(), 0..3).prop_map(|v| json!(v)),
+                Just(json!({"k": [1, "a"]})),
+            ]
+        }
+
+        /// Members beyond the named ones: later columns or meta, some under a named key
+        /// (which the named field wins), some no header can carry.
+        fn extra() -> impl Strategy<Value = Extra> {
+            let key = prop::sample::select(vec![
+                "path_abs", "is_test", "tier", "value", "id", "line", "a b", "x,y", "total",
+                "notes",
+            ]);
+            prop::collection::vec((key, leaf()), 0..3)
+                .prop_map(|pairs| pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+        }
+
+        fn float() -> impl Strategy<Value = f64> {
+            prop_oneof![
+                4 => any::<f64>().prop_filter("finite", |f| f.is_finite()),
+                2 => prop::sample::select(vec![0.0, -0.0, 0.5, 1.0, 1e300]),
+                1 => prop::sample::select(vec![f64::NAN, f64::INFINITY]),
+            ]
+        }
+
+        fn symbol_match() -> impl Strategy<Value = SymbolMatch> {
+            (
+                (text(), text(), text(), text()),
+                any::<u64>(),
+                text(),
+                extra(),
+            )
+                .prop_map(|((id, kind, name, path), line, sig, extra)| SymbolMatch {
+                    id,
+                    kind,
+                    name,
+                    path,
+                    line,
+                    sig,
+                    extra,
+                })
+        }
+
+        fn edge() -> impl Strategy<Value = GraphEdge> {
+            ((text(), text(), text()), float(), text(), extra()).prop_map(
+                |((from, to, kind), confidence, label, extra)| GraphEdge {
+                    from,
+                    to,
+                    kind,
+                    confidence,
+                    label,
+                    extra,
+                    ..GraphEdge::default()
+                },
+            )
+        }
+
+        fn cycle() -> impl Strategy<Value = Cycle> {
+            (
+                any::<u64>(),
+                text(),
+                prop::collection::vec(text(), 0..3),
+                extra(),
+            )
+                .prop_map(|(size, severity, nodes, extra)| Cycle {
+                    size,
+                    severity,
+                    nodes,
+                    extra,
+                })
+        }
+
+        fn orphan() -> impl Strategy<Value = Orphan> {
+            ((text(), text()), (text(), text()), extra()).prop_map(
+                |((contract_id, side), (repo, symbol), extra)| Orphan {
+                    contract_id,
+                    side,
+                    repo,
+                    symbol,
+                    extra,
+                },
+            )
+        }
+
+        proptest! {
+            #[test]
+            fn typed_path_matches_value_path(
+                results in prop::collection::vec(symbol_match(), 0..4),
+                edges in prop::collection::vec(edge(), 0..3),
+                cycles in prop::collection::vec(cycle(), 0..3),
+                orphans in prop::collection::vec(orphan(), 0..3),
+                total in any::<Option<u64>>(),
+                truncated in any::<Option<bool>>(),
+                outer in extra(),
+            ) {
+                same_as_value_path(&SearchSymbols {
+                    results: results.clone(),
+                    total,
+                    truncated,
+                    extra: outer.clone(),
+                });
+                same_as_value_path(&Graph {
+                    tool: GraphTool::GetCallers,
+                    nodes: results
+                        .iter()
+                        .map(|r| SymbolRef {
+                            id: r.id.clone(),
+                            line: r.line,
+                            extra: r.extra.clone(),
+                            ..SymbolRef::default()
+                        })
+                        .collect(),
+                    edges,
+                    total,
+                    truncated,
+                    count: total,
+                    extra: outer.clone(),
+                });
+                same_as_value_path(&Cycles { items: cycles, count: total, extra: outer.clone() });
+                same_as_value_path(&ContractOrphans { orphans, extra: outer });
+            }
+        }
     }
 }

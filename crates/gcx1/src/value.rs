@@ -1184,6 +1184,9 @@ pub(crate) struct TableBuilder<'v> {
     /// The position of the next cell in its row.
     at: usize,
     all_single: bool,
+    /// Cells of a typed row, held to be added in key order (the order of the row's JSON
+    /// form when serde_json's `Map` sorts its keys).
+    sorting: Option<Vec<(&'v str, CellValue<'v>)>>,
 }
 
 impl<'v> TableBuilder<'v> {
@@ -1201,12 +1204,30 @@ impl<'v> TableBuilder<'v> {
             previous: Vec::new(),
             at: 0,
             all_single: true,
+            sorting: None,
+        }
+    }
+
+    /// A table of typed rows, whose cells come in the order of the rows' fields: added in
+    /// the order of the rows' JSON form.
+    pub(crate) fn typed(writer: &Writer<'_>, rows: usize, per_row: usize) -> Self {
+        TableBuilder {
+            sorting: (!map_keeps_order()).then(Vec::new),
+            ..TableBuilder::new(writer, rows, per_row)
         }
     }
 
     /// The current row's member `key` (each key once in a row).
     #[inline]
     pub(crate) fn cell(&mut self, key: &'v str, value: CellValue<'v>) {
+        match &mut self.sorting {
+            Some(pending) => pending.push((key, value)),
+            None => self.add(key, value),
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, key: &'v str, value: CellValue<'v>) {
         let j = self.at;
         self.at += 1;
         let column = match self.previous.get(j) {
@@ -1235,6 +1256,13 @@ impl<'v> TableBuilder<'v> {
     /// Ends the current row.
     #[inline]
     pub(crate) fn end_row(&mut self) {
+        if let Some(mut pending) = self.sorting.take() {
+            pending.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (key, value) in pending.drain(..) {
+                self.add(key, value);
+            }
+            self.sorting = Some(pending);
+        }
         self.all_single &= self.at == 1;
         self.at = 0;
         self.ends.push(self.entries.len());
@@ -1270,10 +1298,23 @@ impl Table<'_> {
     }
 }
 
-/// A typed layout as the Writer takes it: its JSON form with each member of rows an empty
-/// array, and those rows as tables.
+/// Whether serde_json's `Map` keeps its members in insertion order (`preserve_order`, which
+/// another crate may turn on) rather than sorting their keys.
+fn map_keeps_order() -> bool {
+    static KEEPS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KEEPS.get_or_init(|| {
+        let mut map = Map::new();
+        map.insert("b".into(), Value::Null);
+        map.insert("a".into(), Value::Null);
+        map.keys().next().is_some_and(|k| k == "b")
+    })
+}
+
+/// A typed layout as the Writer takes it: the members of its JSON form (in the order it
+/// serializes them; borrowed where they are `Value`s already), with each member of rows an
+/// empty array, and those rows as tables.
 pub(crate) struct Typed<'v> {
-    pub(crate) map: Map<String, Value>,
+    pub(crate) members: Vec<(&'v str, Cow<'v, Value>)>,
     pub(crate) tables: Vec<(&'static str, Table<'v>)>,
     /// Every member of rows is in `tables` (`false`: rows the value path writes otherwise).
     pub(crate) whole: bool,
@@ -1312,7 +1353,9 @@ impl<'o> Writer<'o> {
         let shape = needs_shape(self.name);
         match value {
             Value::Object(map) => {
-                if let Some(plan) = self.plan(map, &mut Vec::new()) {
+                if let Some(plan) =
+                    self.plan(map.iter().map(|(k, v)| (k.as_str(), v)), &mut Vec::new())
+                {
                     return self.write_wrapper(encoder, plan);
                 }
                 let mut header = Header::new(self.name, Vec::<String>::new());
@@ -1360,14 +1403,19 @@ impl<'o> Writer<'o> {
         typed: Typed<'_>,
     ) -> Result<bool> {
         let Typed {
-            map,
+            mut members,
             mut tables,
             whole,
         } = typed;
         if !whole || self.tool.is_none() {
             return Ok(false);
         }
-        match self.plan(&map, &mut tables) {
+        if !map_keeps_order() {
+            // The order of the JSON form's `Map`.
+            members.sort_by(|a, b| a.0.cmp(b.0));
+        }
+        let members = members.iter().map(|(k, v)| (*k, &**v));
+        match self.plan(members, &mut tables) {
             Some(plan) if tables.is_empty() => self.write_wrapper(encoder, plan).map(|()| true),
             _ => Ok(false),
         }
@@ -1800,7 +1848,7 @@ impl<'o> Writer<'o> {
     /// `None`.
     fn plan<'v>(
         &self,
-        map: &'v Map<String, Value>,
+        members: impl Iterator<Item = (&'v str, &'v Value)>,
         typed: &mut Vec<(&str, Table<'v>)>,
     ) -> Option<Plan<'v>> {
         let mut plan = Plan {
@@ -1814,12 +1862,10 @@ impl<'o> Writer<'o> {
         // Under a dotted name read by the tool before its last dot (`find_usages.x`), a section
         // `find_usages.x.key` would read by no tool: such a name gets one section.
         let by_prefix = self.tool.is_some() && schema::tool(self.name).is_none();
-        for (key, value) in map {
-            let key = key.as_str();
+        for (key, value) in members {
             // A section `tool.key` must not be named like a tool of its own.
-            let sectionable = !by_prefix
-                && is_section_key(key)
-                && schema::tool(&format!("{}.{key}", self.name)).is_none();
+            let sectionable =
+                !by_prefix && is_section_key(key) && schema::member_tool(self.name, key).is_none();
             let holds = self.tool.map_or(Holds::List, |t| t.holds(key));
             // The tool's main rows (under its wrapper key) have the seed's `""` columns.
             let seed = self.tool.map_or(&[][..], |t| match t.seed(key) {
@@ -1921,6 +1967,8 @@ impl<'o> Writer<'o> {
         }
         let kind = kind_of(self.tool, key);
         let candidates: [Option<String>; 2] = match value {
+            // A space stays a space in the JSON text too: neither text can be meta.
+            Value::String(s) if s.contains(' ') => return None,
             Value::String(s) => {
                 let mut quoted = Vec::new();
                 write_string(&mut quoted, s);
