@@ -1055,6 +1055,11 @@ impl Cell for ValueCell<'_> {
                 out.write_str(s);
                 Ok(())
             }
+            // What `write_number` writes for an integer.
+            (Mode::Letter(b'n' | b'N') | Mode::Plain(_), Some(CellValue::U64(n))) => {
+                out.write_u64(n);
+                Ok(())
+            }
             (mode, Some(cell)) => write_value_cell(out, mode, &cell.to_value()),
         }
     }
@@ -1234,7 +1239,7 @@ impl<'v> TableBuilder<'v> {
             Some(&(guess, column)) if same_text(guess, key) => column,
             _ => {
                 let next = self.fields.len() as u32;
-                let column = *self.index.entry(key).or_insert(next);
+                let column = self.column_of(key).unwrap_or(next);
                 if column == next {
                     self.fields.push(key);
                     self.columns.push(Column::new(kind_of(self.tool, key)));
@@ -1251,6 +1256,25 @@ impl<'v> TableBuilder<'v> {
         self.columns[column as usize].add_cell(value);
         self.present[column as usize] += 1;
         self.entries.push((column, value));
+    }
+
+    /// The column of a key seen before: a look along a few fields, a lookup past them.
+    #[inline]
+    fn column_of(&mut self, key: &'v str) -> Option<u32> {
+        const FEW: usize = 16;
+        if self.fields.len() <= FEW {
+            return self
+                .fields
+                .iter()
+                .position(|f| same_text(f, key))
+                .map(|i| i as u32);
+        }
+        if self.index.is_empty() {
+            self.index = (0..).zip(&self.fields).map(|(i, f)| (*f, i)).collect();
+        }
+        let next = self.fields.len() as u32;
+        let column = *self.index.entry(key).or_insert(next);
+        (column != next).then_some(column)
     }
 
     /// Ends the current row.
