@@ -966,10 +966,10 @@ impl Column {
     }
 }
 
-/// The columns a section was written with: what a streaming writer needs to add rows.
+/// The columns a section was written with: what a streaming writer needs to add rows (the
+/// fields are the section's header's).
 #[derive(Debug, Clone)]
 pub(crate) struct Columns {
-    pub(crate) fields: Vec<String>,
     pub(crate) modes: Vec<Mode>,
     /// Rows are objects (a table), not the elements themselves (a `fields=value` section).
     pub(crate) objects: bool,
@@ -1689,7 +1689,7 @@ impl<'o> Writer<'o> {
             header.meta.insert(ROWS_META.into(), "1".into());
         }
         add_types(&mut header, &modes);
-        encoder.begin_section(&header)?;
+        encoder.begin_owned_section(header)?;
         if self.options.comments {
             if let Some(comment) = self.comment(table.rows) {
                 encoder.write_comment(&comment)?;
@@ -1710,7 +1710,6 @@ impl<'o> Writer<'o> {
             }))?;
         }
         Ok(Columns {
-            fields: header.fields,
             modes,
             objects: true,
         })
@@ -1745,7 +1744,7 @@ impl<'o> Writer<'o> {
             header.meta.insert(ROWS_META.into(), "1".into());
         }
         add_types(&mut header, &modes);
-        encoder.begin_section(&header)?;
+        encoder.begin_owned_section(header)?;
         for item in items {
             encoder.write_row([ValueCell {
                 mode: modes[0],
@@ -1753,7 +1752,6 @@ impl<'o> Writer<'o> {
             }])?;
         }
         Ok(Columns {
-            fields: header.fields,
             modes,
             objects: false,
         })
@@ -1772,7 +1770,7 @@ impl<'o> Writer<'o> {
         if count == 0 {
             // The reference's bytes for `{}`: one empty field name and a blank line.
             header.fields = vec![String::new()];
-            encoder.begin_section(&header)?;
+            encoder.begin_owned_section(header)?;
             return encoder.write_blank_row();
         }
         if count == 1 && members.clone().all(|(k, _)| k == "value") {
@@ -1833,7 +1831,7 @@ impl<'o> Writer<'o> {
         let modes = modes(&columns, single);
         header.fields = fields.iter().map(|(k, _)| (*k).to_owned()).collect();
         add_types(&mut header, &modes);
-        encoder.begin_section(&header)?;
+        encoder.begin_owned_section(header)?;
         encoder.write_row(
             fields
                 .iter()
@@ -1858,7 +1856,7 @@ impl<'o> Writer<'o> {
         let modes = modes(std::slice::from_ref(&column), true);
         header.fields = vec![field.to_owned()];
         add_types(&mut header, &modes);
-        encoder.begin_section(&header)?;
+        encoder.begin_owned_section(header)?;
         encoder.write_row([ValueCell {
             mode: modes[0],
             value: Some(CellValue::Value(value)),
@@ -2124,7 +2122,7 @@ impl<'o> Writer<'o> {
             Member::Merge(value) => self.write_single_field(encoder, header, key, value),
             Member::Empty(columns) => {
                 header.fields = columns.iter().map(|c| (*c).to_owned()).collect();
-                encoder.begin_section(&header)?;
+                encoder.begin_owned_section(header)?;
                 match self.comment(0) {
                     Some(comment) if self.options.comments => encoder.write_comment(&comment),
                     _ => Ok(()),
