@@ -1,8 +1,11 @@
 //! Typed responses of Gortex's tools, encoded and decoded in one call.
 //!
-//! Each response type implements [`Layout`] and is written through the value codec with the
+//! Each response type implements [`Layout`] and is written by the value codec's rules with the
 //! tool's knowledge (`schema.rs`): the spec's columns (the seed's tables) in Gortex's order,
-//! Gortex's meta and comments. Decoding reads whatever Gortex writes: the seed's layouts and
+//! Gortex's meta and comments. Its rows are written from their fields (`TypedRow`: no
+//! `serde_json::Value` per row), the rest of the response through the Writer's plan; where
+//! that would differ from writing the response's JSON form (`get_symbol_source`'s record, a
+//! table the typed rows cannot form as the value path would), the JSON form is written. Decoding reads whatever Gortex writes: the seed's layouts and
 //! today's (more columns, `tier`/`via` on edges, `betweenness`, `.notes` sections); columns
 //! and members a type does not name are kept in its `extra` map; meta Gortex may leave out
 //! (`total`, `truncated`) is an `Option`.
