@@ -450,6 +450,47 @@ impl WireField for EditTarget {
     }
 }
 
+/// A member name of a layout type's JSON form: one of its named members (no `String` made
+/// for it), or another.
+enum Key {
+    Named(&'static str),
+    Other(String),
+}
+
+/// Reads a member name as a [`Key`] of the type whose named members are `.0`.
+struct WireKey(&'static [&'static str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for WireKey {
+    type Value = Key;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Key, D::Error> {
+        deserializer.deserialize_string(self)
+    }
+}
+
+impl serde::de::Visitor<'_> for WireKey {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // What `String` expects, as the key was read before.
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Key, E> {
+        Ok(match self.0.iter().find(|name| **name == key) {
+            Some(name) => Key::Named(name),
+            None => Key::Other(key.to_owned()),
+        })
+    }
+
+    fn visit_string<E: serde::de::Error>(self, key: String) -> Result<Key, E> {
+        Ok(match self.0.iter().find(|name| **name == key) {
+            Some(name) => Key::Named(name),
+            None => Key::Other(key),
+        })
+    }
+}
+
 /// serde for a layout type: the named members, and every other member in `extra`. (Not
 /// `#[serde(flatten)]`, which breaks numbers when serde_json's `arbitrary_precision` is on,
 /// and would lose the row lines of errors.)
@@ -530,10 +571,13 @@ macro_rules! wire_struct {
                         use serde::de::Error as _;
                         $( let mut $field = None; )*
                         let mut extra = Map::new();
-                        while let Some(key) = access.next_key::<String>()? {
-                            match key.as_str() {
-                                $( $wire => $field = Some(wire_struct!(@next access $(, $via)?)), )*
-                                _ => {
+                        while let Some(key) = access.next_key_seed(WireKey(&[$($wire),*]))? {
+                            match key {
+                                $( Key::Named($wire) => $field = Some(wire_struct!(@next access $(, $via)?)), )*
+                                Key::Named(key) => {
+                                    extra.insert(key.to_owned(), access.next_value::<Value>()?);
+                                }
+                                Key::Other(key) => {
                                     extra.insert(key, access.next_value::<Value>()?);
                                 }
                             }

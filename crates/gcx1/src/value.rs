@@ -187,7 +187,7 @@ impl Options {
 
     /// Decodes a payload: its tool name and value.
     pub fn decode_payload(&self, input: &str) -> Result<Payload> {
-        let decoded = decode_source(&mut StrDecoder::with_limits(input, self.limits), true)?;
+        let decoded = decode_source(&mut StrDecoder::with_limits(input, self.limits), Keep::Values)?;
         Ok(Payload {
             tool: decoded.tool,
             value: decoded.value,
@@ -198,7 +198,7 @@ impl Options {
     /// built).
     pub fn read_payload<R: Read>(&self, reader: R) -> Result<Payload> {
         let mut decoder = Decoder::with_limits(BufReader::new(reader), self.limits);
-        let decoded = decode_source(&mut decoder, true)?;
+        let decoded = decode_source(&mut decoder, Keep::Values)?;
         Ok(Payload {
             tool: decoded.tool,
             value: decoded.value,
@@ -209,13 +209,13 @@ impl Options {
     /// building the value: memory stays bounded by the longest line.
     pub fn validate<R: Read>(&self, reader: R) -> Result<()> {
         let mut decoder = Decoder::with_limits(BufReader::new(reader), self.limits);
-        decode_source(&mut decoder, false).map(drop)
+        decode_source(&mut decoder, Keep::Validate).map(drop)
     }
 
     /// Deserializes a payload into `T` (through the JSON value it decodes to). A row that `T`
     /// rejects is reported at its line.
     pub fn from_str<T: DeserializeOwned>(&self, input: &str) -> Result<T> {
-        let decoded = decode_source(&mut StrDecoder::with_limits(input, self.limits), true)?;
+        let decoded = decode_source(&mut StrDecoder::with_limits(input, self.limits), Keep::Values)?;
         decoded.into_typed()
     }
 
@@ -237,13 +237,13 @@ impl Options {
     /// [`Options::from_str`] from a reader, one line in memory at a time (plus the value).
     pub fn from_reader<R: Read, T: DeserializeOwned>(&self, reader: R) -> Result<T> {
         let mut decoder = Decoder::with_limits(BufReader::new(reader), self.limits);
-        decode_source(&mut decoder, true)?.into_typed()
+        decode_source(&mut decoder, Keep::Values)?.into_typed()
     }
 
     /// [`Options::from_reader`] from a buffered reader, without another buffer.
     pub fn from_buf_reader<R: BufRead, T: DeserializeOwned>(&self, reader: R) -> Result<T> {
         let mut decoder = Decoder::with_limits(reader, self.limits);
-        decode_source(&mut decoder, true)?.into_typed()
+        decode_source(&mut decoder, Keep::Values)?.into_typed()
     }
 }
 
@@ -2255,8 +2255,112 @@ struct SectionData {
     meta: Vec<(String, String)>,
     header_line: u64,
     rows: Vec<Value>,
+    /// The rows as cells instead of `rows` (a typed layout's decoding).
+    cells: Option<CellTable>,
     lines: Vec<u64>,
     count: u64,
+}
+
+/// A section's rows as cells, for a typed layout's decoding: no map per row. The value's
+/// member is an empty array, and [`Lines::Table`] carries the rows to the deserializer,
+/// which hands each row out as the map [`RowBuilder::object`] would have built.
+#[derive(Debug)]
+pub(crate) struct CellTable {
+    fields: Vec<String>,
+    /// The fields (by index) in the order of a row map with every cell.
+    order: Vec<usize>,
+    /// `fields.len()` cells a row.
+    /// (A `Mutex` only so that a `Lines` can be a `static`; it is taken once, uncontended.)
+    cells: std::sync::Mutex<Vec<Option<Value>>>,
+    lines: Vec<u64>,
+}
+
+impl CellTable {
+    fn new(fields: &[String], cells: Vec<Option<Value>>) -> Self {
+        // A map of the fields lists them in their order, or sorted.
+        let mut order: Vec<usize> = (0..fields.len()).collect();
+        if !map_keeps_order() {
+            order.sort_by(|&a, &b| fields[a].cmp(&fields[b]));
+        }
+        CellTable {
+            fields: fields.to_vec(),
+            order,
+            cells: std::sync::Mutex::new(cells),
+            lines: Vec::new(),
+        }
+    }
+
+    fn take_cells(&self) -> Vec<Option<Value>> {
+        let mut cells = self.cells.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut *cells)
+    }
+
+    /// The rows as the maps [`RowBuilder::object`] builds.
+    fn into_rows(self) -> Vec<Value> {
+        let cells = self.take_cells();
+        let width = self.fields.len().max(1);
+        let mut rows = Vec::with_capacity(cells.len() / width);
+        let mut cells = cells.into_iter();
+        while cells.len() > 0 {
+            rows.push(Value::Object(self.row_map(cells.by_ref().take(width))));
+        }
+        rows
+    }
+
+    /// One row's map: every field, then those without a cell removed in field order (as
+    /// [`RowBuilder::object`] does).
+    fn row_map(&self, row: impl Iterator<Item = Option<Value>>) -> Map<String, Value> {
+        let mut map: Map<String, Value> = self
+            .fields
+            .iter()
+            .map(|f| (f.clone(), Value::Null))
+            .collect();
+        let mut missing = Vec::new();
+        for (field, cell) in self.fields.iter().zip(row) {
+            match cell {
+                Some(value) => map[field.as_str()] = value,
+                None => missing.push(field),
+            }
+        }
+        for field in missing {
+            map.remove(field.as_str());
+        }
+        map
+    }
+
+    /// The order a row's present cells take in its map (field indices): every field's
+    /// order, with those without a cell removed in field order as `Map::remove` removes.
+    fn row_order(&self, row: &[Option<Value>], order: &mut Vec<usize>) {
+        order.clear();
+        order.extend_from_slice(&self.order);
+        if row.iter().all(Option::is_some) {
+            return;
+        }
+        let swaps = map_remove_swaps();
+        for (i, _) in row.iter().enumerate().filter(|(_, c)| c.is_none()) {
+            if let Some(at) = order.iter().position(|&j| j == i) {
+                if swaps {
+                    order.swap_remove(at);
+                } else {
+                    order.remove(at);
+                }
+            }
+        }
+    }
+}
+
+/// Whether removing a key from serde_json's `Map` moves its last member into the gap
+/// (`preserve_order`'s `swap_remove`) rather than keeping the others' order.
+fn map_remove_swaps() -> bool {
+    static SWAPS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SWAPS.get_or_init(|| {
+        let mut map = Map::new();
+        for key in ["a", "b", "c"] {
+            map.insert(key.into(), Value::Null);
+        }
+        map.remove("a");
+        map.keys().next().is_some_and(|k| k == "c")
+    })
 }
 
 /// Where the rows of the decoded value came from, for errors of typed decoding.
@@ -2270,6 +2374,8 @@ enum Lines {
     Record(u64),
     /// A wrapper: its members' lines.
     Object(Vec<(String, Lines)>),
+    /// An array of rows kept as cells (the array in the value is empty).
+    Table(Box<CellTable>),
 }
 
 /// A decoded payload.
@@ -2319,7 +2425,8 @@ pub(crate) struct SectionReader {
     meta: Vec<(String, String)>,
     header_line: u64,
     count: u64,
-    rows: RowBuilder,
+    /// Built at the first row read as an object.
+    rows: Option<RowBuilder>,
 }
 
 /// Builds a section's row objects: each row's map is a clone of one map holding every field
@@ -2382,27 +2489,10 @@ impl RowBuilder {
         readings: &[Reading],
     ) -> Result<Map<String, Value>> {
         self.missing.clear();
-        let mut raw = row.raw_cells();
-        for (i, (field, &reading)) in fields.iter().zip(readings).enumerate() {
-            // JSON text, a short number or a boolean is read straight from the row, its end
-            // found by reading it; any other cell, or one of those with an escape or an
-            // error, is read the general way below.
-            if let Some((rest, _)) = raw.rest() {
-                if let Some((value, len)) = read_from_row(reading, rest) {
-                    set_null(&mut self.values[self.place[i]], value);
-                    raw.skip_cell(len);
-                    continue;
-                }
-            }
-            let (cell, offset, escaped) =
-                raw.next_cell()
-                    .unwrap_or(("", row.as_raw_str().len(), false));
-            match read_cell(reading, cell, escaped, field) {
-                Ok(Some(value)) => set_null(&mut self.values[self.place[i]], value),
-                Ok(None) => self.missing.push(i),
-                Err(e) => return Err(e.or_position(row.position(offset))),
-            }
-        }
+        read_cells(row, fields, readings, |i, value| match value {
+            Some(value) => set_null(&mut self.values[self.place[i]], value),
+            None => self.missing.push(i),
+        })?;
         let mut map = self.template.clone();
         for (slot, value) in map.values_mut().zip(&mut self.values) {
             // The template's null goes back to `values`, ready for the next row.
@@ -2413,6 +2503,38 @@ impl RowBuilder {
         }
         Ok(map)
     }
+}
+
+/// Reads a row's cells by their readings, handing each (in field order) to `put`: its
+/// value, or `None` when the row has no cell there.
+#[inline(always)]
+fn read_cells(
+    row: Row<'_>,
+    fields: &[String],
+    readings: &[Reading],
+    mut put: impl FnMut(usize, Option<Value>),
+) -> Result<()> {
+    let mut raw = row.raw_cells();
+    for (i, (field, &reading)) in fields.iter().zip(readings).enumerate() {
+        // JSON text, a short number or a boolean is read straight from the row, its end
+        // found by reading it; any other cell, or one of those with an escape or an
+        // error, is read the general way below.
+        if let Some((rest, _)) = raw.rest() {
+            if let Some((value, len)) = read_from_row(reading, rest) {
+                put(i, Some(value));
+                raw.skip_cell(len);
+                continue;
+            }
+        }
+        let (cell, offset, escaped) = raw
+            .next_cell()
+            .unwrap_or(("", row.as_raw_str().len(), false));
+        match read_cell(reading, cell, escaped, field) {
+            Ok(value) => put(i, value),
+            Err(e) => return Err(e.or_position(row.position(offset))),
+        }
+    }
+    Ok(())
 }
 
 impl SectionReader {
@@ -2485,7 +2607,7 @@ impl SectionReader {
                 .filter(|(k, _)| !matches!(k.as_str(), TYPES_META | SHAPE_META | ROWS_META))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
-            rows: RowBuilder::new(&header.fields),
+            rows: None,
             name: header.tool,
             readings,
             header_line,
@@ -2501,18 +2623,11 @@ impl SectionReader {
     /// One row's value: an object, or for a `fields=value` section the element; counted
     /// against the section's `rows=`.
     pub(crate) fn row(&mut self, row: Row<'_>, fields: &[String]) -> Result<Value> {
-        self.count += 1;
-        if let Some(expected) = self.rows_meta {
-            if self.count > expected {
-                return Err(
-                    row_count_error(&self.name, expected.to_string(), self.count)
-                        .or_position(Position::new(row.line(), 1)),
-                );
-            }
-        }
+        self.counted(&row)?;
         if !self.scalar_rows {
             return self
                 .rows
+                .get_or_insert_with(|| RowBuilder::new(fields))
                 .object(row, fields, &self.readings)
                 .map(Value::Object);
         }
@@ -2528,6 +2643,39 @@ impl SectionReader {
             )),
             Err(e) => Err(e.or_position(row.position(offset))),
         }
+    }
+
+    /// Counts a row against the section's `rows=`.
+    fn counted(&mut self, row: &Row<'_>) -> Result<()> {
+        self.count += 1;
+        match self.rows_meta {
+            Some(expected) if self.count > expected => Err(row_count_error(
+                &self.name,
+                expected.to_string(),
+                self.count,
+            )
+            .or_position(Position::new(row.line(), 1))),
+            _ => Ok(()),
+        }
+    }
+
+    /// One row of an object section as its cells, appended to `cells` (one per field),
+    /// counted as [`SectionReader::row`] counts it.
+    fn row_cells(
+        &mut self,
+        row: Row<'_>,
+        fields: &[String],
+        cells: &mut Vec<Option<Value>>,
+    ) -> Result<()> {
+        self.counted(&row)?;
+        let start = cells.len();
+        cells.resize_with(start + fields.len(), || None);
+        let slots = &mut cells[start..];
+        let result = read_cells(row, fields, &self.readings, |i, value| slots[i] = value);
+        if result.is_err() {
+            cells.truncate(start);
+        }
+        result
     }
 
     /// Checks, once the section's rows are read, that there were as many as `rows=` says.
@@ -2549,11 +2697,29 @@ fn read_section<S: SectionSource>(
     source: &mut S,
     header: Header,
     header_line: u64,
-    keep: bool,
+    keep: Keep,
 ) -> Result<SectionData> {
     let mut reader = SectionReader::begin(header, header_line)?;
     let mut rows = Vec::new();
     let mut lines = Vec::new();
+    if keep == Keep::Cells && !reader.scalar_rows {
+        let mut cells = Vec::new();
+        let mut fields = Vec::new();
+        while let Some(line) = source.with_next_row(|row, names| {
+            if fields.is_empty() {
+                fields = names.to_vec();
+            }
+            let line = row.line();
+            reader.row_cells(row, names, &mut cells)?;
+            Ok(line)
+        })? {
+            lines.push(line);
+        }
+        reader.finish()?;
+        let table = (!fields.is_empty()).then(|| CellTable::new(&fields, cells));
+        return Ok(reader.into_data(header_line, rows, table, lines));
+    }
+    let keep = keep != Keep::Validate;
     let mut several = false;
     while let Some((value, line)) =
         source.with_next_row(|row, fields| Ok((reader.row(row, fields)?, row.line())))?
@@ -2572,22 +2738,55 @@ fn read_section<S: SectionSource>(
         }
     }
     reader.finish()?;
-    Ok(SectionData {
-        name: reader.name,
-        value_field: reader.value_field,
-        empty_fields: reader.empty_fields,
-        shape: reader.shape,
-        rows_meta: reader.rows_meta,
-        meta: reader.meta,
-        header_line,
-        rows,
-        lines,
-        count: reader.count,
-    })
+    Ok(reader.into_data(header_line, rows, None, lines))
+}
+
+/// What a decoding keeps of the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Nothing past a section's first row (`validate`).
+    Validate,
+    /// Every row, as a `Value`.
+    Values,
+    /// Every row; a section of objects as cells (a typed layout's decoding).
+    Cells,
+}
+
+impl SectionReader {
+    fn into_data(
+        self,
+        header_line: u64,
+        rows: Vec<Value>,
+        cells: Option<CellTable>,
+        lines: Vec<u64>,
+    ) -> SectionData {
+        SectionData {
+            name: self.name,
+            value_field: self.value_field,
+            empty_fields: self.empty_fields,
+            shape: self.shape,
+            rows_meta: self.rows_meta,
+            meta: self.meta,
+            header_line,
+            rows,
+            cells,
+            lines,
+            count: self.count,
+        }
+    }
+}
+
+impl SectionData {
+    /// The rows as `Value`s, where they were kept as cells.
+    fn materialize(&mut self) {
+        if let Some(table) = self.cells.take() {
+            self.rows = table.into_rows();
+        }
+    }
 }
 
 /// Reads every section and assembles the value.
-fn decode_source<S: SectionSource>(source: &mut S, keep: bool) -> Result<Decoded> {
+fn decode_source<S: SectionSource>(source: &mut S, keep: Keep) -> Result<Decoded> {
     let Some(header) = source.next_header()? else {
         return Err(Error::at(
             ErrorKind::EmptyPayload,
@@ -2646,8 +2845,9 @@ fn continued<S: SectionSource>(
     mut first: SectionData,
     header: Header,
     line: u64,
-    keep: bool,
+    keep: Keep,
 ) -> Result<Decoded> {
+    first.materialize();
     let mut next = Some((header, line));
     while let Some((header, line)) = next {
         if header.tool != first.name {
@@ -2660,7 +2860,8 @@ fn continued<S: SectionSource>(
                 1,
             ));
         }
-        let section = read_section(source, header, line, keep)?;
+        let mut section = read_section(source, header, line, keep)?;
+        section.materialize();
         first.rows.extend(section.rows);
         first.lines.extend(section.lines);
         first.count += section.count;
@@ -2675,11 +2876,18 @@ fn continued<S: SectionSource>(
 
 /// The value of a section read as a list: an array of its rows.
 fn list(data: SectionData) -> (Value, Lines) {
-    (Value::Array(data.rows), Lines::Array(data.lines))
+    match data.cells {
+        Some(mut table) => {
+            table.lines = data.lines;
+            (Value::Array(Vec::new()), Lines::Table(Box::new(table)))
+        }
+        None => (Value::Array(data.rows), Lines::Array(data.lines)),
+    }
 }
 
 /// The one row of a section read as an object.
 fn one_row(mut data: SectionData) -> Result<(Value, Lines)> {
+    data.materialize();
     if data.count != 1 {
         if data.count == 0 && data.empty_fields {
             return Ok((Value::Object(Map::new()), Lines::None));
@@ -2906,7 +3114,7 @@ pub(crate) fn encode_layout<W: Write>(
 
 /// Reads a whole payload for a typed layout.
 pub(crate) fn decode_layout<S: SectionSource>(source: &mut S) -> Result<Decoded> {
-    decode_source(source, true)
+    decode_source(source, Keep::Cells)
 }
 
 impl Decoded {
@@ -2995,6 +3203,10 @@ impl<'de> serde::Deserializer<'de> for Lined<'_> {
                 }
             }
             Value::String(s) => visitor.visit_string(s),
+            Value::Array(_) if matches!(self.lines, Lines::Table(_)) => match self.lines {
+                Lines::Table(table) => visitor.visit_seq(TableSeq::new(table)),
+                _ => unreachable!(),
+            },
             Value::Array(items) => visitor.visit_seq(LinedSeq {
                 items: items.into_iter(),
                 lines: match self.lines {
@@ -3035,13 +3247,179 @@ impl<'de> serde::Deserializer<'de> for Lined<'_> {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        serde::Deserializer::deserialize_enum(self.value, name, variants, visitor)
+        let value = match (self.value, self.lines) {
+            (Value::Array(_), Lines::Table(table)) => {
+                let cells = table.take_cells();
+                let width = table.fields.len().max(1);
+                let mut cells = cells.into_iter();
+                let mut rows = Vec::new();
+                while cells.len() > 0 {
+                    rows.push(Value::Object(table.row_map(cells.by_ref().take(width))));
+                }
+                Value::Array(rows)
+            }
+            (value, _) => value,
+        };
+        serde::Deserializer::deserialize_enum(value, name, variants, visitor)
             .map_err(|e| from_json_error(&e))
     }
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
         unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+/// The rows of a [`CellTable`], as [`LinedSeq`] hands out rows: each row the map it would
+/// have been, its errors at its line.
+struct TableSeq<'l> {
+    table: &'l CellTable,
+    cells: std::vec::IntoIter<Option<Value>>,
+    index: usize,
+    order: Vec<usize>,
+}
+
+impl<'l> TableSeq<'l> {
+    fn new(table: &'l CellTable) -> Self {
+        TableSeq {
+            cells: table.take_cells().into_iter(),
+            table,
+            index: 0,
+            order: Vec::new(),
+        }
+    }
+}
+
+impl<'de> serde::de::SeqAccess<'de> for TableSeq<'_> {
+    type Error = Error;
+
+    fn next_element_seed<T: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>> {
+        if self.cells.len() == 0 {
+            return Ok(None);
+        }
+        let width = self.table.fields.len().max(1);
+        let row: Vec<Option<Value>> = self.cells.by_ref().take(width).collect();
+        let line = self.table.lines.get(self.index).copied();
+        self.index += 1;
+        self.table.row_order(&row, &mut self.order);
+        let result = seed.deserialize(TableRow {
+            table: self.table,
+            row,
+            order: &self.order,
+            line,
+        });
+        match (result, line) {
+            (Err(e), Some(line)) => Err(e.or_position(Position::new(line, 1))),
+            (result, _) => result.map(Some),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.cells.len() / self.table.fields.len().max(1))
+    }
+}
+
+/// One row of a [`CellTable`], deserialized as [`Lined`] deserializes its map.
+struct TableRow<'l> {
+    table: &'l CellTable,
+    row: Vec<Option<Value>>,
+    order: &'l [usize],
+    line: Option<u64>,
+}
+
+impl TableRow<'_> {
+    /// The row as its map, for what only a `Value` can answer.
+    fn into_lined(self, record: &Lines) -> Lined<'_> {
+        Lined {
+            value: Value::Object(self.table.row_map(self.row.into_iter())),
+            lines: record,
+        }
+    }
+}
+
+impl<'de> serde::Deserializer<'de> for TableRow<'_> {
+    type Error = Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let mut row = self.row;
+        visitor.visit_map(RowMap {
+            fields: &self.table.fields,
+            order: self.order.iter(),
+            remaining: self.order.len(),
+            row: &mut row,
+            pending: None,
+        })
+    }
+
+    fn deserialize_option<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: serde::de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        let record = self.line.map_or(Lines::None, Lines::Record);
+        self.into_lined(&record)
+            .deserialize_enum(name, variants, visitor)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+/// A row's members, in its map's order, as [`LinedMap`] hands out a map's.
+struct RowMap<'r> {
+    fields: &'r [String],
+    order: std::slice::Iter<'r, usize>,
+    remaining: usize,
+    row: &'r mut [Option<Value>],
+    pending: Option<Value>,
+}
+
+impl<'de> serde::de::MapAccess<'de> for RowMap<'_> {
+    type Error = Error;
+
+    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>> {
+        let Some(&i) = self.order.next() else {
+            return Ok(None);
+        };
+        self.remaining -= 1;
+        self.pending = self.row[i].take();
+        seed.deserialize(serde::de::value::StrDeserializer::<Error>::new(&self.fields[i]))
+            .map(Some)
+    }
+
+    fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let Some(value) = self.pending.take() else {
+            return Err(ErrorKind::Custom("a map value without its key".into()).into());
+        };
+        seed.deserialize(Lined {
+            value,
+            lines: &NO_LINES,
+        })
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.remaining)
     }
 }
 
