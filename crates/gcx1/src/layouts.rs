@@ -147,7 +147,11 @@ fn write_value<T: ToolLayout, W: Write>(value: &T, encoder: &mut Encoder<W>) -> 
 }
 
 fn read_tool<T: ToolLayout, S: SectionSource>(source: &mut S) -> Result<T> {
-    let decoded = crate::value::decode_layout(source)?;
+    read_decoded(crate::value::decode_layout(source)?)
+}
+
+/// The response from the decoded payload (its rows kept as cells, or as `Value`s).
+fn read_decoded<T: ToolLayout>(decoded: crate::value::Decoded) -> Result<T> {
     if !T::accepts(&decoded.tool) {
         return Err(unexpected(
             1,
@@ -1588,10 +1592,36 @@ mod tests {
         write_typed(value, &mut probe).unwrap_or(false)
     }
 
-    fn check_file<T: ToolLayout + Layout>(name: &str, response: &Value) -> bool {
+    /// `text` read by the typed path (`from_gcx`) and by the value path (every row a
+    /// `Value`): the same response, or the same error.
+    fn same_read_as_value_path<T: ToolLayout + Layout + PartialEq + std::fmt::Debug>(text: &str) {
+        let typed = T::from_gcx(text);
+        let mut decoder = StrDecoder::new(text);
+        let via_value = crate::value::decode_layout_values(&mut decoder)
+            .and_then(read_decoded::<T>)
+            .and_then(|value| expect_end(&mut decoder).map(|()| value));
+        match (&typed, &via_value) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+            (Err(a), Err(b)) => assert_eq!(
+                (a.code(), a.line(), a.column(), a.to_string()),
+                (b.code(), b.line(), b.column(), b.to_string()),
+                "{text}"
+            ),
+            _ => panic!("typed {typed:?}, value path {via_value:?}: {text}"),
+        }
+    }
+
+    fn check_file<T: ToolLayout + Layout + PartialEq + std::fmt::Debug>(
+        name: &str,
+        response: &Value,
+    ) -> bool {
         let value: T = serde_json::from_value(response.clone())
             .unwrap_or_else(|e| panic!("{name}: not the layout's shape: {e}"));
-        same_as_value_path(&value)
+        let typed = same_as_value_path(&value);
+        same_read_as_value_path::<T>(&value.to_gcx().unwrap());
+        // The value codec's own encoding of the response: another shape to read (or refuse).
+        same_read_as_value_path::<T>(&crate::value::encode_any(value.tool(), response).unwrap());
+        typed
     }
 
     /// Every code-intelligence file of the corpus (`fixtures/`): the typed path writes what
@@ -1780,6 +1810,71 @@ mod tests {
                 });
                 same_as_value_path(&Cycles { items: cycles, count: total, extra: outer.clone() });
                 same_as_value_path(&ContractOrphans { orphans, extra: outer });
+            }
+
+            /// Payloads the layouts wrote, and the same with one edit (a character replaced,
+            /// removed or added, a line repeated or dropped): the typed decode path reads what
+            /// the value path reads, and refuses what it refuses, at the same place.
+            #[test]
+            fn typed_read_matches_value_path(
+                results in prop::collection::vec(symbol_match(), 0..4),
+                edges in prop::collection::vec(edge(), 0..3),
+                cycles in prop::collection::vec(cycle(), 0..3),
+                total in any::<Option<u64>>(),
+                outer in extra(),
+                edit in (any::<prop::sample::Index>(), 0..6u8, prop::sample::select(vec![
+                    "\t", "\t\t", "x", "1", "\\", "\n", "\r", "[", "{", "\"", ",", "=", " ", "#",
+                ])),
+            ) {
+                let search = SearchSymbols { results: results.clone(), total, truncated: None, extra: outer.clone() };
+                let graph = Graph {
+                    tool: GraphTool::GetCallers,
+                    nodes: results.iter().map(|r| SymbolRef { id: r.id.clone(), line: r.line, extra: r.extra.clone(), ..SymbolRef::default() }).collect(),
+                    edges: edges.into_iter().filter(|e| e.confidence.is_finite()).collect(),
+                    total,
+                    ..Graph::default()
+                };
+                let cycles = Cycles { items: cycles, count: total, extra: outer };
+                let texts = [search.to_gcx(), graph.to_gcx(), cycles.to_gcx()];
+                for (i, text) in texts.into_iter().enumerate() {
+                    let Ok(text) = text else { continue };
+                    let (at, how, piece) = &edit;
+                    let mut edited = text.clone();
+                    let mut at = at.index(text.len() + 1);
+                    while !edited.is_char_boundary(at) {
+                        at -= 1;
+                    }
+                    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+                    let line = at % lines.len().max(1);
+                    match how {
+                        0 => edited.insert_str(at, piece),
+                        1 if at < edited.len() => {
+                            edited.remove(at);
+                        }
+                        2 if at < edited.len() => {
+                            edited.remove(at);
+                            edited.insert_str(at, piece);
+                        }
+                        3 if !lines.is_empty() => {
+                            let mut l = lines.clone();
+                            l.insert(line, lines[line]);
+                            edited = l.concat();
+                        }
+                        4 if !lines.is_empty() => {
+                            let mut l = lines.clone();
+                            l.remove(line);
+                            edited = l.concat();
+                        }
+                        _ => {}
+                    }
+                    for text in [&text, &edited] {
+                        match i {
+                            0 => same_read_as_value_path::<SearchSymbols>(text),
+                            1 => same_read_as_value_path::<Graph>(text),
+                            _ => same_read_as_value_path::<Cycles>(text),
+                        }
+                    }
+                }
             }
         }
     }

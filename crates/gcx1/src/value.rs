@@ -187,7 +187,10 @@ impl Options {
 
     /// Decodes a payload: its tool name and value.
     pub fn decode_payload(&self, input: &str) -> Result<Payload> {
-        let decoded = decode_source(&mut StrDecoder::with_limits(input, self.limits), Keep::Values)?;
+        let decoded = decode_source(
+            &mut StrDecoder::with_limits(input, self.limits),
+            Keep::Values,
+        )?;
         Ok(Payload {
             tool: decoded.tool,
             value: decoded.value,
@@ -215,7 +218,10 @@ impl Options {
     /// Deserializes a payload into `T` (through the JSON value it decodes to). A row that `T`
     /// rejects is reported at its line.
     pub fn from_str<T: DeserializeOwned>(&self, input: &str) -> Result<T> {
-        let decoded = decode_source(&mut StrDecoder::with_limits(input, self.limits), Keep::Values)?;
+        let decoded = decode_source(
+            &mut StrDecoder::with_limits(input, self.limits),
+            Keep::Values,
+        )?;
         decoded.into_typed()
     }
 
@@ -2526,9 +2532,9 @@ fn read_cells(
                 continue;
             }
         }
-        let (cell, offset, escaped) = raw
-            .next_cell()
-            .unwrap_or(("", row.as_raw_str().len(), false));
+        let (cell, offset, escaped) =
+            raw.next_cell()
+                .unwrap_or(("", row.as_raw_str().len(), false));
         match read_cell(reading, cell, escaped, field) {
             Ok(value) => put(i, value),
             Err(e) => return Err(e.or_position(row.position(offset))),
@@ -2646,15 +2652,16 @@ impl SectionReader {
     }
 
     /// Counts a row against the section's `rows=`.
+    #[inline]
     fn counted(&mut self, row: &Row<'_>) -> Result<()> {
         self.count += 1;
         match self.rows_meta {
-            Some(expected) if self.count > expected => Err(row_count_error(
-                &self.name,
-                expected.to_string(),
-                self.count,
-            )
-            .or_position(Position::new(row.line(), 1))),
+            Some(expected) if self.count > expected => {
+                Err(
+                    row_count_error(&self.name, expected.to_string(), self.count)
+                        .or_position(Position::new(row.line(), 1)),
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -3112,6 +3119,13 @@ pub(crate) fn encode_layout<W: Write>(
     Writer::layout(&options).write(encoder, value)
 }
 
+/// Reads a whole payload for a typed layout as [`decode_layout`] did before its rows were
+/// kept as cells: every row a `Value` (the tests' reference).
+#[cfg(test)]
+pub(crate) fn decode_layout_values<S: SectionSource>(source: &mut S) -> Result<Decoded> {
+    decode_source(source, Keep::Values)
+}
+
 /// Reads a whole payload for a typed layout.
 pub(crate) fn decode_layout<S: SectionSource>(source: &mut S) -> Result<Decoded> {
     decode_source(source, Keep::Cells)
@@ -3404,8 +3418,10 @@ impl<'de> serde::de::MapAccess<'de> for RowMap<'_> {
         };
         self.remaining -= 1;
         self.pending = self.row[i].take();
-        seed.deserialize(serde::de::value::StrDeserializer::<Error>::new(&self.fields[i]))
-            .map(Some)
+        seed.deserialize(serde::de::value::StrDeserializer::<Error>::new(
+            &self.fields[i],
+        ))
+        .map(Some)
     }
 
     fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
