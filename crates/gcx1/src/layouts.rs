@@ -5,7 +5,9 @@
 //! Gortex's meta and comments. Its rows are written from their fields (`TypedRow`: no
 //! `serde_json::Value` per row), the rest of the response through the Writer's plan; where
 //! that would differ from writing the response's JSON form (`get_symbol_source`'s record, a
-//! table the typed rows cannot form as the value path would), the JSON form is written. Decoding reads whatever Gortex writes: the seed's layouts and
+//! table the typed rows cannot form as the value path would), the JSON form is written.
+//! Reading, a section's rows are kept as cells and handed to the row types as the maps they
+//! would have been (`value::CellTable`), so no `Value` is built for a row there either. Decoding reads whatever Gortex writes: the seed's layouts and
 //! today's (more columns, `tier`/`via` on edges, `betweenness`, `.notes` sections); columns
 //! and members a type does not name are kept in its `extra` map; meta Gortex may leave out
 //! (`total`, `truncated`) is an `Option`.

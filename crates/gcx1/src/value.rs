@@ -2495,9 +2495,10 @@ impl RowBuilder {
         readings: &[Reading],
     ) -> Result<Map<String, Value>> {
         self.missing.clear();
+        let (values, place, missing) = (&mut self.values, &self.place, &mut self.missing);
         read_cells(row, fields, readings, |i, value| match value {
-            Some(value) => set_null(&mut self.values[self.place[i]], value),
-            None => self.missing.push(i),
+            Some(value) => set_null(&mut values[place[i]], value),
+            None => missing.push(i),
         })?;
         let mut map = self.template.clone();
         for (slot, value) in map.values_mut().zip(&mut self.values) {
