@@ -2303,6 +2303,11 @@ impl CellTable {
 
     /// The rows as the maps [`RowBuilder::object`] builds.
     fn into_rows(self) -> Vec<Value> {
+        self.take_rows()
+    }
+
+    /// The rows, taken out of the table, as the maps [`RowBuilder::object`] builds.
+    fn take_rows(&self) -> Vec<Value> {
         let cells = self.take_cells();
         let width = self.fields.len().max(1);
         let mut rows = Vec::with_capacity(cells.len() / width);
@@ -3263,16 +3268,7 @@ impl<'de> serde::Deserializer<'de> for Lined<'_> {
         visitor: V,
     ) -> Result<V::Value> {
         let value = match (self.value, self.lines) {
-            (Value::Array(_), Lines::Table(table)) => {
-                let cells = table.take_cells();
-                let width = table.fields.len().max(1);
-                let mut cells = cells.into_iter();
-                let mut rows = Vec::new();
-                while cells.len() > 0 {
-                    rows.push(Value::Object(table.row_map(cells.by_ref().take(width))));
-                }
-                Value::Array(rows)
-            }
+            (Value::Array(_), Lines::Table(table)) => Value::Array(table.take_rows()),
             (value, _) => value,
         };
         serde::Deserializer::deserialize_enum(value, name, variants, visitor)
