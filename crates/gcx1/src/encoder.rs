@@ -257,10 +257,10 @@ struct OpenSection {
 
 impl OpenSection {
     /// A section opened with `header`, written now or (`deferred`) at its first row.
-    fn new(header: &Header, deferred: bool) -> Self {
+    fn new(header: Header, deferred: bool) -> Self {
         let width = header.fields.len();
         OpenSection {
-            header: header.clone(),
+            header,
             width,
             deferred,
             comments: Vec::new(),
@@ -376,19 +376,28 @@ impl<W: Write> Encoder<W> {
     /// A header without fields ([`Header::named`]) is written when the first row is
     /// serialized, with that row's field names.
     pub fn begin_section(&mut self, header: &Header) -> Result<()> {
+        self.begin(Cow::Borrowed(header))
+    }
+
+    /// [`Encoder::begin_section`] with a header the encoder keeps (no copy of it).
+    pub(crate) fn begin_owned_section(&mut self, header: Header) -> Result<()> {
+        self.begin(Cow::Owned(header))
+    }
+
+    fn begin(&mut self, header: Cow<'_, Header>) -> Result<()> {
         self.close_section()?;
         let line = self.lines + 1;
         if header.fields.is_empty() {
-            let mut probe = header.clone();
+            let mut probe = Header::clone(&header);
             probe.fields = vec![String::new()];
             write_header(&mut Vec::new(), &probe, line)?;
             // No fields yet: the header waits for the first row's names.
-            self.section = Some(OpenSection::new(header, true));
+            self.section = Some(OpenSection::new(header.into_owned(), true));
             return Ok(());
         }
-        self.write_checked_header(header, line)?;
+        self.write_checked_header(&header, line)?;
         self.lines += 1;
-        self.section = Some(OpenSection::new(header, false));
+        self.section = Some(OpenSection::new(header.into_owned(), false));
         self.maybe_flush()
     }
 
@@ -476,7 +485,7 @@ impl<W: Write> Encoder<W> {
             self.buf.drain(old..old + old_len);
         }
         self.lines += 1 + rows;
-        self.section = Some(OpenSection::new(header, false));
+        self.section = Some(OpenSection::new(header.clone(), false));
         self.maybe_flush()
     }
 

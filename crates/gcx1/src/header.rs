@@ -158,7 +158,8 @@ pub(crate) fn write_header(out: &mut Vec<u8>, header: &Header, line: u64) -> Res
         // again, so names are escaped twice (this only matters for `\`).
         twice.clear();
         escape_into(&mut twice, field);
-        let once = String::from_utf8_lossy(&twice).into_owned();
+        // Escaping keeps UTF-8 valid: borrowed, no copy.
+        let once = String::from_utf8_lossy(&twice);
         escape_into(out, &once);
     }
     for (key, value) in &header.meta {

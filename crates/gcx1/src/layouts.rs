@@ -1,8 +1,13 @@
 //! Typed responses of Gortex's tools, encoded and decoded in one call.
 //!
-//! Each response type implements [`Layout`] and is written through the value codec with the
+//! Each response type implements [`Layout`] and is written by the value codec's rules with the
 //! tool's knowledge (`schema.rs`): the spec's columns (the seed's tables) in Gortex's order,
-//! Gortex's meta and comments. Decoding reads whatever Gortex writes: the seed's layouts and
+//! Gortex's meta and comments. Its rows are written from their fields (`TypedRow`: no
+//! `serde_json::Value` per row), the rest of the response through the Writer's plan; where
+//! that would differ from writing the response's JSON form (`get_symbol_source`'s record, a
+//! table the typed rows cannot form as the value path would), the JSON form is written.
+//! Reading, a section's rows are kept as cells and handed to the row types as the maps they
+//! would have been (`value::CellTable`), so no `Value` is built for a row there either. Decoding reads whatever Gortex writes: the seed's layouts and
 //! today's (more columns, `tier`/`via` on edges, `betweenness`, `.notes` sections); columns
 //! and members a type does not name are kept in its `extra` map; meta Gortex may leave out
 //! (`total`, `truncated`) is an `Option`.
@@ -10,6 +15,7 @@
 //! A response's JSON form (its serde representation) is the JSON the value codec reads the
 //! payload into (`decode_any`): rows under their wrapper key, meta as typed members.
 
+use std::borrow::Cow;
 use std::io::{BufRead, Write};
 
 use serde::de::DeserializeOwned;
@@ -22,6 +28,7 @@ use crate::decoder::{Decoder, SectionSource, StrDecoder};
 use crate::encoder::Encoder;
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::header::Header;
+use crate::value::{layout_options, CellValue, TableBuilder, Typed, Writer};
 
 /// A whole tool response with a GCX1 layout: one call to encode, one to decode.
 ///
@@ -103,7 +110,7 @@ pub trait Layout: Sized {
 }
 
 /// A layout of a Gortex tool, written and read by the value codec.
-trait ToolLayout: Serialize + DeserializeOwned {
+trait ToolLayout: Serialize + DeserializeOwned + Shell {
     /// The tool (section) name it writes.
     fn tool(&self) -> &'static str;
     /// Whether it reads a payload of `tool`.
@@ -115,13 +122,38 @@ trait ToolLayout: Serialize + DeserializeOwned {
 }
 
 fn write_tool<T: ToolLayout, W: Write>(value: &T, encoder: &mut Encoder<W>) -> Result<()> {
+    if write_typed(value, encoder)? {
+        return Ok(());
+    }
+    write_value(value, encoder)
+}
+
+/// The typed path: the rows' fields straight into cells, no `Value` built for a row; `false`
+/// (nothing written) where the value path writes the response.
+fn write_typed<T: ToolLayout, W: Write>(value: &T, encoder: &mut Encoder<W>) -> Result<bool> {
+    let options = layout_options(value.tool());
+    let writer = Writer::layout(&options);
+    let Some(typed) = value.typed(&writer)? else {
+        return Ok(false);
+    };
+    writer
+        .write_typed(encoder, typed)
+        .map_err(|e| e.or_position(Position::new(encoder.lines() + 1, 1)))
+}
+
+/// The value path: the same bytes, through the layout's JSON form.
+fn write_value<T: ToolLayout, W: Write>(value: &T, encoder: &mut Encoder<W>) -> Result<()> {
     let json = crate::ser::to_value(value)?;
     crate::value::encode_layout(encoder, value.tool(), &json)
         .map_err(|e| e.or_position(Position::new(encoder.lines() + 1, 1)))
 }
 
 fn read_tool<T: ToolLayout, S: SectionSource>(source: &mut S) -> Result<T> {
-    let decoded = crate::value::decode_layout(source)?;
+    read_decoded(crate::value::decode_layout(source)?)
+}
+
+/// The response from the decoded payload (its rows kept as cells, or as `Value`s).
+fn read_decoded<T: ToolLayout>(decoded: crate::value::Decoded) -> Result<T> {
     if !T::accepts(&decoded.tool) {
         return Err(unexpected(
             1,
@@ -138,6 +170,132 @@ fn read_tool<T: ToolLayout, S: SectionSource>(source: &mut S) -> Result<T> {
     value.decoded(&tool);
     Ok(value)
 }
+
+/// A layout's response as the value codec's Writer takes it without building its JSON form
+/// (`Writer::write_typed`), or `None` where the value path writes it.
+trait Shell {
+    fn typed<'a>(&'a self, writer: &Writer<'_>) -> Result<Option<Typed<'a>>>;
+}
+
+/// A record: one row, written by the value path (one row's `Value` is cheap).
+impl Shell for SymbolSource {
+    fn typed<'a>(&'a self, _writer: &Writer<'_>) -> Result<Option<Typed<'a>>> {
+        Ok(None)
+    }
+}
+
+/// A row type of a layout: its fields straight into a table's cells.
+trait TypedRow {
+    /// The number of named fields.
+    const WIDTH: usize;
+
+    /// Adds the row's cells (as its JSON form's members, in their order) and ends the row.
+    fn cells<'a>(&'a self, table: &mut TableBuilder<'a>) -> Result<()>;
+}
+
+/// A field of a row as a cell: `None` where the JSON form leaves the member out.
+trait WireCell {
+    fn cell(&self) -> Result<Option<CellValue<'_>>>;
+}
+
+impl WireCell for String {
+    fn cell(&self) -> Result<Option<CellValue<'_>>> {
+        Ok((!self.is_empty()).then_some(CellValue::Str(self)))
+    }
+}
+
+impl WireCell for u64 {
+    fn cell(&self) -> Result<Option<CellValue<'_>>> {
+        Ok(Some(CellValue::U64(*self)))
+    }
+}
+
+impl WireCell for Option<u64> {
+    fn cell(&self) -> Result<Option<CellValue<'_>>> {
+        Ok(self.map(CellValue::U64))
+    }
+}
+
+impl WireCell for f64 {
+    fn cell(&self) -> Result<Option<CellValue<'_>>> {
+        if self.is_finite() {
+            Ok(Some(CellValue::F64(*self)))
+        } else {
+            // The error serializing the JSON form gives.
+            Err(ErrorKind::NonFiniteFloat { value: *self }.into())
+        }
+    }
+}
+
+impl WireCell for Vec<String> {
+    fn cell(&self) -> Result<Option<CellValue<'_>>> {
+        Ok(Some(CellValue::List(self)))
+    }
+}
+
+/// A member of a layout's response, added to its [`Typed`] form: rows as a table (an empty
+/// array in the JSON form), anything else as its JSON form's member.
+trait ShellMember {
+    fn shell<'a>(
+        &'a self,
+        key: &'static str,
+        writer: &Writer<'_>,
+        typed: &mut Typed<'a>,
+    ) -> Result<()>;
+}
+
+impl<R: TypedRow> ShellMember for Vec<R> {
+    fn shell<'a>(
+        &'a self,
+        key: &'static str,
+        writer: &Writer<'_>,
+        typed: &mut Typed<'a>,
+    ) -> Result<()> {
+        if !self.is_empty() && typed.whole {
+            let mut table = TableBuilder::typed(writer, self.len(), R::WIDTH);
+            for row in self {
+                row.cells(&mut table)?;
+            }
+            match table.finish() {
+                Some(table) => typed.tables.push((key, table)),
+                None => typed.whole = false,
+            }
+        }
+        typed
+            .members
+            .push((key, Cow::Owned(Value::Array(Vec::new()))));
+        Ok(())
+    }
+}
+
+macro_rules! plain_members {
+    ($($t:ty),*) => {$(
+        impl ShellMember for $t {
+            fn shell<'a>(
+                &'a self,
+                key: &'static str,
+                _writer: &Writer<'_>,
+                typed: &mut Typed<'a>,
+            ) -> Result<()> {
+                if !WireField::omit(self) {
+                    typed
+                        .members
+                        .push((key, Cow::Owned(crate::ser::to_value(self)?)));
+                }
+                Ok(())
+            }
+        }
+    )*};
+}
+
+plain_members!(
+    String,
+    u64,
+    Option<u64>,
+    Option<bool>,
+    Option<String>,
+    EditTarget
+);
 
 macro_rules! tool_layouts {
     ($($t:ty),* $(,)?) => {$(
@@ -298,10 +456,91 @@ impl WireField for EditTarget {
     }
 }
 
+/// A member name of a layout type's JSON form: one of its named members (no `String` made
+/// for it), or another.
+enum Key {
+    Named(&'static str),
+    Other(String),
+}
+
+/// Reads a member name as a [`Key`] of the type whose named members are `.0`.
+struct WireKey(&'static [&'static str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for WireKey {
+    type Value = Key;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Key, D::Error> {
+        deserializer.deserialize_string(self)
+    }
+}
+
+impl serde::de::Visitor<'_> for WireKey {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // What `String` expects, as the key was read before.
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Key, E> {
+        Ok(match self.0.iter().find(|name| **name == key) {
+            Some(name) => Key::Named(name),
+            None => Key::Other(key.to_owned()),
+        })
+    }
+
+    fn visit_string<E: serde::de::Error>(self, key: String) -> Result<Key, E> {
+        Ok(match self.0.iter().find(|name| **name == key) {
+            Some(name) => Key::Named(name),
+            None => Key::Other(key),
+        })
+    }
+}
+
 /// serde for a layout type: the named members, and every other member in `extra`. (Not
 /// `#[serde(flatten)]`, which breaks numbers when serde_json's `arbitrary_precision` is on,
 /// and would lose the row lines of errors.)
 macro_rules! wire_struct {
+    (row $name:ident { $($field:ident = $wire:literal),* $(,)? }) => {
+        impl TypedRow for $name {
+            const WIDTH: usize = [$($wire),*].len();
+
+            fn cells<'a>(&'a self, table: &mut TableBuilder<'a>) -> Result<()> {
+                $( if let Some(cell) = WireCell::cell(&self.$field)? {
+                    table.cell($wire, cell);
+                } )*
+                for (key, value) in &self.extra {
+                    if ![$($wire),*].contains(&key.as_str()) {
+                        table.cell(key, CellValue::Value(value));
+                    }
+                }
+                table.end_row();
+                Ok(())
+            }
+        }
+
+        wire_struct!($name { $($field = $wire),* });
+    };
+    (layout $name:ident { $($field:ident = $wire:literal $(via $via:ident)?),* $(,)? } $(skip { $($skip:ident),* })?) => {
+        impl Shell for $name {
+            fn typed<'a>(&'a self, writer: &Writer<'_>) -> Result<Option<Typed<'a>>> {
+                let mut typed = Typed {
+                    members: Vec::new(),
+                    tables: Vec::new(),
+                    whole: true,
+                };
+                $( wire_struct!(@shell typed, writer, self.$field, $wire $(, $via)?); )*
+                for (key, value) in &self.extra {
+                    if ![$($wire),*].contains(&key.as_str()) {
+                        typed.members.push((key, Cow::Borrowed(value)));
+                    }
+                }
+                Ok(Some(typed))
+            }
+        }
+
+        wire_struct!($name { $($field = $wire $(via $via)?),* } $(skip { $($skip),* })?);
+    };
     ($name:ident { $($field:ident = $wire:literal $(via $via:ident)?),* $(,)? } $(skip { $($skip:ident),* })?) => {
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -338,10 +577,13 @@ macro_rules! wire_struct {
                         use serde::de::Error as _;
                         $( let mut $field = None; )*
                         let mut extra = Map::new();
-                        while let Some(key) = access.next_key::<String>()? {
-                            match key.as_str() {
-                                $( $wire => $field = Some(wire_struct!(@next access $(, $via)?)), )*
-                                _ => {
+                        while let Some(key) = access.next_key_seed(WireKey(&[$($wire),*]))? {
+                            match key {
+                                $( Key::Named($wire) => $field = Some(wire_struct!(@next access $(, $via)?)), )*
+                                Key::Named(key) => {
+                                    extra.insert(key.to_owned(), access.next_value::<Value>()?);
+                                }
+                                Key::Other(key) => {
                                     extra.insert(key, access.next_value::<Value>()?);
                                 }
                             }
@@ -376,6 +618,15 @@ macro_rules! wire_struct {
     (@written $value:expr, $via:ident) => {
         true
     };
+    (@shell $typed:ident, $writer:ident, $value:expr, $wire:literal) => {
+        ShellMember::shell(&$value, $wire, $writer, &mut $typed)?;
+    };
+    (@shell $typed:ident, $writer:ident, $value:expr, $wire:literal, $via:ident) => {
+        $typed.members.push((
+            $wire,
+            Cow::Owned(crate::ser::to_value(&$via::Write(&$value))?),
+        ));
+    };
     (@next $access:ident) => {
         $access.next_value()?
     };
@@ -406,7 +657,7 @@ pub struct SymbolMatch {
     pub extra: Extra,
 }
 
-wire_struct!(SymbolMatch { id = "id", kind = "kind", name = "name", path = "path", line = "line", sig = "sig" });
+wire_struct!(row SymbolMatch { id = "id", kind = "kind", name = "name", path = "path", line = "line", sig = "sig" });
 
 /// A `search_symbols` response: header meta `total` and `truncated`, a `# N result(s)`
 /// comment, one row per hit.
@@ -422,7 +673,7 @@ pub struct SearchSymbols {
     pub extra: Extra,
 }
 
-wire_struct!(SearchSymbols { results = "results", total = "total", truncated = "truncated" });
+wire_struct!(layout SearchSymbols { results = "results", total = "total", truncated = "truncated" });
 
 impl ToolLayout for SearchSymbols {
     const ROWS: Option<&'static str> = Some("results");
@@ -506,7 +757,7 @@ pub struct BatchSymbol {
     pub extra: Extra,
 }
 
-wire_struct!(BatchSymbol { id = "id", kind = "kind", name = "name", path = "path", start_line = "start_line", end_line = "end_line", sig = "sig", source = "source", error = "error" });
+wire_struct!(row BatchSymbol { id = "id", kind = "kind", name = "name", path = "path", start_line = "start_line", end_line = "end_line", sig = "sig", source = "source", error = "error" });
 
 /// A `batch_symbols` response: meta `count`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -519,7 +770,7 @@ pub struct BatchSymbols {
     pub extra: Extra,
 }
 
-wire_struct!(BatchSymbols { symbols = "symbols", count = "count" });
+wire_struct!(layout BatchSymbols { symbols = "symbols", count = "count" });
 
 impl ToolLayout for BatchSymbols {
     const ROWS: Option<&'static str> = Some("symbols");
@@ -558,7 +809,7 @@ pub struct Usage {
     pub extra: Extra,
 }
 
-wire_struct!(Usage { from = "from", to = "to", edge_kind = "edge_kind", origin = "origin", confidence = "confidence", from_name = "from_name", from_path = "from_path", from_line = "from_line" });
+wire_struct!(row Usage { from = "from", to = "to", edge_kind = "edge_kind", origin = "origin", confidence = "confidence", from_name = "from_name", from_path = "from_path", from_line = "from_line" });
 
 /// A `find_usages` response: the usages under `edges` (Gortex's JSON member; the header's
 /// `edges` meta counts them).
@@ -570,7 +821,7 @@ pub struct FindUsages {
     pub extra: Extra,
 }
 
-wire_struct!(FindUsages { edges = "edges" });
+wire_struct!(layout FindUsages { edges = "edges" });
 
 impl ToolLayout for FindUsages {
     const ROWS: Option<&'static str> = Some("edges");
@@ -602,7 +853,7 @@ pub struct FileSymbol {
     pub extra: Extra,
 }
 
-wire_struct!(FileSymbol { id = "id", kind = "kind", name = "name", line = "line", sig = "sig" });
+wire_struct!(row FileSymbol { id = "id", kind = "kind", name = "name", line = "line", sig = "sig" });
 
 /// A `get_file_summary` response: meta `total_nodes`, `total_edges`, `truncated`, `etag`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -621,7 +872,7 @@ pub struct FileSummary {
     pub extra: Extra,
 }
 
-wire_struct!(FileSummary { symbols = "symbols", total_nodes = "total_nodes", total_edges = "total_edges", truncated = "truncated", etag = "etag" });
+wire_struct!(layout FileSummary { symbols = "symbols", total_nodes = "total_nodes", total_edges = "total_edges", truncated = "truncated", etag = "etag" });
 
 impl ToolLayout for FileSummary {
     const ROWS: Option<&'static str> = Some("symbols");
@@ -703,7 +954,7 @@ pub struct SymbolRef {
     pub extra: Extra,
 }
 
-wire_struct!(SymbolRef { id = "id", kind = "kind", name = "name", path = "path", line = "line" });
+wire_struct!(row SymbolRef { id = "id", kind = "kind", name = "name", path = "path", line = "line" });
 
 /// One `.edges` row of the graph tools.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -724,7 +975,7 @@ pub struct GraphEdge {
     pub extra: Extra,
 }
 
-wire_struct!(GraphEdge { from = "from", to = "to", kind = "kind", origin = "origin", confidence = "confidence", label = "label" });
+wire_struct!(row GraphEdge { from = "from", to = "to", kind = "kind", origin = "origin", confidence = "confidence", label = "label" });
 
 /// A graph tool's response: `<tool>.nodes` (meta `total`, `truncated`) then `<tool>.edges`
 /// (meta `count`).
@@ -746,7 +997,7 @@ pub struct Graph {
     pub extra: Extra,
 }
 
-wire_struct!(Graph { nodes = "nodes", edges = "edges", total = "total", truncated = "truncated", count = "count" } skip { tool });
+wire_struct!(layout Graph { nodes = "nodes", edges = "edges", total = "total", truncated = "truncated", count = "count" } skip { tool });
 
 impl ToolLayout for Graph {
     const ROWS: Option<&'static str> = None;
@@ -806,7 +1057,7 @@ pub struct EditingContext {
     pub extra: Extra,
 }
 
-wire_struct!(EditingContext { target = "target", callers = "callers", dependencies = "dependencies", tests = "tests" via path_rows });
+wire_struct!(layout EditingContext { target = "target", callers = "callers", dependencies = "dependencies", tests = "tests" via path_rows });
 
 /// `tests` travel as rows of one `path` column: `[{"path": ...}]` in the JSON form, which
 /// also reads the plain list of paths (`["a_test.go"]`) a response may hold.
@@ -885,7 +1136,7 @@ pub struct ScoredSymbol {
     pub extra: Extra,
 }
 
-wire_struct!(ScoredSymbol { id = "id", kind = "kind", name = "name", path = "path", line = "line", score = "score", reason = "reason" });
+wire_struct!(row ScoredSymbol { id = "id", kind = "kind", name = "name", path = "path", line = "line", score = "score", reason = "reason" });
 
 /// A `smart_context` response: `.task` (field `task`, one row; none when the task is
 /// empty) and `.symbols`.
@@ -899,7 +1150,7 @@ pub struct SmartContext {
     pub extra: Extra,
 }
 
-wire_struct!(SmartContext { task = "task", symbols = "symbols" });
+wire_struct!(layout SmartContext { task = "task", symbols = "symbols" });
 
 impl ToolLayout for SmartContext {
     const ROWS: Option<&'static str> = Some("symbols");
@@ -933,7 +1184,7 @@ pub struct DeadCodeItem {
     pub extra: Extra,
 }
 
-wire_struct!(DeadCodeItem { id = "id", kind = "kind", name = "name", path = "path", line = "line", reason = "reason" });
+wire_struct!(row DeadCodeItem { id = "id", kind = "kind", name = "name", path = "path", line = "line", reason = "reason" });
 
 /// An `analyze` response of kind `dead_code` (section `analyze.dead_code`, meta `count`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -946,7 +1197,7 @@ pub struct DeadCode {
     pub extra: Extra,
 }
 
-wire_struct!(DeadCode { items = "items", count = "count" });
+wire_struct!(layout DeadCode { items = "items", count = "count" });
 
 /// One `analyze.hotspots` row.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -971,7 +1222,7 @@ pub struct Hotspot {
     pub extra: Extra,
 }
 
-wire_struct!(Hotspot { id = "id", name = "name", path = "path", line = "line", fan_in = "fan_in", fan_out = "fan_out", cross_cut = "cross_cut", score = "score" });
+wire_struct!(row Hotspot { id = "id", name = "name", path = "path", line = "line", fan_in = "fan_in", fan_out = "fan_out", cross_cut = "cross_cut", score = "score" });
 
 /// An `analyze` response of kind `hotspots` (section `analyze.hotspots`, meta `count`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -984,7 +1235,7 @@ pub struct Hotspots {
     pub extra: Extra,
 }
 
-wire_struct!(Hotspots { items = "items", count = "count" });
+wire_struct!(layout Hotspots { items = "items", count = "count" });
 
 /// One `analyze.cycles` row; `nodes` travels comma-joined (as a JSON array when an ID holds
 /// a comma or is empty).
@@ -1000,7 +1251,7 @@ pub struct Cycle {
     pub extra: Extra,
 }
 
-wire_struct!(Cycle { size = "size", severity = "severity", nodes = "nodes" });
+wire_struct!(row Cycle { size = "size", severity = "severity", nodes = "nodes" });
 
 /// An `analyze` response of kind `cycles` (section `analyze.cycles`, meta `count`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -1013,7 +1264,7 @@ pub struct Cycles {
     pub extra: Extra,
 }
 
-wire_struct!(Cycles { items = "items", count = "count" });
+wire_struct!(layout Cycles { items = "items", count = "count" });
 
 macro_rules! analyze {
     ($($t:ty => $tool:literal),*) => {$(
@@ -1055,7 +1306,7 @@ pub struct Contract {
     pub extra: Extra,
 }
 
-wire_struct!(Contract { id = "id", contract_type = "type", method = "method", path = "path", service = "service", providers = "providers", consumers = "consumers" });
+wire_struct!(row Contract { id = "id", contract_type = "type", method = "method", path = "path", service = "service", providers = "providers", consumers = "consumers" });
 
 /// A `contracts` response, action `list`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -1066,7 +1317,7 @@ pub struct ContractsList {
     pub extra: Extra,
 }
 
-wire_struct!(ContractsList { contracts = "contracts" });
+wire_struct!(layout ContractsList { contracts = "contracts" });
 
 impl ToolLayout for ContractsList {
     const ROWS: Option<&'static str> = Some("contracts");
@@ -1093,7 +1344,7 @@ pub struct Orphan {
     pub extra: Extra,
 }
 
-wire_struct!(Orphan { contract_id = "contract_id", side = "side", repo = "repo", symbol = "symbol" });
+wire_struct!(row Orphan { contract_id = "contract_id", side = "side", repo = "repo", symbol = "symbol" });
 
 /// A `contracts` response, action `check`: the orphans.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -1104,7 +1355,7 @@ pub struct ContractOrphans {
     pub extra: Extra,
 }
 
-wire_struct!(ContractOrphans { orphans = "orphans" });
+wire_struct!(layout ContractOrphans { orphans = "orphans" });
 
 impl ToolLayout for ContractOrphans {
     const ROWS: Option<&'static str> = Some("orphans");
@@ -1323,5 +1574,310 @@ mod tests {
             FileSummary::from_gcx(&text).unwrap_err().code(),
             "unexpected_section"
         );
+    }
+
+    /// `value` written by the typed path (`to_gcx`) and by the value path: the same bytes,
+    /// or the same error. Returns whether the typed path wrote it.
+    fn same_as_value_path<T: ToolLayout + Layout>(value: &T) -> bool {
+        let typed = value.to_gcx();
+        let mut encoder = Encoder::in_memory(Limits::default());
+        let via_value = write_value(value, &mut encoder).and_then(|()| encoder.into_text());
+        match (&typed, &via_value) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Err(a), Err(b)) => assert_eq!(
+                (a.code(), a.line(), a.column(), a.to_string()),
+                (b.code(), b.line(), b.column(), b.to_string())
+            ),
+            _ => panic!("typed {typed:?}, value path {via_value:?}"),
+        }
+        let mut probe = Encoder::in_memory(Limits::default());
+        write_typed(value, &mut probe).unwrap_or(false)
+    }
+
+    /// `text` read by the typed path (`from_gcx`) and by the value path (every row a
+    /// `Value`): the same response, or the same error.
+    fn same_read_as_value_path<T: ToolLayout + Layout + PartialEq + std::fmt::Debug>(text: &str) {
+        let typed = T::from_gcx(text);
+        let mut decoder = StrDecoder::new(text);
+        let via_value = crate::value::decode_layout_values(&mut decoder)
+            .and_then(read_decoded::<T>)
+            .and_then(|value| expect_end(&mut decoder).map(|()| value));
+        match (&typed, &via_value) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+            (Err(a), Err(b)) => assert_eq!(
+                (a.code(), a.line(), a.column(), a.to_string()),
+                (b.code(), b.line(), b.column(), b.to_string()),
+                "{text}"
+            ),
+            _ => panic!("typed {typed:?}, value path {via_value:?}: {text}"),
+        }
+    }
+
+    fn check_file<T: ToolLayout + Layout + PartialEq + std::fmt::Debug>(
+        name: &str,
+        response: &Value,
+    ) -> bool {
+        let value: T = serde_json::from_value(response.clone())
+            .unwrap_or_else(|e| panic!("{name}: not the layout's shape: {e}"));
+        let typed = same_as_value_path(&value);
+        same_read_as_value_path::<T>(&value.to_gcx().unwrap());
+        // The value codec's own encoding of the response: another shape to read (or refuse).
+        same_read_as_value_path::<T>(&crate::value::encode_any(value.tool(), response).unwrap());
+        typed
+    }
+
+    /// Every code-intelligence file of the corpus (`fixtures/`): the typed path writes what
+    /// the value path writes, and takes every layout but get_symbol_source's record.
+    #[test]
+    fn typed_path_matches_value_path_on_the_corpus() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).expect("the workspace's fixtures") {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
+                .expect("a JSON fixture");
+            let Some(tool) = file["fixture"]["gcx1_layout"].as_str() else {
+                continue;
+            };
+            let name = path.display().to_string();
+            let response = &file["response"];
+            let typed = match tool {
+                "search_symbols" => check_file::<SearchSymbols>(&name, response),
+                "get_symbol_source" => check_file::<SymbolSource>(&name, response),
+                "batch_symbols" => check_file::<BatchSymbols>(&name, response),
+                "find_usages" => check_file::<FindUsages>(&name, response),
+                "get_file_summary" => check_file::<FileSummary>(&name, response),
+                "get_callers"
+                | "get_call_chain"
+                | "get_dependencies"
+                | "get_dependents"
+                | "find_implementations" => check_file::<Graph>(&name, response),
+                "get_editing_context" => check_file::<EditingContext>(&name, response),
+                "smart_context" => check_file::<SmartContext>(&name, response),
+                "analyze.dead_code" => check_file::<DeadCode>(&name, response),
+                "analyze.hotspots" => check_file::<Hotspots>(&name, response),
+                "analyze.cycles" => check_file::<Cycles>(&name, response),
+                "contracts.list" => check_file::<ContractsList>(&name, response),
+                "contracts.orphans" => check_file::<ContractOrphans>(&name, response),
+                other => panic!("{name}: no layout {other}"),
+            };
+            assert_eq!(typed, tool != "get_symbol_source", "{name}");
+            checked += 1;
+        }
+        assert!(checked >= 9, "{checked} code-intelligence files");
+    }
+
+    mod generated {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Text the column rules tell apart: empty, typed-looking, lists, CRLF, escapes.
+        fn text() -> impl Strategy<Value = String> {
+            prop_oneof![
+                4 => "[a-z/._:]{1,8}",
+                1 => Just(String::new()),
+                1 => prop::sample::select(vec![
+                    "1", "-0", "1e400", "true", "null", "[1]", "{}", "\"x\"", "a,b", "[a",
+                    "a\r\nb", "a\nb", "\t", "\\", "#c", "GCX1 x", "x y", "é", "a=b",
+                ])
+                .prop_map(str::to_owned),
+            ]
+        }
+
+        fn leaf() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(|n| Value::Number(n.into())),
+                text().prop_map(Value::String),
+                prop::collection::vec(text(), 0..3).prop_map(|v| json!(v)),
+                Just(json!({"k": [1, "a"]})),
+            ]
+        }
+
+        /// Members beyond the named ones: later columns or meta, some under a named key
+        /// (which the named field wins), some no header can carry.
+        fn extra() -> impl Strategy<Value = Extra> {
+            let key = prop::sample::select(vec![
+                "path_abs", "is_test", "tier", "value", "id", "line", "a b", "x,y", "total",
+                "notes",
+            ]);
+            prop::collection::vec((key, leaf()), 0..3)
+                .prop_map(|pairs| pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+        }
+
+        fn float() -> impl Strategy<Value = f64> {
+            prop_oneof![
+                4 => any::<f64>().prop_filter("finite", |f| f.is_finite()),
+                2 => prop::sample::select(vec![0.0, -0.0, 0.5, 1.0, 1e300]),
+                1 => prop::sample::select(vec![f64::NAN, f64::INFINITY]),
+            ]
+        }
+
+        fn symbol_match() -> impl Strategy<Value = SymbolMatch> {
+            (
+                (text(), text(), text(), text()),
+                any::<u64>(),
+                text(),
+                extra(),
+            )
+                .prop_map(|((id, kind, name, path), line, sig, extra)| SymbolMatch {
+                    id,
+                    kind,
+                    name,
+                    path,
+                    line,
+                    sig,
+                    extra,
+                })
+        }
+
+        fn edge() -> impl Strategy<Value = GraphEdge> {
+            ((text(), text(), text()), float(), text(), extra()).prop_map(
+                |((from, to, kind), confidence, label, extra)| GraphEdge {
+                    from,
+                    to,
+                    kind,
+                    confidence,
+                    label,
+                    extra,
+                    ..GraphEdge::default()
+                },
+            )
+        }
+
+        fn cycle() -> impl Strategy<Value = Cycle> {
+            (
+                any::<u64>(),
+                text(),
+                prop::collection::vec(text(), 0..3),
+                extra(),
+            )
+                .prop_map(|(size, severity, nodes, extra)| Cycle {
+                    size,
+                    severity,
+                    nodes,
+                    extra,
+                })
+        }
+
+        fn orphan() -> impl Strategy<Value = Orphan> {
+            ((text(), text()), (text(), text()), extra()).prop_map(
+                |((contract_id, side), (repo, symbol), extra)| Orphan {
+                    contract_id,
+                    side,
+                    repo,
+                    symbol,
+                    extra,
+                },
+            )
+        }
+
+        proptest! {
+            #[test]
+            fn typed_path_matches_value_path(
+                results in prop::collection::vec(symbol_match(), 0..4),
+                edges in prop::collection::vec(edge(), 0..3),
+                cycles in prop::collection::vec(cycle(), 0..3),
+                orphans in prop::collection::vec(orphan(), 0..3),
+                total in any::<Option<u64>>(),
+                truncated in any::<Option<bool>>(),
+                outer in extra(),
+            ) {
+                same_as_value_path(&SearchSymbols {
+                    results: results.clone(),
+                    total,
+                    truncated,
+                    extra: outer.clone(),
+                });
+                same_as_value_path(&Graph {
+                    tool: GraphTool::GetCallers,
+                    nodes: results
+                        .iter()
+                        .map(|r| SymbolRef {
+                            id: r.id.clone(),
+                            line: r.line,
+                            extra: r.extra.clone(),
+                            ..SymbolRef::default()
+                        })
+                        .collect(),
+                    edges,
+                    total,
+                    truncated,
+                    count: total,
+                    extra: outer.clone(),
+                });
+                same_as_value_path(&Cycles { items: cycles, count: total, extra: outer.clone() });
+                same_as_value_path(&ContractOrphans { orphans, extra: outer });
+            }
+
+            /// Payloads the layouts wrote, and the same with one edit (a character replaced,
+            /// removed or added, a line repeated or dropped): the typed decode path reads what
+            /// the value path reads, and refuses what it refuses, at the same place.
+            #[test]
+            fn typed_read_matches_value_path(
+                results in prop::collection::vec(symbol_match(), 0..4),
+                edges in prop::collection::vec(edge(), 0..3),
+                cycles in prop::collection::vec(cycle(), 0..3),
+                total in any::<Option<u64>>(),
+                outer in extra(),
+                edit in (any::<prop::sample::Index>(), 0..6u8, prop::sample::select(vec![
+                    "\t", "\t\t", "x", "1", "\\", "\n", "\r", "[", "{", "\"", ",", "=", " ", "#",
+                ])),
+            ) {
+                let search = SearchSymbols { results: results.clone(), total, truncated: None, extra: outer.clone() };
+                let graph = Graph {
+                    tool: GraphTool::GetCallers,
+                    nodes: results.iter().map(|r| SymbolRef { id: r.id.clone(), line: r.line, extra: r.extra.clone(), ..SymbolRef::default() }).collect(),
+                    edges: edges.into_iter().filter(|e| e.confidence.is_finite()).collect(),
+                    total,
+                    ..Graph::default()
+                };
+                let cycles = Cycles { items: cycles, count: total, extra: outer };
+                let texts = [search.to_gcx(), graph.to_gcx(), cycles.to_gcx()];
+                for (i, text) in texts.into_iter().enumerate() {
+                    let Ok(text) = text else { continue };
+                    let (at, how, piece) = &edit;
+                    let mut edited = text.clone();
+                    let mut at = at.index(text.len() + 1);
+                    while !edited.is_char_boundary(at) {
+                        at -= 1;
+                    }
+                    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+                    let line = at % lines.len().max(1);
+                    match how {
+                        0 => edited.insert_str(at, piece),
+                        1 if at < edited.len() => {
+                            edited.remove(at);
+                        }
+                        2 if at < edited.len() => {
+                            edited.remove(at);
+                            edited.insert_str(at, piece);
+                        }
+                        3 if !lines.is_empty() => {
+                            let mut l = lines.clone();
+                            l.insert(line, lines[line]);
+                            edited = l.concat();
+                        }
+                        4 if !lines.is_empty() => {
+                            let mut l = lines.clone();
+                            l.remove(line);
+                            edited = l.concat();
+                        }
+                        _ => {}
+                    }
+                    for text in [&text, &edited] {
+                        match i {
+                            0 => same_read_as_value_path::<SearchSymbols>(text),
+                            1 => same_read_as_value_path::<Graph>(text),
+                            _ => same_read_as_value_path::<Cycles>(text),
+                        }
+                    }
+                }
+            }
+        }
     }
 }

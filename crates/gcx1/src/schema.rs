@@ -641,6 +641,16 @@ pub(crate) fn tool(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().find(|t| t.name == name)
 }
 
+/// The tool named `{name}.{key}`, without building the name.
+pub(crate) fn member_tool(name: &str, key: &str) -> Option<&'static Tool> {
+    TOOLS.iter().find(|t| {
+        t.name.len() == name.len() + 1 + key.len()
+            && t.name.starts_with(name)
+            && t.name.ends_with(key)
+            && t.name.as_bytes()[name.len()] == b'.'
+    })
+}
+
 /// The member the rows of a lone section with meta travel under, for a tool the crate does
 /// not know: the rules of Gortex's wire-format harness (`total_edges` → `edges`, `etag` →
 /// `symbols`, otherwise `results`).

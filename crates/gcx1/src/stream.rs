@@ -13,7 +13,7 @@ use crate::decoder::{Decoder, Limits};
 use crate::encoder::Encoder;
 use crate::error::Result;
 use crate::header::Header;
-use crate::value::{needs_shape, Columns, Options, SectionReader, ValueCell, Writer};
+use crate::value::{needs_shape, CellValue, Columns, Options, SectionReader, ValueCell, Writer};
 
 /// One row read by a [`RowReader`].
 #[derive(Debug, Clone, PartialEq)]
@@ -221,7 +221,8 @@ impl<W: Write> RowWriter<W> {
     /// Writes one element of the array.
     pub fn write(&mut self, value: &Value) -> Result<()> {
         if let Some(columns) = &self.columns {
-            if let Some(row) = fit(columns, value) {
+            let fields = self.encoder.header().map_or(&[][..], |h| &h.fields[..]);
+            if let Some(row) = fit(columns, fields, value) {
                 return self.encoder.write_row(row);
             }
             self.columns = None;
@@ -268,30 +269,30 @@ impl<W: Write> RowWriter<W> {
 }
 
 /// `value` as a row of `columns`, if it fits them.
-fn fit<'v>(columns: &Columns, value: &'v Value) -> Option<Vec<ValueCell<'v>>> {
-    let single = columns.fields.len() == 1;
+fn fit<'v>(columns: &Columns, fields: &[String], value: &'v Value) -> Option<Vec<ValueCell<'v>>> {
+    let single = fields.len() == 1;
     if !columns.objects {
         let mode = columns.modes[0];
         return Columns::accepts(mode, Some(value), true).then(|| {
             vec![ValueCell {
                 mode,
-                value: Some(value),
+                value: Some(CellValue::Value(value)),
             }]
         });
     }
     let object = value.as_object()?;
-    if object.keys().any(|k| !columns.fields.contains(k)) {
+    if object.keys().any(|k| !fields.contains(k)) {
         return None;
     }
-    let mut cells = Vec::with_capacity(columns.fields.len());
-    for (field, &mode) in columns.fields.iter().zip(&columns.modes) {
+    let mut cells = Vec::with_capacity(fields.len());
+    for (field, &mode) in fields.iter().zip(&columns.modes) {
         let member = object.get(field);
         if !Columns::accepts(mode, member, single) {
             return None;
         }
         cells.push(ValueCell {
             mode,
-            value: member,
+            value: member.map(CellValue::Value),
         });
     }
     Some(cells)

@@ -187,7 +187,10 @@ impl Options {
 
     /// Decodes a payload: its tool name and value.
     pub fn decode_payload(&self, input: &str) -> Result<Payload> {
-        let decoded = decode_source(&mut StrDecoder::with_limits(input, self.limits), true)?;
+        let decoded = decode_source(
+            &mut StrDecoder::with_limits(input, self.limits),
+            Keep::Values,
+        )?;
         Ok(Payload {
             tool: decoded.tool,
             value: decoded.value,
@@ -198,7 +201,7 @@ impl Options {
     /// built).
     pub fn read_payload<R: Read>(&self, reader: R) -> Result<Payload> {
         let mut decoder = Decoder::with_limits(BufReader::new(reader), self.limits);
-        let decoded = decode_source(&mut decoder, true)?;
+        let decoded = decode_source(&mut decoder, Keep::Values)?;
         Ok(Payload {
             tool: decoded.tool,
             value: decoded.value,
@@ -209,13 +212,16 @@ impl Options {
     /// building the value: memory stays bounded by the longest line.
     pub fn validate<R: Read>(&self, reader: R) -> Result<()> {
         let mut decoder = Decoder::with_limits(BufReader::new(reader), self.limits);
-        decode_source(&mut decoder, false).map(drop)
+        decode_source(&mut decoder, Keep::Validate).map(drop)
     }
 
     /// Deserializes a payload into `T` (through the JSON value it decodes to). A row that `T`
     /// rejects is reported at its line.
     pub fn from_str<T: DeserializeOwned>(&self, input: &str) -> Result<T> {
-        let decoded = decode_source(&mut StrDecoder::with_limits(input, self.limits), true)?;
+        let decoded = decode_source(
+            &mut StrDecoder::with_limits(input, self.limits),
+            Keep::Values,
+        )?;
         decoded.into_typed()
     }
 
@@ -237,13 +243,13 @@ impl Options {
     /// [`Options::from_str`] from a reader, one line in memory at a time (plus the value).
     pub fn from_reader<R: Read, T: DeserializeOwned>(&self, reader: R) -> Result<T> {
         let mut decoder = Decoder::with_limits(BufReader::new(reader), self.limits);
-        decode_source(&mut decoder, true)?.into_typed()
+        decode_source(&mut decoder, Keep::Values)?.into_typed()
     }
 
     /// [`Options::from_reader`] from a buffered reader, without another buffer.
     pub fn from_buf_reader<R: BufRead, T: DeserializeOwned>(&self, reader: R) -> Result<T> {
         let mut decoder = Decoder::with_limits(reader, self.limits);
-        decode_source(&mut decoder, true)?.into_typed()
+        decode_source(&mut decoder, Keep::Values)?.into_typed()
     }
 }
 
@@ -877,51 +883,70 @@ impl Column {
 
     #[inline]
     fn add(&mut self, value: Option<&Value>) {
-        let Some(value) = value else {
-            self.missing = true;
+        match value {
+            None => self.missing = true,
+            Some(Value::String(s)) => self.add_str(s),
+            Some(other) => self.add_other(other),
+        }
+    }
+
+    /// [`Column::add`] of a present cell, a `Value` or a typed layout's field.
+    #[inline]
+    fn add_cell(&mut self, cell: CellValue<'_>) {
+        match cell {
+            CellValue::Value(value) => self.add(Some(value)),
+            CellValue::Str(s) => self.add_str(s),
+            other => self.add_other(&other.to_value()),
+        }
+    }
+
+    #[inline]
+    fn add_str(&mut self, s: &str) {
+        // One look at the text serves both questions.
+        let crlf = has_crlf(s);
+        if self.plain {
+            self.plain = !s.is_empty()
+                && !crlf
+                && match self.kind {
+                    Kind::Str => true,
+                    Kind::Auto => !looks_typed(s),
+                    _ => false,
+                };
+        }
+        if self.json {
             return;
-        };
+        }
+        if crlf {
+            self.json = true;
+            return;
+        }
+        self.empty_string |= s.is_empty();
+        self.see(b's');
+    }
+
+    /// A value other than a string.
+    #[inline]
+    fn add_other(&mut self, value: &Value) {
+        if self.plain && !reads_back(self.kind, value) {
+            self.plain = false;
+        }
+        if self.json {
+            return;
+        }
         let letter = match value {
-            Value::String(s) => {
-                // One look at the text serves both questions.
-                let crlf = has_crlf(s);
-                if self.plain {
-                    self.plain = !s.is_empty()
-                        && !crlf
-                        && match self.kind {
-                            Kind::Str => true,
-                            Kind::Auto => !looks_typed(s),
-                            _ => false,
-                        };
-                }
-                if self.json {
-                    return;
-                }
-                if crlf {
-                    self.json = true;
-                    return;
-                }
-                self.empty_string |= s.is_empty();
-                b's'
+            Value::Null => {
+                self.json = true;
+                return;
             }
-            other => {
-                if self.plain && !reads_back(self.kind, other) {
-                    self.plain = false;
-                }
-                if self.json {
-                    return;
-                }
-                match other {
-                    Value::Null => {
-                        self.json = true;
-                        return;
-                    }
-                    Value::Bool(_) => b'b',
-                    Value::Number(_) => b'n',
-                    _ => b'j',
-                }
-            }
+            Value::Bool(_) => b'b',
+            Value::Number(_) => b'n',
+            _ => b'j',
         };
+        self.see(letter);
+    }
+
+    #[inline]
+    fn see(&mut self, letter: u8) {
         match self.seen {
             Some(seen) if seen != letter => self.json = true,
             _ => self.seen = Some(letter),
@@ -947,10 +972,10 @@ impl Column {
     }
 }
 
-/// The columns a section was written with: what a streaming writer needs to add rows.
+/// The columns a section was written with: what a streaming writer needs to add rows (the
+/// fields are the section's header's).
 #[derive(Debug, Clone)]
 pub(crate) struct Columns {
-    pub(crate) fields: Vec<String>,
     pub(crate) modes: Vec<Mode>,
     /// Rows are objects (a table), not the elements themselves (a `fields=value` section).
     pub(crate) objects: bool,
@@ -993,43 +1018,85 @@ pub(crate) enum Mode {
     Letter(u8),
 }
 
+/// A cell's value as the Writer looks at it: a member of a `Value`, or a field of a typed
+/// layout's row, read where it is (no `Value` built for the row).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CellValue<'v> {
+    Value(&'v Value),
+    Str(&'v str),
+    U64(u64),
+    /// A finite float.
+    F64(f64),
+    List(&'v [String]),
+}
+
+impl<'v> CellValue<'v> {
+    /// The `Value` a serializer would build for it (cheap but for lists, which are rare).
+    fn to_value(self) -> Cow<'v, Value> {
+        match self {
+            CellValue::Value(value) => Cow::Borrowed(value),
+            CellValue::Str(s) => Cow::Owned(Value::String(s.to_owned())),
+            CellValue::U64(n) => Cow::Owned(Value::Number(n.into())),
+            CellValue::F64(f) => Cow::Owned(Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            CellValue::List(items) => Cow::Owned(Value::Array(
+                items.iter().map(|s| Value::String(s.clone())).collect(),
+            )),
+        }
+    }
+}
+
 /// One cell of the value codec.
 pub(crate) struct ValueCell<'v> {
     pub(crate) mode: Mode,
-    pub(crate) value: Option<&'v Value>,
+    pub(crate) value: Option<CellValue<'v>>,
 }
 
 impl Cell for ValueCell<'_> {
     #[inline]
     fn write_cell(&self, out: &mut CellWriter<'_>) -> Result<()> {
-        let Some(value) = self.value else {
-            return Ok(());
-        };
-        match (self.mode, value) {
-            (Mode::Letter(b's' | b'S') | Mode::Plain(_), Value::String(s)) => out.write_str(s),
-            (Mode::Letter(b'n' | b'N') | Mode::Plain(_), Value::Number(n)) => {
-                write_number(out.buffer(), n)?;
-                out.raw(b"");
+        match (self.mode, self.value) {
+            (_, None) => Ok(()),
+            (_, Some(CellValue::Value(value))) => write_value_cell(out, self.mode, value),
+            (Mode::Letter(b's' | b'S') | Mode::Plain(_), Some(CellValue::Str(s))) => {
+                out.write_str(s);
+                Ok(())
             }
-            (Mode::Letter(b'b' | b'B') | Mode::Plain(_), Value::Bool(b)) => out.write_bool(*b),
-            (Mode::Plain(Kind::List), Value::Array(items)) if joinable(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.buffer().push(b',');
-                    }
-                    match item {
-                        // The row's first cell: `#` or `GCX` at its start is escaped.
-                        Value::String(s) if i == 0 => out.write_str(s),
-                        Value::String(s) => escape_into(out.buffer(), s),
-                        _ => {}
-                    }
-                }
-                out.raw(b"");
+            // What `write_number` writes for an integer.
+            (Mode::Letter(b'n' | b'N') | Mode::Plain(_), Some(CellValue::U64(n))) => {
+                out.write_u64(n);
+                Ok(())
             }
-            _ => write_json_cell(out, value)?,
+            (mode, Some(cell)) => write_value_cell(out, mode, &cell.to_value()),
         }
-        Ok(())
     }
+}
+
+#[inline]
+fn write_value_cell(out: &mut CellWriter<'_>, mode: Mode, value: &Value) -> Result<()> {
+    match (mode, value) {
+        (Mode::Letter(b's' | b'S') | Mode::Plain(_), Value::String(s)) => out.write_str(s),
+        (Mode::Letter(b'n' | b'N') | Mode::Plain(_), Value::Number(n)) => {
+            write_number(out.buffer(), n)?;
+            out.raw(b"");
+        }
+        (Mode::Letter(b'b' | b'B') | Mode::Plain(_), Value::Bool(b)) => out.write_bool(*b),
+        (Mode::Plain(Kind::List), Value::Array(items)) if joinable(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.buffer().push(b',');
+                }
+                match item {
+                    // The row's first cell: `#` or `GCX` at its start is escaped.
+                    Value::String(s) if i == 0 => out.write_str(s),
+                    Value::String(s) => escape_into(out.buffer(), s),
+                    _ => {}
+                }
+            }
+            out.raw(b"");
+        }
+        _ => write_json_cell(out, value)?,
+    }
+    Ok(())
 }
 
 /// Whether a list can be written comma-joined: strings, none empty or holding a comma, and
@@ -1105,9 +1172,182 @@ pub(crate) struct Table<'v> {
     /// What each field's column holds, in the order of `fields`.
     columns: Vec<Column>,
     /// Every member of every row, in order: its field's index and its value.
-    entries: Vec<(u32, &'v Value)>,
+    entries: Vec<(u32, CellValue<'v>)>,
     /// Where each row's entries end.
     ends: Vec<usize>,
+}
+
+/// Builds a [`Table`] cell by cell: the union of the rows' keys (in the order first seen)
+/// and what each column holds, in one walk over the rows. Rows usually list the same keys
+/// in the same order, which is tried first: one comparison per key, no lookup.
+pub(crate) struct TableBuilder<'v> {
+    tool: Option<&'static Tool>,
+    max_fields: usize,
+    fields: Vec<&'v str>,
+    columns: Vec<Column>,
+    /// In how many rows each column has a value.
+    present: Vec<usize>,
+    index: std::collections::HashMap<&'v str, u32>,
+    entries: Vec<(u32, CellValue<'v>)>,
+    ends: Vec<usize>,
+    /// The previous row's keys and their columns, to guess this one's.
+    previous: Vec<(&'v str, u32)>,
+    /// The position of the next cell in its row.
+    at: usize,
+    all_single: bool,
+    /// Cells of a typed row, held to be added in key order (the order of the row's JSON
+    /// form when serde_json's `Map` sorts its keys).
+    sorting: Option<Vec<(&'v str, CellValue<'v>)>>,
+}
+
+impl<'v> TableBuilder<'v> {
+    /// A table of `rows` rows of about `per_row` members each, for `writer`'s tool.
+    pub(crate) fn new(writer: &Writer<'_>, rows: usize, per_row: usize) -> Self {
+        TableBuilder {
+            tool: writer.tool,
+            max_fields: writer.options.limits.max_fields,
+            fields: Vec::new(),
+            columns: Vec::new(),
+            present: Vec::new(),
+            index: std::collections::HashMap::new(),
+            entries: Vec::with_capacity(rows * per_row),
+            ends: Vec::with_capacity(rows),
+            previous: Vec::new(),
+            at: 0,
+            all_single: true,
+            sorting: None,
+        }
+    }
+
+    /// A table of typed rows, whose cells come in the order of the rows' fields: added in
+    /// the order of the rows' JSON form.
+    pub(crate) fn typed(writer: &Writer<'_>, rows: usize, per_row: usize) -> Self {
+        TableBuilder {
+            sorting: (!map_keeps_order()).then(Vec::new),
+            ..TableBuilder::new(writer, rows, per_row)
+        }
+    }
+
+    /// The current row's member `key` (each key once in a row).
+    #[inline]
+    pub(crate) fn cell(&mut self, key: &'v str, value: CellValue<'v>) {
+        match &mut self.sorting {
+            Some(pending) => pending.push((key, value)),
+            None => self.add(key, value),
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, key: &'v str, value: CellValue<'v>) {
+        let j = self.at;
+        self.at += 1;
+        let column = match self.previous.get(j) {
+            Some(&(guess, column)) if same_text(guess, key) => column,
+            _ => {
+                let next = self.fields.len() as u32;
+                let column = self.column_of(key).unwrap_or(next);
+                if column == next {
+                    self.fields.push(key);
+                    self.columns.push(Column::new(kind_of(self.tool, key)));
+                    self.present.push(0);
+                }
+                if j < self.previous.len() {
+                    self.previous[j] = (key, column);
+                } else {
+                    self.previous.push((key, column));
+                }
+                column
+            }
+        };
+        self.columns[column as usize].add_cell(value);
+        self.present[column as usize] += 1;
+        self.entries.push((column, value));
+    }
+
+    /// The column of a key seen before: a look along a few fields, a lookup past them.
+    #[inline]
+    fn column_of(&mut self, key: &'v str) -> Option<u32> {
+        const FEW: usize = 16;
+        if self.fields.len() <= FEW {
+            return self
+                .fields
+                .iter()
+                .position(|f| same_text(f, key))
+                .map(|i| i as u32);
+        }
+        if self.index.is_empty() {
+            self.index = (0..).zip(&self.fields).map(|(i, f)| (*f, i)).collect();
+        }
+        let next = self.fields.len() as u32;
+        let column = *self.index.entry(key).or_insert(next);
+        (column != next).then_some(column)
+    }
+
+    /// Ends the current row.
+    #[inline]
+    pub(crate) fn end_row(&mut self) {
+        if let Some(mut pending) = self.sorting.take() {
+            pending.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (key, value) in pending.drain(..) {
+                self.add(key, value);
+            }
+            self.sorting = Some(pending);
+        }
+        self.all_single &= self.at == 1;
+        self.at = 0;
+        self.ends.push(self.entries.len());
+    }
+
+    /// The table, if its keys can be fields.
+    pub(crate) fn finish(mut self) -> Option<Table<'v>> {
+        let rows = self.ends.len();
+        for (column, &count) in self.columns.iter_mut().zip(&self.present) {
+            if count < rows {
+                column.add(None);
+            }
+        }
+        let fits = !self.fields.is_empty()
+            && self.fields.len() <= self.max_fields
+            && self.fields.iter().all(|k| is_field_name(k))
+            // A one-column row cannot hold a missing cell (it would be a blank line).
+            && (self.fields.len() > 1 || self.all_single);
+        fits.then_some(Table {
+            rows,
+            fields: self.fields,
+            columns: self.columns,
+            entries: self.entries,
+            ends: self.ends,
+        })
+    }
+}
+
+impl Table<'_> {
+    /// Whether the table is the lone column `value` (which needs `shape=`).
+    pub(crate) fn is_values(&self) -> bool {
+        self.fields == ["value"]
+    }
+}
+
+/// Whether serde_json's `Map` keeps its members in insertion order (`preserve_order`, which
+/// another crate may turn on) rather than sorting their keys.
+fn map_keeps_order() -> bool {
+    static KEEPS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KEEPS.get_or_init(|| {
+        let mut map = Map::new();
+        map.insert("b".into(), Value::Null);
+        map.insert("a".into(), Value::Null);
+        map.keys().next().is_some_and(|k| k == "b")
+    })
+}
+
+/// A typed layout as the Writer takes it: the members of its JSON form (in the order it
+/// serializes them; borrowed where they are `Value`s already), with each member of rows an
+/// empty array, and those rows as tables.
+pub(crate) struct Typed<'v> {
+    pub(crate) members: Vec<(&'v str, Cow<'v, Value>)>,
+    pub(crate) tables: Vec<(&'static str, Table<'v>)>,
+    /// Every member of rows is in `tables` (`false`: rows the value path writes otherwise).
+    pub(crate) whole: bool,
 }
 
 /// How an object is written as a wrapper.
@@ -1143,7 +1383,9 @@ impl<'o> Writer<'o> {
         let shape = needs_shape(self.name);
         match value {
             Value::Object(map) => {
-                if let Some(plan) = self.plan(map) {
+                if let Some(plan) =
+                    self.plan(map.iter().map(|(k, v)| (k.as_str(), v)), &mut Vec::new())
+                {
                     return self.write_wrapper(encoder, plan);
                 }
                 let mut header = Header::new(self.name, Vec::<String>::new());
@@ -1183,6 +1425,41 @@ impl<'o> Writer<'o> {
         }
     }
 
+    /// Writes a typed layout from its [`Typed`] form, as [`Writer::write`] writes the
+    /// layout's JSON form; `false` (nothing written) where that takes the value path.
+    pub(crate) fn write_typed<W: Write>(
+        &self,
+        encoder: &mut Encoder<W>,
+        typed: Typed<'_>,
+    ) -> Result<bool> {
+        let Typed {
+            mut members,
+            mut tables,
+            whole,
+        } = typed;
+        if !whole || self.tool.is_none() {
+            return Ok(false);
+        }
+        if !map_keeps_order() {
+            // The order of the JSON form's `Map`.
+            members.sort_by(|a, b| a.0.cmp(b.0));
+        }
+        let members = members.iter().map(|(k, v)| (*k, &**v));
+        match self.plan(members, &mut tables) {
+            Some(plan) if tables.is_empty() => self.write_wrapper(encoder, plan).map(|()| true),
+            _ => Ok(false),
+        }
+    }
+
+    /// The writer of a typed layout of `options`' tool (`options` from [`layout_options`]).
+    pub(crate) fn layout(options: &'o Options) -> Self {
+        Writer {
+            options,
+            name: &options.tool,
+            tool: schema::tool(&options.tool),
+        }
+    }
+
     /// A writer of `options`' tool.
     pub(crate) fn new(options: &'o Options) -> Self {
         Writer {
@@ -1209,62 +1486,15 @@ impl<'o> Writer<'o> {
     /// in one walk over the objects. Objects usually list the same keys in the same order,
     /// which is tried first: one comparison per key, no lookup.
     pub(crate) fn table<'v>(&self, items: &'v [Value]) -> Option<Table<'v>> {
-        let mut fields: Vec<&'v str> = Vec::new();
-        let mut columns: Vec<Column> = Vec::new();
-        let mut present: Vec<usize> = Vec::new();
-        let mut index: std::collections::HashMap<&'v str, u32> = std::collections::HashMap::new();
         let per_row = items.first().and_then(Value::as_object).map_or(0, Map::len);
-        let mut entries: Vec<(u32, &'v Value)> = Vec::with_capacity(items.len() * per_row);
-        let mut ends: Vec<usize> = Vec::with_capacity(items.len());
-        // The previous object's keys and their columns, to guess this one's.
-        let mut previous: Vec<(&'v str, u32)> = Vec::new();
-        let mut all_single = true;
+        let mut builder = TableBuilder::new(self, items.len(), per_row);
         for item in items {
-            let object = item.as_object()?;
-            all_single &= object.len() == 1;
-            for (j, (key, value)) in object.iter().enumerate() {
-                let key = key.as_str();
-                let column = match previous.get(j) {
-                    Some(&(guess, column)) if same_text(guess, key) => column,
-                    _ => {
-                        let next = fields.len() as u32;
-                        let column = *index.entry(key).or_insert(next);
-                        if column == next {
-                            fields.push(key);
-                            columns.push(Column::new(kind_of(self.tool, key)));
-                            present.push(0);
-                        }
-                        if j < previous.len() {
-                            previous[j] = (key, column);
-                        } else {
-                            previous.push((key, column));
-                        }
-                        column
-                    }
-                };
-                columns[column as usize].add(Some(value));
-                present[column as usize] += 1;
-                entries.push((column, value));
+            for (key, value) in item.as_object()? {
+                builder.cell(key, CellValue::Value(value));
             }
-            ends.push(entries.len());
+            builder.end_row();
         }
-        for (column, &count) in columns.iter_mut().zip(&present) {
-            if count < items.len() {
-                column.add(None);
-            }
-        }
-        let fits = !fields.is_empty()
-            && fields.len() <= self.options.limits.max_fields
-            && fields.iter().all(|k| is_field_name(k))
-            // A one-column row cannot hold a missing cell (it would be a blank line).
-            && (fields.len() > 1 || all_single);
-        fits.then_some(Table {
-            rows: items.len(),
-            fields,
-            columns,
-            entries,
-            ends,
-        })
+        builder.finish()
     }
 
     /// `union` in the tool's column order, for layouts: the seed's columns even where no
@@ -1465,14 +1695,14 @@ impl<'o> Writer<'o> {
             header.meta.insert(ROWS_META.into(), "1".into());
         }
         add_types(&mut header, &modes);
-        encoder.begin_section(&header)?;
+        encoder.begin_owned_section(header)?;
         if self.options.comments {
             if let Some(comment) = self.comment(table.rows) {
                 encoder.write_comment(&comment)?;
             }
         }
         // Each row's values in field order, in a buffer the size of one row.
-        let mut row: Vec<Option<&Value>> = vec![None; width];
+        let mut row: Vec<Option<CellValue<'_>>> = vec![None; width];
         let mut start = 0;
         for &end in &table.ends {
             row.fill(None);
@@ -1486,7 +1716,6 @@ impl<'o> Writer<'o> {
             }))?;
         }
         Ok(Columns {
-            fields: header.fields,
             modes,
             objects: true,
         })
@@ -1521,15 +1750,14 @@ impl<'o> Writer<'o> {
             header.meta.insert(ROWS_META.into(), "1".into());
         }
         add_types(&mut header, &modes);
-        encoder.begin_section(&header)?;
+        encoder.begin_owned_section(header)?;
         for item in items {
             encoder.write_row([ValueCell {
                 mode: modes[0],
-                value: Some(item),
+                value: Some(CellValue::Value(item)),
             }])?;
         }
         Ok(Columns {
-            fields: header.fields,
             modes,
             objects: false,
         })
@@ -1548,7 +1776,7 @@ impl<'o> Writer<'o> {
         if count == 0 {
             // The reference's bytes for `{}`: one empty field name and a blank line.
             header.fields = vec![String::new()];
-            encoder.begin_section(&header)?;
+            encoder.begin_owned_section(header)?;
             return encoder.write_blank_row();
         }
         if count == 1 && members.clone().all(|(k, _)| k == "value") {
@@ -1609,14 +1837,14 @@ impl<'o> Writer<'o> {
         let modes = modes(&columns, single);
         header.fields = fields.iter().map(|(k, _)| (*k).to_owned()).collect();
         add_types(&mut header, &modes);
-        encoder.begin_section(&header)?;
+        encoder.begin_owned_section(header)?;
         encoder.write_row(
             fields
                 .iter()
                 .zip(&modes)
                 .map(|((_, value), &mode)| ValueCell {
                     mode,
-                    value: *value,
+                    value: value.map(CellValue::Value),
                 }),
         )
     }
@@ -1634,16 +1862,23 @@ impl<'o> Writer<'o> {
         let modes = modes(std::slice::from_ref(&column), true);
         header.fields = vec![field.to_owned()];
         add_types(&mut header, &modes);
-        encoder.begin_section(&header)?;
+        encoder.begin_owned_section(header)?;
         encoder.write_row([ValueCell {
             mode: modes[0],
-            value: Some(value),
+            value: Some(CellValue::Value(value)),
         }])
     }
 
     /// How to write `map` as a wrapper, or `None` when it is better (or only possible) as
     /// one record: it needs a member that is an array of objects.
-    fn plan<'v>(&self, map: &'v Map<String, Value>) -> Option<Plan<'v>> {
+    /// `typed`: the tables of a typed layout's rows, by member (their members in `map` are
+    /// empty arrays); each is taken as the value path would take the rows, or the plan is
+    /// `None`.
+    fn plan<'v>(
+        &self,
+        members: impl Iterator<Item = (&'v str, &'v Value)>,
+        typed: &mut Vec<(&str, Table<'v>)>,
+    ) -> Option<Plan<'v>> {
         let mut plan = Plan {
             sections: Vec::new(),
             meta: Vec::new(),
@@ -1655,18 +1890,25 @@ impl<'o> Writer<'o> {
         // Under a dotted name read by the tool before its last dot (`find_usages.x`), a section
         // `find_usages.x.key` would read by no tool: such a name gets one section.
         let by_prefix = self.tool.is_some() && schema::tool(self.name).is_none();
-        for (key, value) in map {
-            let key = key.as_str();
+        for (key, value) in members {
             // A section `tool.key` must not be named like a tool of its own.
-            let sectionable = !by_prefix
-                && is_section_key(key)
-                && schema::tool(&format!("{}.{key}", self.name)).is_none();
+            let sectionable =
+                !by_prefix && is_section_key(key) && schema::member_tool(self.name, key).is_none();
             let holds = self.tool.map_or(Holds::List, |t| t.holds(key));
             // The tool's main rows (under its wrapper key) have the seed's `""` columns.
             let seed = self.tool.map_or(&[][..], |t| match t.seed(key) {
                 [] if t.wrapper == Some(key) => t.seed(""),
                 seed => seed,
             });
+            if let Some(at) = typed.iter().position(|(k, _)| *k == key) {
+                let (_, table) = typed.swap_remove(at);
+                if !(sectionable && holds == Holds::List) || table.is_values() {
+                    return None;
+                }
+                tables += 1;
+                plan.sections.push((key, Member::Table(table)));
+                continue;
+            }
             match value {
                 Value::Array(items)
                     if layout && sectionable && items.is_empty() && !seed.is_empty() =>
@@ -1696,7 +1938,7 @@ impl<'o> Writer<'o> {
                         plan.sections.push((key, Member::Uniform(items)));
                         continue;
                     }
-                    match self.table(items).filter(|t| t.fields != ["value"]) {
+                    match self.table(items).filter(|t| !t.is_values()) {
                         Some(table) => {
                             tables += 1;
                             plan.sections.push((key, Member::Table(table)));
@@ -1753,6 +1995,8 @@ impl<'o> Writer<'o> {
         }
         let kind = kind_of(self.tool, key);
         let candidates: [Option<String>; 2] = match value {
+            // A space stays a space in the JSON text too: neither text can be meta.
+            Value::String(s) if s.contains(' ') => return None,
             Value::String(s) => {
                 let mut quoted = Vec::new();
                 write_string(&mut quoted, s);
@@ -1884,7 +2128,7 @@ impl<'o> Writer<'o> {
             Member::Merge(value) => self.write_single_field(encoder, header, key, value),
             Member::Empty(columns) => {
                 header.fields = columns.iter().map(|c| (*c).to_owned()).collect();
-                encoder.begin_section(&header)?;
+                encoder.begin_owned_section(header)?;
                 match self.comment(0) {
                     Some(comment) if self.options.comments => encoder.write_comment(&comment),
                     _ => Ok(()),
@@ -2017,8 +2261,117 @@ struct SectionData {
     meta: Vec<(String, String)>,
     header_line: u64,
     rows: Vec<Value>,
+    /// The rows as cells instead of `rows` (a typed layout's decoding).
+    cells: Option<CellTable>,
     lines: Vec<u64>,
     count: u64,
+}
+
+/// A section's rows as cells, for a typed layout's decoding: no map per row. The value's
+/// member is an empty array, and [`Lines::Table`] carries the rows to the deserializer,
+/// which hands each row out as the map [`RowBuilder::object`] would have built.
+#[derive(Debug)]
+pub(crate) struct CellTable {
+    fields: Vec<String>,
+    /// The fields (by index) in the order of a row map with every cell.
+    order: Vec<usize>,
+    /// `fields.len()` cells a row.
+    /// (A `Mutex` only so that a `Lines` can be a `static`; it is taken once, uncontended.)
+    cells: std::sync::Mutex<Vec<Option<Value>>>,
+    lines: Vec<u64>,
+}
+
+impl CellTable {
+    fn new(fields: &[String], cells: Vec<Option<Value>>) -> Self {
+        // A map of the fields lists them in their order, or sorted.
+        let mut order: Vec<usize> = (0..fields.len()).collect();
+        if !map_keeps_order() {
+            order.sort_by(|&a, &b| fields[a].cmp(&fields[b]));
+        }
+        CellTable {
+            fields: fields.to_vec(),
+            order,
+            cells: std::sync::Mutex::new(cells),
+            lines: Vec::new(),
+        }
+    }
+
+    fn take_cells(&self) -> Vec<Option<Value>> {
+        let mut cells = self.cells.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut *cells)
+    }
+
+    /// The rows as the maps [`RowBuilder::object`] builds.
+    fn into_rows(self) -> Vec<Value> {
+        self.take_rows()
+    }
+
+    /// The rows, taken out of the table, as the maps [`RowBuilder::object`] builds.
+    fn take_rows(&self) -> Vec<Value> {
+        let cells = self.take_cells();
+        let width = self.fields.len().max(1);
+        let mut rows = Vec::with_capacity(cells.len() / width);
+        let mut cells = cells.into_iter();
+        while cells.len() > 0 {
+            rows.push(Value::Object(self.row_map(cells.by_ref().take(width))));
+        }
+        rows
+    }
+
+    /// One row's map: every field, then those without a cell removed in field order (as
+    /// [`RowBuilder::object`] does).
+    fn row_map(&self, row: impl Iterator<Item = Option<Value>>) -> Map<String, Value> {
+        let mut map: Map<String, Value> = self
+            .fields
+            .iter()
+            .map(|f| (f.clone(), Value::Null))
+            .collect();
+        let mut missing = Vec::new();
+        for (field, cell) in self.fields.iter().zip(row) {
+            match cell {
+                Some(value) => map[field.as_str()] = value,
+                None => missing.push(field),
+            }
+        }
+        for field in missing {
+            map.remove(field.as_str());
+        }
+        map
+    }
+
+    /// The order a row's present cells take in its map (field indices): every field's
+    /// order, with those without a cell removed in field order as `Map::remove` removes.
+    fn row_order(&self, row: &[Option<Value>], order: &mut Vec<usize>) {
+        order.clear();
+        order.extend_from_slice(&self.order);
+        if row.iter().all(Option::is_some) {
+            return;
+        }
+        let swaps = map_remove_swaps();
+        for (i, _) in row.iter().enumerate().filter(|(_, c)| c.is_none()) {
+            if let Some(at) = order.iter().position(|&j| j == i) {
+                if swaps {
+                    order.swap_remove(at);
+                } else {
+                    order.remove(at);
+                }
+            }
+        }
+    }
+}
+
+/// Whether removing a key from serde_json's `Map` moves its last member into the gap
+/// (`preserve_order`'s `swap_remove`) rather than keeping the others' order.
+fn map_remove_swaps() -> bool {
+    static SWAPS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SWAPS.get_or_init(|| {
+        let mut map = Map::new();
+        for key in ["a", "b", "c"] {
+            map.insert(key.into(), Value::Null);
+        }
+        map.remove("a");
+        map.keys().next().is_some_and(|k| k == "c")
+    })
 }
 
 /// Where the rows of the decoded value came from, for errors of typed decoding.
@@ -2032,6 +2385,8 @@ enum Lines {
     Record(u64),
     /// A wrapper: its members' lines.
     Object(Vec<(String, Lines)>),
+    /// An array of rows kept as cells (the array in the value is empty).
+    Table(Box<CellTable>),
 }
 
 /// A decoded payload.
@@ -2081,7 +2436,8 @@ pub(crate) struct SectionReader {
     meta: Vec<(String, String)>,
     header_line: u64,
     count: u64,
-    rows: RowBuilder,
+    /// Built at the first row read as an object.
+    rows: Option<RowBuilder>,
 }
 
 /// Builds a section's row objects: each row's map is a clone of one map holding every field
@@ -2144,27 +2500,11 @@ impl RowBuilder {
         readings: &[Reading],
     ) -> Result<Map<String, Value>> {
         self.missing.clear();
-        let mut raw = row.raw_cells();
-        for (i, (field, &reading)) in fields.iter().zip(readings).enumerate() {
-            // JSON text, a short number or a boolean is read straight from the row, its end
-            // found by reading it; any other cell, or one of those with an escape or an
-            // error, is read the general way below.
-            if let Some((rest, _)) = raw.rest() {
-                if let Some((value, len)) = read_from_row(reading, rest) {
-                    set_null(&mut self.values[self.place[i]], value);
-                    raw.skip_cell(len);
-                    continue;
-                }
-            }
-            let (cell, offset, escaped) =
-                raw.next_cell()
-                    .unwrap_or(("", row.as_raw_str().len(), false));
-            match read_cell(reading, cell, escaped, field) {
-                Ok(Some(value)) => set_null(&mut self.values[self.place[i]], value),
-                Ok(None) => self.missing.push(i),
-                Err(e) => return Err(e.or_position(row.position(offset))),
-            }
-        }
+        let (values, place, missing) = (&mut self.values, &self.place, &mut self.missing);
+        read_cells(row, fields, readings, |i, value| match value {
+            Some(value) => set_null(&mut values[place[i]], value),
+            None => missing.push(i),
+        })?;
         let mut map = self.template.clone();
         for (slot, value) in map.values_mut().zip(&mut self.values) {
             // The template's null goes back to `values`, ready for the next row.
@@ -2175,6 +2515,38 @@ impl RowBuilder {
         }
         Ok(map)
     }
+}
+
+/// Reads a row's cells by their readings, handing each (in field order) to `put`: its
+/// value, or `None` when the row has no cell there.
+#[inline(always)]
+fn read_cells(
+    row: Row<'_>,
+    fields: &[String],
+    readings: &[Reading],
+    mut put: impl FnMut(usize, Option<Value>),
+) -> Result<()> {
+    let mut raw = row.raw_cells();
+    for (i, (field, &reading)) in fields.iter().zip(readings).enumerate() {
+        // JSON text, a short number or a boolean is read straight from the row, its end
+        // found by reading it; any other cell, or one of those with an escape or an
+        // error, is read the general way below.
+        if let Some((rest, _)) = raw.rest() {
+            if let Some((value, len)) = read_from_row(reading, rest) {
+                put(i, Some(value));
+                raw.skip_cell(len);
+                continue;
+            }
+        }
+        let (cell, offset, escaped) =
+            raw.next_cell()
+                .unwrap_or(("", row.as_raw_str().len(), false));
+        match read_cell(reading, cell, escaped, field) {
+            Ok(value) => put(i, value),
+            Err(e) => return Err(e.or_position(row.position(offset))),
+        }
+    }
+    Ok(())
 }
 
 impl SectionReader {
@@ -2247,7 +2619,7 @@ impl SectionReader {
                 .filter(|(k, _)| !matches!(k.as_str(), TYPES_META | SHAPE_META | ROWS_META))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
-            rows: RowBuilder::new(&header.fields),
+            rows: None,
             name: header.tool,
             readings,
             header_line,
@@ -2263,18 +2635,11 @@ impl SectionReader {
     /// One row's value: an object, or for a `fields=value` section the element; counted
     /// against the section's `rows=`.
     pub(crate) fn row(&mut self, row: Row<'_>, fields: &[String]) -> Result<Value> {
-        self.count += 1;
-        if let Some(expected) = self.rows_meta {
-            if self.count > expected {
-                return Err(
-                    row_count_error(&self.name, expected.to_string(), self.count)
-                        .or_position(Position::new(row.line(), 1)),
-                );
-            }
-        }
+        self.counted(&row)?;
         if !self.scalar_rows {
             return self
                 .rows
+                .get_or_insert_with(|| RowBuilder::new(fields))
                 .object(row, fields, &self.readings)
                 .map(Value::Object);
         }
@@ -2290,6 +2655,40 @@ impl SectionReader {
             )),
             Err(e) => Err(e.or_position(row.position(offset))),
         }
+    }
+
+    /// Counts a row against the section's `rows=`.
+    #[inline]
+    fn counted(&mut self, row: &Row<'_>) -> Result<()> {
+        self.count += 1;
+        match self.rows_meta {
+            Some(expected) if self.count > expected => {
+                Err(
+                    row_count_error(&self.name, expected.to_string(), self.count)
+                        .or_position(Position::new(row.line(), 1)),
+                )
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// One row of an object section as its cells, appended to `cells` (one per field),
+    /// counted as [`SectionReader::row`] counts it.
+    fn row_cells(
+        &mut self,
+        row: Row<'_>,
+        fields: &[String],
+        cells: &mut Vec<Option<Value>>,
+    ) -> Result<()> {
+        self.counted(&row)?;
+        let start = cells.len();
+        cells.resize_with(start + fields.len(), || None);
+        let slots = &mut cells[start..];
+        let result = read_cells(row, fields, &self.readings, |i, value| slots[i] = value);
+        if result.is_err() {
+            cells.truncate(start);
+        }
+        result
     }
 
     /// Checks, once the section's rows are read, that there were as many as `rows=` says.
@@ -2311,11 +2710,29 @@ fn read_section<S: SectionSource>(
     source: &mut S,
     header: Header,
     header_line: u64,
-    keep: bool,
+    keep: Keep,
 ) -> Result<SectionData> {
     let mut reader = SectionReader::begin(header, header_line)?;
     let mut rows = Vec::new();
     let mut lines = Vec::new();
+    if keep == Keep::Cells && !reader.scalar_rows {
+        let mut cells = Vec::new();
+        let mut fields = Vec::new();
+        while let Some(line) = source.with_next_row(|row, names| {
+            if fields.is_empty() {
+                fields = names.to_vec();
+            }
+            let line = row.line();
+            reader.row_cells(row, names, &mut cells)?;
+            Ok(line)
+        })? {
+            lines.push(line);
+        }
+        reader.finish()?;
+        let table = (!fields.is_empty()).then(|| CellTable::new(&fields, cells));
+        return Ok(reader.into_data(header_line, rows, table, lines));
+    }
+    let keep = keep != Keep::Validate;
     let mut several = false;
     while let Some((value, line)) =
         source.with_next_row(|row, fields| Ok((reader.row(row, fields)?, row.line())))?
@@ -2334,22 +2751,55 @@ fn read_section<S: SectionSource>(
         }
     }
     reader.finish()?;
-    Ok(SectionData {
-        name: reader.name,
-        value_field: reader.value_field,
-        empty_fields: reader.empty_fields,
-        shape: reader.shape,
-        rows_meta: reader.rows_meta,
-        meta: reader.meta,
-        header_line,
-        rows,
-        lines,
-        count: reader.count,
-    })
+    Ok(reader.into_data(header_line, rows, None, lines))
+}
+
+/// What a decoding keeps of the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Nothing past a section's first row (`validate`).
+    Validate,
+    /// Every row, as a `Value`.
+    Values,
+    /// Every row; a section of objects as cells (a typed layout's decoding).
+    Cells,
+}
+
+impl SectionReader {
+    fn into_data(
+        self,
+        header_line: u64,
+        rows: Vec<Value>,
+        cells: Option<CellTable>,
+        lines: Vec<u64>,
+    ) -> SectionData {
+        SectionData {
+            name: self.name,
+            value_field: self.value_field,
+            empty_fields: self.empty_fields,
+            shape: self.shape,
+            rows_meta: self.rows_meta,
+            meta: self.meta,
+            header_line,
+            rows,
+            cells,
+            lines,
+            count: self.count,
+        }
+    }
+}
+
+impl SectionData {
+    /// The rows as `Value`s, where they were kept as cells.
+    fn materialize(&mut self) {
+        if let Some(table) = self.cells.take() {
+            self.rows = table.into_rows();
+        }
+    }
 }
 
 /// Reads every section and assembles the value.
-fn decode_source<S: SectionSource>(source: &mut S, keep: bool) -> Result<Decoded> {
+fn decode_source<S: SectionSource>(source: &mut S, keep: Keep) -> Result<Decoded> {
     let Some(header) = source.next_header()? else {
         return Err(Error::at(
             ErrorKind::EmptyPayload,
@@ -2408,8 +2858,9 @@ fn continued<S: SectionSource>(
     mut first: SectionData,
     header: Header,
     line: u64,
-    keep: bool,
+    keep: Keep,
 ) -> Result<Decoded> {
+    first.materialize();
     let mut next = Some((header, line));
     while let Some((header, line)) = next {
         if header.tool != first.name {
@@ -2422,7 +2873,8 @@ fn continued<S: SectionSource>(
                 1,
             ));
         }
-        let section = read_section(source, header, line, keep)?;
+        let mut section = read_section(source, header, line, keep)?;
+        section.materialize();
         first.rows.extend(section.rows);
         first.lines.extend(section.lines);
         first.count += section.count;
@@ -2437,11 +2889,18 @@ fn continued<S: SectionSource>(
 
 /// The value of a section read as a list: an array of its rows.
 fn list(data: SectionData) -> (Value, Lines) {
-    (Value::Array(data.rows), Lines::Array(data.lines))
+    match data.cells {
+        Some(mut table) => {
+            table.lines = data.lines;
+            (Value::Array(Vec::new()), Lines::Table(Box::new(table)))
+        }
+        None => (Value::Array(data.rows), Lines::Array(data.lines)),
+    }
 }
 
 /// The one row of a section read as an object.
 fn one_row(mut data: SectionData) -> Result<(Value, Lines)> {
+    data.materialize();
     if data.count != 1 {
         if data.count == 0 && data.empty_fields {
             return Ok((Value::Object(Map::new()), Lines::None));
@@ -2650,6 +3109,11 @@ impl Wrapper {
 // ---------------------------------------------------------------------------------------
 // Typed layouts
 
+/// The options of tool `tool`'s layout (`crate::layouts`).
+pub(crate) fn layout_options(tool: &str) -> Options {
+    Options::new().tool(tool).layout()
+}
+
 /// Writes `value` as tool `tool`'s layout (`crate::layouts`): Gortex's column order, the
 /// seed's columns even when empty, Gortex's comments and meta placement.
 pub(crate) fn encode_layout<W: Write>(
@@ -2657,18 +3121,20 @@ pub(crate) fn encode_layout<W: Write>(
     tool: &str,
     value: &Value,
 ) -> Result<()> {
-    let options = Options::new().tool(tool).layout();
-    let writer = Writer {
-        options: &options,
-        name: tool,
-        tool: schema::tool(tool),
-    };
-    writer.write(encoder, value)
+    let options = layout_options(tool);
+    Writer::layout(&options).write(encoder, value)
+}
+
+/// Reads a whole payload for a typed layout as [`decode_layout`] did before its rows were
+/// kept as cells: every row a `Value` (the tests' reference).
+#[cfg(test)]
+pub(crate) fn decode_layout_values<S: SectionSource>(source: &mut S) -> Result<Decoded> {
+    decode_source(source, Keep::Values)
 }
 
 /// Reads a whole payload for a typed layout.
 pub(crate) fn decode_layout<S: SectionSource>(source: &mut S) -> Result<Decoded> {
-    decode_source(source, true)
+    decode_source(source, Keep::Cells)
 }
 
 impl Decoded {
@@ -2757,6 +3223,10 @@ impl<'de> serde::Deserializer<'de> for Lined<'_> {
                 }
             }
             Value::String(s) => visitor.visit_string(s),
+            Value::Array(_) if matches!(self.lines, Lines::Table(_)) => match self.lines {
+                Lines::Table(table) => visitor.visit_seq(TableSeq::new(table)),
+                _ => unreachable!(),
+            },
             Value::Array(items) => visitor.visit_seq(LinedSeq {
                 items: items.into_iter(),
                 lines: match self.lines {
@@ -2797,13 +3267,172 @@ impl<'de> serde::Deserializer<'de> for Lined<'_> {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        serde::Deserializer::deserialize_enum(self.value, name, variants, visitor)
+        let value = match (self.value, self.lines) {
+            (Value::Array(_), Lines::Table(table)) => Value::Array(table.take_rows()),
+            (value, _) => value,
+        };
+        serde::Deserializer::deserialize_enum(value, name, variants, visitor)
             .map_err(|e| from_json_error(&e))
     }
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
         unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+/// The rows of a [`CellTable`], as [`LinedSeq`] hands out rows: each row the map it would
+/// have been, its errors at its line.
+struct TableSeq<'l> {
+    table: &'l CellTable,
+    cells: std::vec::IntoIter<Option<Value>>,
+    index: usize,
+    order: Vec<usize>,
+}
+
+impl<'l> TableSeq<'l> {
+    fn new(table: &'l CellTable) -> Self {
+        TableSeq {
+            cells: table.take_cells().into_iter(),
+            table,
+            index: 0,
+            order: Vec::new(),
+        }
+    }
+}
+
+impl<'de> serde::de::SeqAccess<'de> for TableSeq<'_> {
+    type Error = Error;
+
+    fn next_element_seed<T: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>> {
+        if self.cells.len() == 0 {
+            return Ok(None);
+        }
+        let width = self.table.fields.len().max(1);
+        let row: Vec<Option<Value>> = self.cells.by_ref().take(width).collect();
+        let line = self.table.lines.get(self.index).copied();
+        self.index += 1;
+        self.table.row_order(&row, &mut self.order);
+        let result = seed.deserialize(TableRow {
+            table: self.table,
+            row,
+            order: &self.order,
+            line,
+        });
+        match (result, line) {
+            (Err(e), Some(line)) => Err(e.or_position(Position::new(line, 1))),
+            (result, _) => result.map(Some),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.cells.len() / self.table.fields.len().max(1))
+    }
+}
+
+/// One row of a [`CellTable`], deserialized as [`Lined`] deserializes its map.
+struct TableRow<'l> {
+    table: &'l CellTable,
+    row: Vec<Option<Value>>,
+    order: &'l [usize],
+    line: Option<u64>,
+}
+
+impl TableRow<'_> {
+    /// The row as its map, for what only a `Value` can answer.
+    fn into_lined(self, record: &Lines) -> Lined<'_> {
+        Lined {
+            value: Value::Object(self.table.row_map(self.row.into_iter())),
+            lines: record,
+        }
+    }
+}
+
+impl<'de> serde::Deserializer<'de> for TableRow<'_> {
+    type Error = Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let mut row = self.row;
+        visitor.visit_map(RowMap {
+            fields: &self.table.fields,
+            order: self.order.iter(),
+            remaining: self.order.len(),
+            row: &mut row,
+            pending: None,
+        })
+    }
+
+    fn deserialize_option<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: serde::de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        let record = self.line.map_or(Lines::None, Lines::Record);
+        self.into_lined(&record)
+            .deserialize_enum(name, variants, visitor)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+/// A row's members, in its map's order, as [`LinedMap`] hands out a map's.
+struct RowMap<'r> {
+    fields: &'r [String],
+    order: std::slice::Iter<'r, usize>,
+    remaining: usize,
+    row: &'r mut [Option<Value>],
+    pending: Option<Value>,
+}
+
+impl<'de> serde::de::MapAccess<'de> for RowMap<'_> {
+    type Error = Error;
+
+    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>> {
+        let Some(&i) = self.order.next() else {
+            return Ok(None);
+        };
+        self.remaining -= 1;
+        self.pending = self.row[i].take();
+        seed.deserialize(serde::de::value::StrDeserializer::<Error>::new(
+            &self.fields[i],
+        ))
+        .map(Some)
+    }
+
+    fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let Some(value) = self.pending.take() else {
+            return Err(ErrorKind::Custom("a map value without its key".into()).into());
+        };
+        seed.deserialize(Lined {
+            value,
+            lines: &NO_LINES,
+        })
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.remaining)
     }
 }
 
