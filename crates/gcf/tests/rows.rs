@@ -863,3 +863,16 @@ fn a_repeated_member_key_comes_before_its_rows_attachments() {
         same_error_as_whole(text);
     }
 }
+
+/// Found by the `gcf_stream` fuzz target: `## nete\t` is a section of the root object to the
+/// whole decoder (the tab ends the line's key); the row reader refused the key (`invalid_key`)
+/// where the payload decodes. It reads such a line as the whole decoder does now.
+#[test]
+fn a_section_line_with_a_trailing_tab_is_an_object_section() {
+    let text = "GCF profile=generic\n## nete\t\nsdkey=value\n";
+    assert!(agentwire_gcf::from_str::<Value>(text).is_ok());
+    assert_eq!(rows(text).unwrap_err().code(), "not_a_table");
+    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+        panic!("{bug}");
+    }
+}

@@ -434,7 +434,11 @@ impl<R: BufRead> RowReader<R> {
         let (key, after_key) = match line.text.strip_prefix("## ") {
             Some(rest) if line.indent == 0 && rest.starts_with('[') => (None, rest),
             Some(rest) if line.indent == 0 && !rest.starts_with('!') => {
-                let (key, rest) = lex::key(&line, rest, b" ")?;
+                let Ok((key, rest)) = lex::key(&line, rest, b" ") else {
+                    // A key a table's section line cannot have (`## name\t` is an object
+                    // section to the whole decoder): its error, or `not_a_table`.
+                    return Err(self.whole_error(&line));
+                };
                 if !rest.is_empty() && !rest.starts_with(" [") {
                     // `## "name"[N]`, `## name  [N]`: not a table's section line; the whole
                     // decoder's error (or `not_a_table` for an object section).
