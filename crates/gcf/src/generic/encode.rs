@@ -1922,13 +1922,15 @@ mod tests {
     /// constants.
     #[test]
     fn repeated_declarations() {
+        // Keys in sorted order: the same bytes whether or not serde_json keeps insertion
+        // order (the workspace's tests run with `preserve_order` on).
         let value = json!({
-            "a": [{"x": 1, "u": "cpu"}, {"x": 2, "u": "cpu"}],
-            "b": [{"x": 1, "u": "mem"}, {"x": 2, "u": "mem"}],
-            "c": [{"x": 1, "u": "mem"}, {"x": 2, "u": "gpu"}],
-            "d": [{"x": 1, "u": "mem"}, {"x": 2, "u": "mem"}],
-            "e": [{"x": 1, "u": "mem"}, {"x": 2, "u": "mem"}],
-            "f": [{"x": 1, "v": "mem"}, {"x": 2, "v": "mem"}],
+            "a": [{"u": "cpu", "x": 1}, {"u": "cpu", "x": 2}],
+            "b": [{"u": "mem", "x": 1}, {"u": "mem", "x": 2}],
+            "c": [{"u": "mem", "x": 1}, {"u": "gpu", "x": 2}],
+            "d": [{"u": "mem", "x": 1}, {"u": "mem", "x": 2}],
+            "e": [{"u": "mem", "x": 1}, {"u": "mem", "x": 2}],
+            "f": [{"v": "mem", "x": 1}, {"v": "mem", "x": 2}],
         });
         let text = one_pass(&value, &EncoderOptions::new());
         assert_eq!(
