@@ -346,12 +346,7 @@ impl<'a> Lines<'a> {
                     at = next;
                     continue;
                 }
-                return Err(Error::at_line(
-                    ErrorKind::TabIndentation,
-                    line.number,
-                    line.indent + 1,
-                    "tab character in indentation (indent with two spaces per level)",
-                ));
+                return Err(tab_indentation(&line));
             }
             if line.text.is_empty() || line.text.starts_with("# ") {
                 at = next;
@@ -1903,6 +1898,18 @@ pub(crate) fn write_key(out: &mut String, key: &str) {
     } else {
         write_quoted(out, key);
     }
+}
+
+/// The decoders' error for a line whose indentation holds a tab (and is not blank): at the
+/// tab, where a decoder peeks the line, before it reads anything of it.
+#[cold]
+pub(crate) fn tab_indentation(line: &Line<'_>) -> Error {
+    Error::at_line(
+        ErrorKind::TabIndentation,
+        line.number,
+        line.indent + 1,
+        "tab character in indentation (indent with two spaces per level)",
+    )
 }
 
 #[cfg(test)]

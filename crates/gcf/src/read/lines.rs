@@ -149,18 +149,6 @@ pub(crate) fn is_significant(line: &Line<'_>) -> bool {
     !(line.text.starts_with("# ") || line.text.bytes().all(|b| b == b'\t' || b == b' '))
 }
 
-/// The decoders' error for a line whose indentation holds a tab (and is not blank): at the
-/// tab, where a decoder peeks the line, before it reads anything of it.
-#[cold]
-pub(crate) fn tab_indentation(line: &Line<'_>) -> Error {
-    Error::at_line(
-        ErrorKind::TabIndentation,
-        line.number,
-        line.indent + 1,
-        "tab character in indentation (indent with two spaces per level)",
-    )
-}
-
 /// Where the lines of a text built from a stream came from: the text leaves out runs of blank
 /// and comment lines, and this maps its line numbers back to the input's.
 #[derive(Debug, Default)]

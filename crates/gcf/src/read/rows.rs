@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::lines::{is_significant, push_line, tab_indentation, LineReader};
+use super::lines::{is_significant, push_line, LineReader};
 use crate::error::{Error, ErrorKind, Limit, Position, Result};
 use crate::header;
 use crate::lex::{self, Count, Line};
@@ -1004,7 +1004,7 @@ impl<R: BufRead> RowReader<R> {
             self.held = false;
             let line = self.lines.line()?;
             if line.text.starts_with('\t') {
-                return Err(tab_indentation(&line));
+                return Err(lex::tab_indentation(&line));
             }
             if summary_counts.is_none() && line.indent == 0 && header::is_metadata(&line) {
                 let summary = header::parse_summary(line)?;

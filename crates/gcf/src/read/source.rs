@@ -7,9 +7,9 @@
 
 use std::io::BufRead;
 
-use super::lines::{tab_indentation, LineReader};
+use super::lines::LineReader;
 use crate::error::Result;
-use crate::lex::{Line, Lines};
+use crate::lex::{tab_indentation, Line, Lines};
 use crate::options::Limits;
 
 /// The significant lines of a payload after its header: not blank, not a `# ` comment, not
