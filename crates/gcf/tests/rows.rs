@@ -17,9 +17,7 @@ fn refused_alike(text: &str, code: &str, line: u64) -> agentwire_gcf::Error {
         (code, Some(line)),
         "{text:?}: {error}"
     );
-    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-        panic!("{bug}");
-    }
+    streams_alike(text);
     error
 }
 
@@ -318,9 +316,7 @@ fn a_delta_or_unchanged_header_is_refused_first() {
     ] {
         let error = rows(text).unwrap_err();
         assert_eq!(error.line(), Some(1), "{text}");
-        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-            panic!("{bug}");
-        }
+        streams_alike(text);
     }
 }
 
@@ -639,9 +635,7 @@ fn keyed_maps_stream_out_and_back_an_entry_at_a_time() {
 #[test]
 fn a_second_header_after_an_empty_table() {
     let text = "GCF profile=generic\n## \"\" [0]\nGCF profile=generic\n";
-    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-        panic!("{bug}");
-    }
+    streams_alike(text);
 }
 
 /// Found by the `gcf_stream` fuzz target: after a declared table's last row, which had an
@@ -673,9 +667,7 @@ fn a_trailer_is_read_for_counts_only_when_there_are_deferred_sections() {
     let text = "GCF profile=generic\nt[2]: a,b\n##! summary counts=/ tool=x\n";
     assert_eq!(rows(text).unwrap(), vec![json!("a"), json!("b")]);
     same("GCF profile=generic\n## [1]{a}\n1\n##! summary counts=/\n");
-    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-        panic!("{bug}");
-    }
+    streams_alike(text);
     refused_alike(
         "GCF profile=generic\n## [?]{a}\n1\n##! summary counts=/\n",
         "invalid_count",
@@ -694,9 +686,7 @@ fn a_member_of_more_lines_after_an_inline_member_is_not_a_table() {
         "GCF profile=generic\ninline[1]: a\n## rows [?]{s,n}\na|1\n##! summary counts=1\n",
     ] {
         assert_eq!(rows(text).unwrap_err().code(), "not_a_table", "{text}");
-        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-            panic!("{bug}");
-        }
+        streams_alike(text);
     }
 }
 
@@ -734,16 +724,12 @@ fn a_line_ending_in_two_carriage_returns_keeps_one() {
         (streamed.code(), streamed.line(), streamed.column()),
         (whole.code(), whole.line(), whole.column())
     );
-    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-        panic!("{bug}");
-    }
+    streams_alike(text);
     for text in [
         "GCF profile=generic\n## [2]{a}\n@0 ^\n.a {}\r\r\n@1 1\n",
         "GCF profile=generic\n## [2]{a}\nx\r\r\ny\n",
     ] {
-        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-            panic!("{bug}");
-        }
+        streams_alike(text);
     }
 }
 
@@ -775,9 +761,15 @@ fn a_root_line_after_a_lists_items_is_read_as_the_next_member() {
         "GCF profile=generic\n## items [1]\n@0 =1\nx[1]: a\n",
     ] {
         assert_eq!(rows(text).unwrap_err().code(), "not_a_table", "{text}");
-        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-            panic!("{bug}");
-        }
+        streams_alike(text);
+    }
+}
+
+/// The streaming oracle holds on `text`: the row reader and `from_reader` read what the
+/// whole decoder reads, or fail with its error.
+fn streams_alike(text: &str) {
+    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+        panic!("{bug}");
     }
 }
 
@@ -790,9 +782,7 @@ fn same_error_as_whole(text: &str) {
         (whole.code(), whole.line(), whole.column()),
         "{text}"
     );
-    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-        panic!("{bug}");
-    }
+    streams_alike(text);
 }
 
 /// Found by the `gcf_stream` fuzz target: an indented line after a table of no rows (`[0]`,
@@ -872,7 +862,5 @@ fn a_section_line_with_a_trailing_tab_is_an_object_section() {
     let text = "GCF profile=generic\n## nete\t\nsdkey=value\n";
     assert!(agentwire_gcf::from_str::<Value>(text).is_ok());
     assert_eq!(rows(text).unwrap_err().code(), "not_a_table");
-    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-        panic!("{bug}");
-    }
+    streams_alike(text);
 }
