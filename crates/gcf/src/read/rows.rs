@@ -1031,7 +1031,7 @@ impl<R: BufRead> RowReader<R> {
                 // root's next member, and says what it says of it.
                 return Err(self.whole_error(&line));
             }
-            if self.found == 0 && (line.indent > 0 || line.text.starts_with('\t')) {
+            if self.found == 0 && line.indent > 0 {
                 // No row to hold an indented line (a `[0]` table): the whole decoder reads it
                 // where the root's next member goes, and refuses its indentation there.
                 return Err(self.whole_error(&line));
