@@ -89,7 +89,7 @@ pub(crate) struct Args {
     /// GCF and GCX1: read JSON Lines (one row object per line) and write a streaming
     /// payload as they arrive, one row in memory: GCF a root table `## [?]{fields}` and its
     /// `##! summary counts=N` trailer (the fields are --fields, or the first row's members; a
-    /// later row with another member is an error); GCX1 through its row writer (sections as
+    /// later row with another member is an error; v3.1 with --spec 3.1); GCX1 through its row writer (sections as
     /// the rows' shapes change). `decode --stream` reads it back a row at a time. On an error
     /// the output stops there, without a GCF trailer, so a decoder reports it truncated.
     #[arg(long)]
@@ -100,7 +100,7 @@ pub(crate) struct Args {
     /// --stream to GCF: read a map's entries, one `{"key": KEY, "value": {...}}` per line
     /// (what `decode --stream` writes for a keyed map, jq's `to_entries` shape), and write a
     /// keyed map `## [?:]{key,fields}` (the value fields are --fields, or the first value's
-    /// members); a repeated key is an error.
+    /// members); a repeated key is an error. Current spec only (v3.1 has no keyed maps).
     #[arg(long)]
     keyed: bool,
     /// GCF and GCX1: write lines up to this many bytes; past it encoding fails, since the
@@ -166,24 +166,36 @@ pub(crate) fn run(args: &Args) -> Result<(), CliError> {
     }
     if args.stream {
         let target = match args.to {
-            To::Gcf if !args.graph && args.spec.is_none() && !args.fewest_tokens => {
-                crate::stream::Target::Gcf
+            To::Gcf if args.graph => {
+                return Err(CliError::Usage(
+                    "--stream writes the generic profile: not with --graph".into(),
+                ))
             }
+            To::Gcf if args.fewest_tokens => {
+                return Err(CliError::Usage(
+                    "--fewest-tokens chooses among a whole payload's encodings: not with --stream"
+                        .into(),
+                ))
+            }
+            To::Gcf if args.keyed && spec == agentwire_gcf::Spec::V3_1 => {
+                return Err(CliError::Usage(
+                    "--keyed writes a keyed map `[?:]`, current-spec syntax that v3.1 does not \
+                     read: not with --spec 3.1"
+                        .into(),
+                ))
+            }
+            To::Gcf if args.keyed => crate::stream::Target::GcfKeyed,
+            To::Gcf => crate::stream::Target::Gcf(spec),
             To::Gcx1 => crate::stream::Target::Gcx1,
             _ => {
                 return Err(CliError::Usage(
-                    "--stream writes --to gcf (the generic profile, current spec) or --to gcx1"
-                        .into(),
+                    "--stream writes --to gcf (the generic profile) or --to gcx1".into(),
                 ))
             }
         };
         let format = match target {
-            crate::stream::Target::Gcf | crate::stream::Target::GcfKeyed => Format::Gcf,
+            crate::stream::Target::Gcf(_) | crate::stream::Target::GcfKeyed => Format::Gcf,
             crate::stream::Target::Gcx1 => Format::Gcx1,
-        };
-        let target = match target {
-            crate::stream::Target::Gcf if args.keyed => crate::stream::Target::GcfKeyed,
-            other => other,
         };
         return crate::stream::encode_rows(
             target,

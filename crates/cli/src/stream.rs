@@ -156,7 +156,8 @@ fn write_row<W: Write>(out: &mut W, row: &Value) -> io::Result<()> {
 /// The format `encode --stream` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Target {
-    Gcf,
+    /// A GCF root table `## [?]{fields}`, written by this spec version.
+    Gcf(agentwire_gcf::Spec),
     /// A GCF keyed map, from `{"key": ..., "value": ...}` lines.
     GcfKeyed,
     Gcx1,
@@ -215,7 +216,7 @@ pub(crate) fn encode_rows<R: BufRead>(
     };
     let encode_error = |format: &'static str, message: String| CliError::Encode { format, message };
     match target {
-        Target::Gcf => {
+        Target::Gcf(spec) => {
             let first = rows.next()?;
             let names: Vec<String> = match (fields, &first) {
                 (Some(f), _) => f.to_vec(),
@@ -223,7 +224,8 @@ pub(crate) fn encode_rows<R: BufRead>(
                 _ => Vec::new(),
             };
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            let mut enc = agentwire_gcf::GenericStreamEncoder::new(out)
+            let options = agentwire_gcf::EncoderOptions::new().spec(spec);
+            let mut enc = agentwire_gcf::GenericStreamEncoder::with_options(out, options)
                 .map_err(|e| encode_error("GCF", e.to_string()))?;
             {
                 let mut table = enc

@@ -308,3 +308,63 @@ fn keyed_maps_stream_both_ways() {
             "line 1 of standard input is not an entry",
         ));
 }
+
+#[test]
+fn v3_1_streams() {
+    // A field named `a>b` is a plain column in v3.1 (the current spec would read a path).
+    let input = "{\"id\":1,\"a>b\":\"x\",\"sub\":{\"k\":1}}\n{\"id\":2,\"a>b\":\"y\",\"sub\":{}}\n";
+    let gcf = assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["encode", "--to", "gcf", "--stream", "--spec", "3.1"])
+        .write_stdin(input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(gcf).unwrap();
+    assert_eq!(
+        text,
+        "GCF profile=generic\n## [?]{id,\"a>b\",sub}\n@0 1|x|^\n.sub {}\n    k=1\n\
+         @1 2|y|^\n.sub {}\n##! summary counts=2\n"
+    );
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode", "--stream", "--spec", "3.1"])
+        .write_stdin(text.clone())
+        .assert()
+        .success()
+        .stdout(input);
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["decode", "--spec", "3.1"])
+        .write_stdin(text)
+        .assert()
+        .success()
+        .stdout(
+            "[{\"id\":1,\"a>b\":\"x\",\"sub\":{\"k\":1}},{\"id\":2,\"a>b\":\"y\",\"sub\":{}}]\n",
+        );
+    // The current spec refuses that column when streaming (it cannot check the later rows).
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(["encode", "--to", "gcf", "--stream"])
+        .write_stdin(input)
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("flattened path"));
+    // What v3.1 or a stream cannot do: usage errors (exit 2).
+    for (flags, says) in [
+        (&["--keyed", "--spec", "3.1"][..], "not with --spec 3.1"),
+        (&["--fewest-tokens"][..], "not with --stream"),
+        (&["--graph"][..], "not with --graph"),
+    ] {
+        assert_cmd::Command::cargo_bin("agentwire")
+            .unwrap()
+            .args(["encode", "--to", "gcf", "--stream"])
+            .args(flags)
+            .write_stdin("{\"key\":\"a\",\"value\":{\"x\":1}}\n")
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    }
+}

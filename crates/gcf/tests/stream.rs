@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use agentwire_gcf::{from_str, DecoderOptions, ErrorKind, GenericStreamEncoder};
+use agentwire_gcf::{
+    from_str, DecoderOptions, EncoderOptions, ErrorKind, GenericStreamEncoder, Spec,
+};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -245,6 +247,54 @@ fn misuse_is_a_typed_error() {
     let out = enc.finish().unwrap();
     let v: Value = from_str(&text_of(&out)).unwrap();
     assert_eq!(v["rows"], json!([{"id": 7}]), "failed rows leave no trace");
+}
+
+#[test]
+fn v3_1_streams_read_by_v3_1_and_refuse_keyed_maps() {
+    let rows = [
+        json!({"id": 1, "a>b": "x", "nested": {"k": 1, "l": [1, 2]}, "tags": ["p", "q"]}),
+        json!({"id": 2, "a>b": "y|z", "nested": {"k": 2}, "tags": []}),
+    ];
+    let v3_1 = || EncoderOptions::new().spec(Spec::V3_1);
+    let mut enc = GenericStreamEncoder::with_options(Vec::new(), v3_1()).unwrap();
+    {
+        // `>` is a plain key character in v3.1: a column may hold it.
+        let mut table = enc.root_table(&["id", "a>b", "nested", "tags"]).unwrap();
+        for row in &rows {
+            table.row(row).unwrap();
+        }
+    }
+    let text = utf8(enc.finish().unwrap());
+    assert_eq!(
+        text,
+        "GCF profile=generic\n## [?]{id,\"a>b\",nested,tags}\n\
+         @0 1|x|^|^\n.nested {}\n    k=1\n    l[2]: 1,2\n.tags [2]: p,q\n\
+         @1 2|\"y|z\"|^|^\n.nested {}\n    k=2\n.tags [0]\n\
+         ##! summary counts=2\n"
+    );
+    let back: Value = DecoderOptions::new()
+        .spec(Spec::V3_1)
+        .from_str(&text)
+        .unwrap();
+    assert_eq!(back, Value::Array(rows.to_vec()));
+
+    // A keyed map `[?:]` is current-spec syntax: a v3.1 stream refuses it, nested or root.
+    let mut enc = GenericStreamEncoder::with_options(Vec::new(), v3_1()).unwrap();
+    let e = enc.keyed_table("servers", &["cpu"]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnsupportedValue);
+    assert!(e.message().contains("v3.1"), "{e}");
+    assert_eq!(
+        enc.root_keyed_table(&["cpu"]).unwrap_err().kind(),
+        ErrorKind::UnsupportedValue
+    );
+    // Nothing was claimed by the refusals: the stream goes on.
+    enc.member("servers", &json!({"web": {"cpu": 1}})).unwrap();
+    let text = utf8(enc.finish().unwrap());
+    let back: Value = DecoderOptions::new()
+        .spec(Spec::V3_1)
+        .from_str(&text)
+        .unwrap();
+    assert_eq!(back, json!({"servers": {"web": {"cpu": 1}}}));
 }
 
 /// Accepts `budget` bytes, then fails.

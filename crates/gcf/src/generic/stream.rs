@@ -276,7 +276,8 @@ impl<W: io::Write> GenericStreamEncoder<W> {
     /// (spec §7.2a, §8): an object whose members are written one at a time with
     /// [`KeyedTableWriter::entry`], each a key and a value object whose keys are among
     /// `fields` (the value fields; the key column's label is `key`, or `_key`, `__key`, ...
-    /// when a value field is named so).
+    /// when a value field is named so). Under [`Spec::V3_1`](crate::Spec::V3_1), which has no
+    /// keyed maps, refused (`unsupported_value`).
     ///
     /// ```
     /// use agentwire_gcf::GenericStreamEncoder;
@@ -301,6 +302,7 @@ impl<W: io::Write> GenericStreamEncoder<W> {
         fields: &[&str],
     ) -> Result<KeyedTableWriter<'e, W>> {
         self.usable()?;
+        self.check_keyed()?;
         self.check_fields(fields)?;
         self.claim_key(key)?;
         let label = key_label(fields);
@@ -317,6 +319,7 @@ impl<W: io::Write> GenericStreamEncoder<W> {
     /// Makes the root a deferred keyed map `## [?:]{key,fields}` (see
     /// [`keyed_table`](Self::keyed_table)); nothing else can be written but its entries.
     pub fn root_keyed_table<'e>(&'e mut self, fields: &[&str]) -> Result<KeyedTableWriter<'e, W>> {
+        self.check_keyed()?;
         self.check_fields(fields)?;
         self.claim_root()?;
         let label = key_label(fields);
@@ -426,6 +429,18 @@ impl<W: io::Write> GenericStreamEncoder<W> {
             }
         }
         check_fields(fields)
+    }
+
+    /// A keyed map `[?:]` is current-spec syntax (v3.5, §7.2a): v3.1 has none, and a v3.1
+    /// decoder refuses its count (`invalid_count`).
+    fn check_keyed(&self) -> Result<()> {
+        if self.opts.current() {
+            return Ok(());
+        }
+        Err(misuse(
+            "a keyed map `[?:]` is current-spec syntax, which v3.1 does not read: stream a \
+             table with the key as one of its fields, or encode by the current spec",
+        ))
     }
 }
 
