@@ -28,7 +28,7 @@ use crate::decoder::{Decoder, SectionSource, StrDecoder};
 use crate::encoder::Encoder;
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::header::Header;
-use crate::value::{layout_options, CellValue, TableBuilder, Typed, Writer};
+use crate::value::{layout_options, typed_table, CellValue, Typed, TypedRow, Writer};
 
 /// A whole tool response with a GCX1 layout: one call to encode, one to decode.
 ///
@@ -184,15 +184,6 @@ impl Shell for SymbolSource {
     }
 }
 
-/// A row type of a layout: its fields straight into a table's cells.
-trait TypedRow {
-    /// The number of named fields.
-    const WIDTH: usize;
-
-    /// Adds the row's cells (as its JSON form's members, in their order) and ends the row.
-    fn cells<'a>(&'a self, table: &mut TableBuilder<'a>) -> Result<()>;
-}
-
 /// A field of a row as a cell: `None` where the JSON form leaves the member out.
 trait WireCell {
     fn cell(&self) -> Result<Option<CellValue<'_>>>;
@@ -252,11 +243,7 @@ impl<R: TypedRow> ShellMember for Vec<R> {
         typed: &mut Typed<'a>,
     ) -> Result<()> {
         if !self.is_empty() && typed.whole {
-            let mut table = TableBuilder::typed(writer, self.len(), R::WIDTH);
-            for row in self {
-                row.cells(&mut table)?;
-            }
-            match table.finish() {
+            match typed_table(writer, self)? {
                 Some(table) => typed.tables.push((key, table)),
                 None => typed.whole = false,
             }
@@ -503,19 +490,15 @@ impl serde::de::Visitor<'_> for WireKey {
 macro_rules! wire_struct {
     (row $name:ident { $($field:ident = $wire:literal),* $(,)? }) => {
         impl TypedRow for $name {
-            const WIDTH: usize = [$($wire),*].len();
+            const NAMES: &'static [&'static str] = &[$($wire),*];
 
-            fn cells<'a>(&'a self, table: &mut TableBuilder<'a>) -> Result<()> {
-                $( if let Some(cell) = WireCell::cell(&self.$field)? {
-                    table.cell($wire, cell);
+            #[inline]
+            fn cells<'a>(&'a self, cells: &mut [Option<CellValue<'a>>]) -> Result<&'a Extra> {
+                let mut slots = cells.iter_mut();
+                $( if let Some(slot) = slots.next() {
+                    *slot = WireCell::cell(&self.$field)?;
                 } )*
-                for (key, value) in &self.extra {
-                    if ![$($wire),*].contains(&key.as_str()) {
-                        table.cell(key, CellValue::Value(value));
-                    }
-                }
-                table.end_row();
-                Ok(())
+                Ok(&self.extra)
             }
         }
 
@@ -1699,11 +1682,12 @@ mod tests {
         }
 
         /// Members beyond the named ones: later columns or meta, some under a named key
-        /// (which the named field wins), some no header can carry.
+        /// (which the named field wins), some no header can carry, some in no column order
+        /// (`aa`, `m`: where they fall among the named members decides their column).
         fn extra() -> impl Strategy<Value = Extra> {
             let key = prop::sample::select(vec![
                 "path_abs", "is_test", "tier", "value", "id", "line", "a b", "x,y", "total",
-                "notes",
+                "notes", "aa", "m",
             ]);
             prop::collection::vec((key, leaf()), 0..3)
                 .prop_map(|pairs| pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())

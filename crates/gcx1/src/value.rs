@@ -1171,22 +1171,200 @@ pub(crate) struct Table<'v> {
     fields: Vec<&'v str>,
     /// What each field's column holds, in the order of `fields`.
     columns: Vec<Column>,
-    /// Every member of every row, in order: its field's index and its value.
-    entries: Vec<(u32, CellValue<'v>)>,
-    /// Where each row's entries end.
-    ends: Vec<usize>,
+    /// The rows' cells.
+    cells: TableCells<'v>,
+}
+
+/// Where a [`Table`]'s rows take their cells from.
+enum TableCells<'v> {
+    /// Every member of every row, in order (its field's index and its value), and where each
+    /// row's entries end.
+    Entries {
+        entries: Vec<(u32, CellValue<'v>)>,
+        ends: Vec<usize>,
+    },
+    /// A typed layout's rows, read again as they are written: the column of each named
+    /// field (`u32::MAX` where no row has it) and of each other member, by key.
+    Typed {
+        rows: &'v (dyn TypedRows + 'v),
+        named: Vec<u32>,
+        others: Vec<(&'v str, u32)>,
+    },
+}
+
+/// A row type of a typed layout: its fields straight into cells, no `Value` built for it.
+pub(crate) trait TypedRow {
+    /// The named fields' member names, in the order the row's JSON form lists them (when
+    /// the `Map` keeps insertion order).
+    const NAMES: &'static [&'static str];
+
+    /// Sets `cells[i]` to the cell of the field `NAMES[i]` (`None` where the JSON form
+    /// leaves the member out) and returns the row's other members (any named like a field
+    /// are not part of the row).
+    fn cells<'a>(&'a self, cells: &mut [Option<CellValue<'a>>]) -> Result<&'a Map<String, Value>>;
+}
+
+/// The rows of a typed table, one row's cells at a time ([`TypedRow::cells`]).
+pub(crate) trait TypedRows {
+    fn row_cells<'a>(
+        &'a self,
+        row: usize,
+        cells: &mut [Option<CellValue<'a>>],
+    ) -> Result<&'a Map<String, Value>>;
+}
+
+impl<R: TypedRow> TypedRows for Vec<R> {
+    #[inline]
+    fn row_cells<'a>(
+        &'a self,
+        row: usize,
+        cells: &mut [Option<CellValue<'a>>],
+    ) -> Result<&'a Map<String, Value>> {
+        self[row].cells(cells)
+    }
+}
+
+/// The union of a table's keys (in the order first seen) and what each column holds.
+struct Union<'v> {
+    tool: Option<&'static Tool>,
+    fields: Vec<&'v str>,
+    columns: Vec<Column>,
+    /// In how many rows each column has a value.
+    present: Vec<usize>,
+}
+
+impl<'v> Union<'v> {
+    fn new(tool: Option<&'static Tool>, width: usize) -> Self {
+        Union {
+            tool,
+            fields: Vec::with_capacity(width),
+            columns: Vec::with_capacity(width),
+            present: Vec::with_capacity(width),
+        }
+    }
+
+    /// A new column for `key`.
+    #[inline]
+    fn push(&mut self, key: &'v str) -> u32 {
+        let column = self.fields.len() as u32;
+        self.fields.push(key);
+        self.columns.push(Column::new(kind_of(self.tool, key)));
+        self.present.push(0);
+        column
+    }
+
+    #[inline]
+    fn add(&mut self, column: u32, value: CellValue<'_>) {
+        self.columns[column as usize].add_cell(value);
+        self.present[column as usize] += 1;
+    }
+
+    /// The table of `rows` rows, if its keys can be fields (`all_single`: every row has
+    /// one member).
+    fn finish(
+        mut self,
+        rows: usize,
+        max_fields: usize,
+        all_single: bool,
+        cells: TableCells<'v>,
+    ) -> Option<Table<'v>> {
+        for (column, &count) in self.columns.iter_mut().zip(&self.present) {
+            if count < rows {
+                column.add(None);
+            }
+        }
+        let fits = !self.fields.is_empty()
+            && self.fields.len() <= max_fields
+            && self.fields.iter().all(|k| is_field_name(k))
+            // A one-column row cannot hold a missing cell (it would be a blank line).
+            && (self.fields.len() > 1 || all_single);
+        fits.then_some(Table {
+            rows,
+            fields: self.fields,
+            columns: self.columns,
+            cells,
+        })
+    }
+}
+
+/// The table a typed layout's rows form, as [`Writer::table`] finds it from their JSON
+/// form (the same union of keys in the same order, the same columns), without a key
+/// search: a row's named fields have their columns by position.
+pub(crate) fn typed_table<'v, R: TypedRow>(
+    writer: &Writer<'_>,
+    rows: &'v Vec<R>,
+) -> Result<Option<Table<'v>>> {
+    let names = R::NAMES;
+    let width = names.len();
+    // The order of the named members in a row's JSON form; a sorting `Map` interleaves the
+    // other members with them.
+    let sorted = !map_keeps_order();
+    let mut order: Vec<usize> = (0..width).collect();
+    if sorted {
+        order.sort_unstable_by_key(|&i| names[i]);
+    }
+    let mut union = Union::new(writer.tool, width);
+    let mut cells: Vec<Option<CellValue<'v>>> = vec![None; width];
+    let mut named = vec![u32::MAX; width];
+    let mut others: Vec<(&'v str, u32)> = Vec::new();
+    let mut all_single = true;
+    for row in rows {
+        let extra = row.cells(&mut cells)?;
+        let mut count = 0;
+        let mut rest = extra
+            .iter()
+            .filter(|(key, _)| !names.contains(&key.as_str()))
+            .peekable();
+        let mut other = |union: &mut Union<'v>, key: &'v str, value: &'v Value| {
+            let column = match others.iter().find(|(k, _)| same_text(k, key)) {
+                Some(&(_, column)) => column,
+                None => {
+                    let column = union.push(key);
+                    others.push((key, column));
+                    column
+                }
+            };
+            union.add(column, CellValue::Value(value));
+        };
+        for &i in &order {
+            let Some(value) = cells[i] else { continue };
+            if sorted {
+                while let Some((key, value)) = rest.next_if(|(key, _)| key.as_str() < names[i]) {
+                    other(&mut union, key, value);
+                    count += 1;
+                }
+            }
+            if named[i] == u32::MAX {
+                named[i] = union.push(names[i]);
+            }
+            union.add(named[i], value);
+            count += 1;
+        }
+        for (key, value) in rest {
+            other(&mut union, key, value);
+            count += 1;
+        }
+        all_single &= count == 1;
+    }
+    let cells = TableCells::Typed {
+        rows,
+        named,
+        others,
+    };
+    Ok(union.finish(
+        rows.len(),
+        writer.options.limits.max_fields,
+        all_single,
+        cells,
+    ))
 }
 
 /// Builds a [`Table`] cell by cell: the union of the rows' keys (in the order first seen)
 /// and what each column holds, in one walk over the rows. Rows usually list the same keys
 /// in the same order, which is tried first: one comparison per key, no lookup.
 pub(crate) struct TableBuilder<'v> {
-    tool: Option<&'static Tool>,
     max_fields: usize,
-    fields: Vec<&'v str>,
-    columns: Vec<Column>,
-    /// In how many rows each column has a value.
-    present: Vec<usize>,
+    union: Union<'v>,
     index: std::collections::HashMap<&'v str, u32>,
     entries: Vec<(u32, CellValue<'v>)>,
     ends: Vec<usize>,
@@ -1195,62 +1373,35 @@ pub(crate) struct TableBuilder<'v> {
     /// The position of the next cell in its row.
     at: usize,
     all_single: bool,
-    /// Cells of a typed row, held to be added in key order (the order of the row's JSON
-    /// form when serde_json's `Map` sorts its keys).
-    sorting: Option<Vec<(&'v str, CellValue<'v>)>>,
 }
 
 impl<'v> TableBuilder<'v> {
     /// A table of `rows` rows of about `per_row` members each, for `writer`'s tool.
     pub(crate) fn new(writer: &Writer<'_>, rows: usize, per_row: usize) -> Self {
         TableBuilder {
-            tool: writer.tool,
             max_fields: writer.options.limits.max_fields,
-            fields: Vec::new(),
-            columns: Vec::new(),
-            present: Vec::new(),
+            union: Union::new(writer.tool, 0),
             index: std::collections::HashMap::new(),
             entries: Vec::with_capacity(rows * per_row),
             ends: Vec::with_capacity(rows),
             previous: Vec::new(),
             at: 0,
             all_single: true,
-            sorting: None,
-        }
-    }
-
-    /// A table of typed rows, whose cells come in the order of the rows' fields: added in
-    /// the order of the rows' JSON form.
-    pub(crate) fn typed(writer: &Writer<'_>, rows: usize, per_row: usize) -> Self {
-        TableBuilder {
-            sorting: (!map_keeps_order()).then(Vec::new),
-            ..TableBuilder::new(writer, rows, per_row)
         }
     }
 
     /// The current row's member `key` (each key once in a row).
     #[inline]
     pub(crate) fn cell(&mut self, key: &'v str, value: CellValue<'v>) {
-        match &mut self.sorting {
-            Some(pending) => pending.push((key, value)),
-            None => self.add(key, value),
-        }
-    }
-
-    #[inline]
-    fn add(&mut self, key: &'v str, value: CellValue<'v>) {
         let j = self.at;
         self.at += 1;
         let column = match self.previous.get(j) {
             Some(&(guess, column)) if same_text(guess, key) => column,
             _ => {
-                let next = self.fields.len() as u32;
-                let column = self.column_of(key).unwrap_or(next);
-                if column == next {
-                    self.fields.push(key);
-                    self.columns.push(Column::new(kind_of(self.tool, key)));
-                    self.present.push(0);
-                }
+                let column = match self.column_of(key) {
+                    Some(column) => column,
+                    None => self.union.push(key),
+                };
                 if j < self.previous.len() {
                     self.previous[j] = (key, column);
                 } else {
@@ -1259,8 +1410,7 @@ impl<'v> TableBuilder<'v> {
                 column
             }
         };
-        self.columns[column as usize].add_cell(value);
-        self.present[column as usize] += 1;
+        self.union.add(column, value);
         self.entries.push((column, value));
     }
 
@@ -1268,17 +1418,17 @@ impl<'v> TableBuilder<'v> {
     #[inline]
     fn column_of(&mut self, key: &'v str) -> Option<u32> {
         const FEW: usize = 16;
-        if self.fields.len() <= FEW {
-            return self
-                .fields
+        let fields = &self.union.fields;
+        if fields.len() <= FEW {
+            return fields
                 .iter()
                 .position(|f| same_text(f, key))
                 .map(|i| i as u32);
         }
         if self.index.is_empty() {
-            self.index = (0..).zip(&self.fields).map(|(i, f)| (*f, i)).collect();
+            self.index = (0..).zip(fields).map(|(i, f)| (*f, i)).collect();
         }
-        let next = self.fields.len() as u32;
+        let next = fields.len() as u32;
         let column = *self.index.entry(key).or_insert(next);
         (column != next).then_some(column)
     }
@@ -1286,38 +1436,20 @@ impl<'v> TableBuilder<'v> {
     /// Ends the current row.
     #[inline]
     pub(crate) fn end_row(&mut self) {
-        if let Some(mut pending) = self.sorting.take() {
-            pending.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            for (key, value) in pending.drain(..) {
-                self.add(key, value);
-            }
-            self.sorting = Some(pending);
-        }
         self.all_single &= self.at == 1;
         self.at = 0;
         self.ends.push(self.entries.len());
     }
 
     /// The table, if its keys can be fields.
-    pub(crate) fn finish(mut self) -> Option<Table<'v>> {
+    pub(crate) fn finish(self) -> Option<Table<'v>> {
         let rows = self.ends.len();
-        for (column, &count) in self.columns.iter_mut().zip(&self.present) {
-            if count < rows {
-                column.add(None);
-            }
-        }
-        let fits = !self.fields.is_empty()
-            && self.fields.len() <= self.max_fields
-            && self.fields.iter().all(|k| is_field_name(k))
-            // A one-column row cannot hold a missing cell (it would be a blank line).
-            && (self.fields.len() > 1 || self.all_single);
-        fits.then_some(Table {
-            rows,
-            fields: self.fields,
-            columns: self.columns,
+        let cells = TableCells::Entries {
             entries: self.entries,
             ends: self.ends,
-        })
+        };
+        self.union
+            .finish(rows, self.max_fields, self.all_single, cells)
     }
 }
 
@@ -1703,17 +1835,50 @@ impl<'o> Writer<'o> {
         }
         // Each row's values in field order, in a buffer the size of one row.
         let mut row: Vec<Option<CellValue<'_>>> = vec![None; width];
-        let mut start = 0;
-        for &end in &table.ends {
-            row.fill(None);
-            for &(column, value) in &table.entries[start..end] {
-                row[place[column as usize]] = Some(value);
-            }
-            start = end;
+        let write = |encoder: &mut Encoder<W>, row: &[Option<CellValue<'_>>]| {
             encoder.write_row(row.iter().zip(&modes).map(|(value, &mode)| ValueCell {
                 mode,
                 value: *value,
-            }))?;
+            }))
+        };
+        match &table.cells {
+            TableCells::Entries { entries, ends } => {
+                let mut start = 0;
+                for &end in ends {
+                    row.fill(None);
+                    for &(column, value) in &entries[start..end] {
+                        row[place[column as usize]] = Some(value);
+                    }
+                    start = end;
+                    write(encoder, &row)?;
+                }
+            }
+            TableCells::Typed {
+                rows,
+                named,
+                others,
+            } => {
+                let mut cells = vec![None; named.len()];
+                for r in 0..table.rows {
+                    row.fill(None);
+                    let extra = rows.row_cells(r, &mut cells)?;
+                    for (cell, &column) in cells.iter().zip(named) {
+                        if let Some(value) = cell {
+                            row[place[column as usize]] = Some(*value);
+                        }
+                    }
+                    if !others.is_empty() {
+                        for (key, value) in extra {
+                            if let Some(&(_, column)) =
+                                others.iter().find(|(k, _)| same_text(k, key))
+                            {
+                                row[place[column as usize]] = Some(CellValue::Value(value));
+                            }
+                        }
+                    }
+                    write(encoder, &row)?;
+                }
+            }
         }
         Ok(Columns {
             modes,
