@@ -10,10 +10,13 @@ use crate::decoder::{Limits, Section};
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::escape::{escape_first_into, escape_into, push_bytes};
 use crate::float::{write_go_g32, write_go_g64};
-use crate::header::{write_header, Header};
+use crate::header::{write_header, write_header_parts, Header};
 
 /// Buffered output is handed to the writer once it exceeds this many bytes.
 const FLUSH_AT: usize = 64 * 1024;
+
+/// The first capacity of an in-memory encoder's buffer, which grows as it fills.
+const IN_MEMORY_START: usize = 1024;
 
 /// Where a [`Cell`] writes itself: one cell of the row being written.
 ///
@@ -242,10 +245,36 @@ pub(crate) struct RawSection {
     header_end: usize,
 }
 
+/// The header of the section being written.
+#[derive(Debug)]
+enum OpenHeader {
+    Header(Header),
+    /// A header written from borrowed names ([`Encoder::begin_named_section`]): its line,
+    /// read back into a [`Header`] only when one is asked for.
+    Line {
+        text: String,
+        line: u64,
+        header: std::sync::OnceLock<Header>,
+    },
+}
+
+impl OpenHeader {
+    fn get(&self, limits: &Limits) -> &Header {
+        match self {
+            OpenHeader::Header(header) => header,
+            OpenHeader::Line { text, line, header } => header.get_or_init(|| {
+                // The encoder wrote the line only after checking it reads back.
+                crate::header::parse_header(text, *line, limits)
+                    .unwrap_or_else(|_| Header::named(""))
+            }),
+        }
+    }
+}
+
 /// The state of the section being written.
 #[derive(Debug)]
 struct OpenSection {
-    header: Header,
+    header: OpenHeader,
     width: usize,
     /// The header waits for the first serialized row's field names.
     deferred: bool,
@@ -259,16 +288,17 @@ impl OpenSection {
     /// A section opened with `header`, written now or (`deferred`) at its first row.
     fn new(header: Header, deferred: bool) -> Self {
         let width = header.fields.len();
+        OpenSection::of(OpenHeader::Header(header), width, deferred)
+    }
+
+    fn of(header: OpenHeader, width: usize, deferred: bool) -> Self {
         OpenSection {
             header,
             width,
             deferred,
             comments: Vec::new(),
-            names: if deferred {
-                Vec::new()
-            } else {
-                vec![None; width]
-            },
+            // Sized by the first serialized row.
+            names: Vec::new(),
         }
     }
 }
@@ -327,9 +357,13 @@ impl<W: Write> Encoder<W> {
 
     /// An encoder that writes only what a decoder with `limits` reads.
     pub fn with_limits(writer: W, limits: Limits) -> Self {
+        Self::with_buffer(writer, limits, 8 * 1024)
+    }
+
+    fn with_buffer(writer: W, limits: Limits, capacity: usize) -> Self {
         Encoder {
             writer: Some(writer),
-            buf: Vec::with_capacity(8 * 1024),
+            buf: Vec::with_capacity(capacity),
             lines: 0,
             section: None,
             failed: false,
@@ -354,7 +388,8 @@ impl<W: Write> Encoder<W> {
     /// The header of the section being written (while its fields are deferred, without
     /// fields).
     pub fn header(&self) -> Option<&Header> {
-        self.section.as_ref().map(|s| &s.header)
+        let limits = &self.limits;
+        self.section.as_ref().map(|s| s.header.get(limits))
     }
 
     /// The underlying writer.
@@ -401,22 +436,51 @@ impl<W: Write> Encoder<W> {
         self.maybe_flush()
     }
 
+    /// [`Encoder::begin_owned_section`] of a header without fields and the field names, not
+    /// copied into the header (which is read back from its line if it is asked for).
+    pub(crate) fn begin_named_section(&mut self, header: &Header, fields: &[&str]) -> Result<()> {
+        self.close_section()?;
+        let line = self.lines + 1;
+        let start = self.buf.len();
+        self.write_checked(&header.tool, fields, &header.meta, line)?;
+        let end = self.buf.len() - 1;
+        let text = String::from_utf8_lossy(&self.buf[start..end]).into_owned();
+        self.lines += 1;
+        let header = OpenHeader::Line {
+            text,
+            line,
+            header: std::sync::OnceLock::new(),
+        };
+        self.section = Some(OpenSection::of(header, fields.len(), false));
+        self.maybe_flush()
+    }
+
     /// Writes a header line, refusing what a decoder with the encoder's limits would refuse.
     fn write_checked_header(&mut self, header: &Header, line: u64) -> Result<()> {
-        if header.fields.len() > self.limits.max_fields {
+        self.write_checked(&header.tool, &header.fields, &header.meta, line)
+    }
+
+    fn write_checked<F: AsRef<str>>(
+        &mut self,
+        tool: &str,
+        fields: &[F],
+        meta: &std::collections::BTreeMap<String, String>,
+        line: u64,
+    ) -> Result<()> {
+        if fields.len() > self.limits.max_fields {
             return Err(Error::at(
                 ErrorKind::TooManyFields {
-                    count: header.fields.len(),
+                    count: fields.len(),
                     limit: self.limits.max_fields,
                 },
                 line,
                 1,
             ));
         }
-        if header.meta.len() > self.limits.max_meta {
+        if meta.len() > self.limits.max_meta {
             return Err(Error::at(
                 ErrorKind::TooManyMeta {
-                    count: header.meta.len(),
+                    count: meta.len(),
                     limit: self.limits.max_meta,
                 },
                 line,
@@ -424,7 +488,7 @@ impl<W: Write> Encoder<W> {
             ));
         }
         let start = self.buf.len();
-        write_header(&mut self.buf, header, line)?;
+        write_header_parts(&mut self.buf, tool, fields, meta, line)?;
         if self.buf.len() - start - 1 > self.limits.max_line_length {
             self.buf.truncate(start);
             return Err(self.line_too_long(line));
@@ -613,14 +677,19 @@ impl<W: Write> Encoder<W> {
             return self.serialize_first_row(row, start, line);
         }
         let result = match self.section.as_mut() {
-            Some(section) => crate::ser::serialize_row(
-                row,
-                &mut self.buf,
-                crate::ser::Fields::Check {
-                    fields: &section.header.fields,
-                    seen: &mut section.names,
-                },
-            ),
+            Some(section) => {
+                if section.names.len() != width {
+                    section.names = vec![None; width];
+                }
+                crate::ser::serialize_row(
+                    row,
+                    &mut self.buf,
+                    crate::ser::Fields::Check {
+                        fields: &section.header.get(&self.limits).fields,
+                        seen: &mut section.names,
+                    },
+                )
+            }
             None => Err(ErrorKind::NoSection.into()),
         };
         match result {
@@ -654,7 +723,7 @@ impl<W: Write> Encoder<W> {
         let Some(mut section) = self.section.take() else {
             return Err(Error::at(ErrorKind::NoSection, line, 1));
         };
-        let mut header = section.header.clone();
+        let mut header = section.header.get(&self.limits).clone();
         header.fields = names;
         if let Err(e) = self.write_checked_header(&header, line) {
             self.section = Some(section);
@@ -667,7 +736,7 @@ impl<W: Write> Encoder<W> {
         let width = header.fields.len();
         section.width = width;
         section.names = vec![None; width];
-        section.header = header;
+        section.header = OpenHeader::Header(header);
         section.deferred = false;
         self.section = Some(section);
         let start = self.buf.len();
@@ -768,7 +837,7 @@ impl Encoder<io::Sink> {
     /// An encoder whose output stays in its buffer ([`Encoder::into_text`]): no copy to a
     /// writer, for callers that want the payload as a `String`.
     pub(crate) fn in_memory(limits: Limits) -> Self {
-        let mut encoder = Encoder::with_limits(io::sink(), limits);
+        let mut encoder = Encoder::with_buffer(io::sink(), limits, IN_MEMORY_START);
         encoder.flush_at = usize::MAX;
         encoder
     }

@@ -896,6 +896,17 @@ impl Column {
         match cell {
             CellValue::Value(value) => self.add(Some(value)),
             CellValue::Str(s) => self.add_str(s),
+            // `add_other` of the integer's `Value`: it reads back in an `Int` or `Auto`
+            // column, never in a `Str`, `Bool` or `List` one (a `Float` column depends on
+            // `arbitrary_precision`: asked of the `Value`).
+            CellValue::U64(_) if self.kind != Kind::Float => {
+                if self.plain && !matches!(self.kind, Kind::Int | Kind::Auto) {
+                    self.plain = false;
+                }
+                if !self.json {
+                    self.see(b'n');
+                }
+            }
             other => self.add_other(&other.to_value()),
         }
     }
@@ -1820,14 +1831,13 @@ impl<'o> Writer<'o> {
             table.columns
         };
         let modes = modes(&columns, single);
-        header.fields = table.fields.iter().map(|f| (*f).to_owned()).collect();
-        if single && header.fields == ["value"] {
+        if single && table.fields == ["value"] {
             header.meta.insert(SHAPE_META.into(), "rows".into());
         } else if bare && table.rows == 1 && !header.meta.contains_key(SHAPE_META) {
             header.meta.insert(ROWS_META.into(), "1".into());
         }
         add_types(&mut header, &modes);
-        encoder.begin_owned_section(header)?;
+        encoder.begin_named_section(&header, &table.fields)?;
         if self.options.comments {
             if let Some(comment) = self.comment(table.rows) {
                 encoder.write_comment(&comment)?;
@@ -2159,23 +2169,24 @@ impl<'o> Writer<'o> {
             return None;
         }
         let kind = kind_of(self.tool, key);
-        let candidates: [Option<String>; 2] = match value {
+        let reads_back = |text: &str| is_meta_text(text) && read_meta(kind, text) == *value;
+        match value {
             // A space stays a space in the JSON text too: neither text can be meta.
-            Value::String(s) if s.contains(' ') => return None,
+            Value::String(s) if s.contains(' ') => None,
+            // The text itself, else its JSON text (made only when needed).
+            Value::String(s) if reads_back(s) => Some(s.clone()),
             Value::String(s) => {
                 let mut quoted = Vec::new();
                 write_string(&mut quoted, s);
-                [Some(s.clone()), String::from_utf8(quoted).ok()]
+                String::from_utf8(quoted)
+                    .ok()
+                    .filter(|text| reads_back(text))
             }
-            Value::Number(n) => [Some(number_text(n).into_owned()), None],
-            Value::Bool(b) => [Some(b.to_string()), None],
-            Value::Null => [Some("null".to_owned()), None],
-            Value::Array(_) | Value::Object(_) => return None,
-        };
-        candidates
-            .into_iter()
-            .flatten()
-            .find(|text| is_meta_text(text) && read_meta(kind, text) == *value)
+            Value::Number(n) => Some(number_text(n).into_owned()).filter(|text| reads_back(text)),
+            Value::Bool(b) => Some(b.to_string()).filter(|text| reads_back(text)),
+            Value::Null => Some("null".to_owned()).filter(|text| reads_back(text)),
+            Value::Array(_) | Value::Object(_) => None,
+        }
     }
 
     fn write_wrapper<W: Write>(&self, encoder: &mut Encoder<W>, plan: Plan<'_>) -> Result<()> {
