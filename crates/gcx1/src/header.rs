@@ -166,9 +166,11 @@ pub(crate) fn write_header_parts<F: AsRef<str>>(
         }
         if !field.is_empty()
             && plain_name(field)
-            && !fields[..i]
-                .iter()
-                .any(|f| f.as_ref().as_bytes() == field.as_bytes())
+            && !fields[..i].iter().any(|f| {
+                let f = f.as_ref().as_bytes();
+                // Lengths and first bytes tell most names apart without a call.
+                f.len() == field.len() && f[0] == field.as_bytes()[0] && f == field.as_bytes()
+            })
         {
             out.extend_from_slice(field.as_bytes());
             continue;

@@ -1077,6 +1077,15 @@ impl Cell for ValueCell<'_> {
                 out.write_u64(n);
                 Ok(())
             }
+            // What `write_number` writes for a finite float (with `arbitrary_precision`,
+            // the text of the float's `Number`, asked of the `Value`).
+            (Mode::Letter(b'n' | b'N') | Mode::Plain(_), Some(CellValue::F64(f)))
+                if !arbitrary_precision() =>
+            {
+                crate::float::write_go_json_f64(out.buffer(), f);
+                out.raw(b"");
+                Ok(())
+            }
             (mode, Some(cell)) => write_value_cell(out, mode, &cell.to_value()),
         }
     }
@@ -2051,9 +2060,13 @@ impl<'o> Writer<'o> {
     /// `None`.
     fn plan<'v>(
         &self,
-        members: impl Iterator<Item = (&'v str, &'v Value)>,
+        members: impl Iterator<Item = (&'v str, &'v Value)> + Clone,
         typed: &mut Vec<(&str, Table<'v>)>,
     ) -> Option<Plan<'v>> {
+        // A plan needs a section of rows: a table, or an empty array a layout declares.
+        if typed.is_empty() && !members.clone().any(|(_, value)| value.is_array()) {
+            return None;
+        }
         let mut plan = Plan {
             sections: Vec::new(),
             meta: Vec::new(),
