@@ -455,6 +455,57 @@ impl<W: Write> Encoder<W> {
         self.maybe_flush()
     }
 
+    /// Begins a section whose rows are written before its header: the caller appends them
+    /// (each ended by LF) to [`Encoder::raw_rows`] from the returned offset, then calls
+    /// [`Encoder::finish_rows`], or truncates the buffer back to the offset. Only an
+    /// in-memory encoder (which never flushes on its own) takes such a section: `None`.
+    pub(crate) fn begin_rows(&mut self) -> Result<Option<usize>> {
+        self.close_section()?;
+        Ok((self.flush_at == usize::MAX).then_some(self.buf.len()))
+    }
+
+    /// Ends a section begun by [`Encoder::begin_rows`] at `start` with `rows` rows: writes
+    /// its header (from `header`'s tool and meta and `fields`) and `comment`, and moves them
+    /// in front of the rows. The bytes and errors are those of [`Encoder::begin_named_section`],
+    /// [`Encoder::write_comment`] and the rows written in turn; on error the section is gone.
+    pub(crate) fn finish_rows(
+        &mut self,
+        start: usize,
+        header: &Header,
+        fields: &[&str],
+        comment: Option<&str>,
+        rows: u64,
+    ) -> Result<()> {
+        let rows_end = self.buf.len();
+        let line = self.lines + 1;
+        if let Err(e) = self.write_checked(&header.tool, fields, &header.meta, line) {
+            self.buf.truncate(start);
+            return Err(e);
+        }
+        let header_end = self.buf.len();
+        let text = String::from_utf8_lossy(&self.buf[rows_end..header_end - 1]).into_owned();
+        let mut lines = 1;
+        if let Some(comment) = comment {
+            if comment.len() + 2 > self.limits.max_line_length {
+                self.buf.truncate(start);
+                return Err(self.line_too_long(line + 1));
+            }
+            self.push_comment(comment);
+            self.lines -= 1;
+            lines += 1;
+        }
+        let block = self.buf.len() - rows_end;
+        self.buf[start..].rotate_right(block);
+        self.lines += lines + rows;
+        let header = OpenHeader::Line {
+            text,
+            line,
+            header: std::sync::OnceLock::new(),
+        };
+        self.section = Some(OpenSection::of(header, fields.len(), false));
+        Ok(())
+    }
+
     /// Writes a header line, refusing what a decoder with the encoder's limits would refuse.
     fn write_checked_header(&mut self, header: &Header, line: u64) -> Result<()> {
         self.write_checked(&header.tool, &header.fields, &header.meta, line)

@@ -1565,13 +1565,20 @@ mod tests {
         let typed = value.to_gcx();
         let mut encoder = Encoder::in_memory(Limits::default());
         let via_value = write_value(value, &mut encoder).and_then(|()| encoder.into_text());
-        match (&typed, &via_value) {
-            (Ok(a), Ok(b)) => assert_eq!(a, b),
-            (Err(a), Err(b)) => assert_eq!(
-                (a.code(), a.line(), a.column(), a.to_string()),
-                (b.code(), b.line(), b.column(), b.to_string())
-            ),
-            _ => panic!("typed {typed:?}, value path {via_value:?}"),
+        // A streaming encoder takes the typed tables' two-pass path (an in-memory one their
+        // one-pass path where it can).
+        let streamed = value
+            .write_gcx(Vec::new())
+            .map(|bytes| String::from_utf8(bytes).unwrap());
+        for other in [&via_value, &streamed] {
+            match (&typed, other) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b),
+                (Err(a), Err(b)) => assert_eq!(
+                    (a.code(), a.line(), a.column(), a.to_string()),
+                    (b.code(), b.line(), b.column(), b.to_string())
+                ),
+                _ => panic!("typed {typed:?}, value path {via_value:?}, streamed {streamed:?}"),
+            }
         }
         let mut probe = Encoder::in_memory(Limits::default());
         write_typed(value, &mut probe).unwrap_or(false)

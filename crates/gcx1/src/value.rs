@@ -25,7 +25,9 @@ use serde_json::{Map, Number, Value};
 use crate::decoder::{Decoder, Limits, Row, SectionSource, StrDecoder};
 use crate::encoder::{Cell, CellWriter, Encoder};
 use crate::error::{Error, ErrorKind, Position, Result};
-use crate::escape::{escape_first_into, escape_into, unescape};
+use crate::escape::{
+    escape_first_into, escape_first_marked, escape_into, escape_marked, push_bytes, unescape,
+};
 use crate::header::Header;
 use crate::json::{
     arbitrary_precision, owned, parse_json, parse_json_cell, write_json_cell_text, write_number,
@@ -914,7 +916,12 @@ impl Column {
     #[inline]
     fn add_str(&mut self, s: &str) {
         // One look at the text serves both questions.
-        let crlf = has_crlf(s);
+        self.add_text(s, has_crlf(s));
+    }
+
+    /// [`Column::add_str`] of text whose CRLF the caller has looked for.
+    #[inline]
+    fn add_text(&mut self, s: &str, crlf: bool) {
         if self.plain {
             self.plain = !s.is_empty()
                 && !crlf
@@ -1279,6 +1286,13 @@ impl<'v> Union<'v> {
         self.present[column as usize] += 1;
     }
 
+    /// A value in `column`, not looked at (a typed table's, whose values the Writer adds
+    /// to its columns as it writes them).
+    #[inline]
+    fn count(&mut self, column: u32) {
+        self.present[column as usize] += 1;
+    }
+
     /// The table of `rows` rows, if its keys can be fields (`all_single`: every row has
     /// one member).
     fn finish(
@@ -1308,8 +1322,9 @@ impl<'v> Union<'v> {
 }
 
 /// The table a typed layout's rows form, as [`Writer::table`] finds it from their JSON
-/// form (the same union of keys in the same order, the same columns), without a key
-/// search: a row's named fields have their columns by position.
+/// form (the same union of keys in the same order), without a key search: a row's named
+/// fields have their columns by position. Its columns know which rows lack a value, not
+/// yet what the values are: [`Writer::write_table`] looks at them as it writes them.
 pub(crate) fn typed_table<'v, R: TypedRow>(
     writer: &Writer<'_>,
     rows: &'v Vec<R>,
@@ -1335,7 +1350,7 @@ pub(crate) fn typed_table<'v, R: TypedRow>(
             .iter()
             .filter(|(key, _)| !names.contains(&key.as_str()))
             .peekable();
-        let mut other = |union: &mut Union<'v>, key: &'v str, value: &'v Value| {
+        let mut other = |union: &mut Union<'v>, key: &'v str| {
             let column = match others.iter().find(|(k, _)| same_text(k, key)) {
                 Some(&(_, column)) => column,
                 None => {
@@ -1344,24 +1359,26 @@ pub(crate) fn typed_table<'v, R: TypedRow>(
                     column
                 }
             };
-            union.add(column, CellValue::Value(value));
+            union.count(column);
         };
         for &i in &order {
-            let Some(value) = cells[i] else { continue };
+            if cells[i].is_none() {
+                continue;
+            }
             if sorted {
-                while let Some((key, value)) = rest.next_if(|(key, _)| key.as_str() < names[i]) {
-                    other(&mut union, key, value);
+                while let Some((key, _)) = rest.next_if(|(key, _)| key.as_str() < names[i]) {
+                    other(&mut union, key);
                     count += 1;
                 }
             }
             if named[i] == u32::MAX {
                 named[i] = union.push(names[i]);
             }
-            union.add(named[i], value);
+            union.count(named[i]);
             count += 1;
         }
-        for (key, value) in rest {
-            other(&mut union, key, value);
+        for (key, _) in rest {
+            other(&mut union, key);
             count += 1;
         }
         all_single &= count == 1;
@@ -1821,7 +1838,7 @@ impl<'o> Writer<'o> {
             .iter()
             .map(|f| table.fields.iter().position(|g| g == f).unwrap_or(0))
             .collect();
-        let columns: Vec<Column> = if reordered {
+        let mut columns: Vec<Column> = if reordered {
             let mut columns: Vec<Column> = table
                 .fields
                 .iter()
@@ -1839,12 +1856,51 @@ impl<'o> Writer<'o> {
         } else {
             table.columns
         };
-        let modes = modes(&columns, single);
         if single && table.fields == ["value"] {
             header.meta.insert(SHAPE_META.into(), "rows".into());
         } else if bare && table.rows == 1 && !header.meta.contains_key(SHAPE_META) {
             header.meta.insert(ROWS_META.into(), "1".into());
         }
+        if let TableCells::Typed {
+            rows,
+            named,
+            others,
+        } = &table.cells
+        {
+            // A typed table's values are looked at as they are written, in one pass; where
+            // that pass declines, in a pass of their own.
+            if let Some(modes) = self.write_typed_rows(
+                encoder,
+                &mut header,
+                &table.fields,
+                &columns,
+                &place,
+                *rows,
+                named,
+                table.rows,
+                others.is_empty(),
+            )? {
+                return Ok(Columns {
+                    modes,
+                    objects: true,
+                });
+            }
+            let mut cells = vec![None; named.len()];
+            for r in 0..table.rows {
+                let extra = rows.row_cells(r, &mut cells)?;
+                for (cell, &column) in cells.iter().zip(named) {
+                    if let Some(value) = *cell {
+                        columns[place[column as usize]].add_cell(value);
+                    }
+                }
+                for (key, value) in extra {
+                    if let Some(&(_, column)) = others.iter().find(|(k, _)| same_text(k, key)) {
+                        columns[place[column as usize]].add_cell(CellValue::Value(value));
+                    }
+                }
+            }
+        }
+        let modes = modes(&columns, single);
         add_types(&mut header, &modes);
         encoder.begin_named_section(&header, &table.fields)?;
         if self.options.comments {
@@ -1903,6 +1959,110 @@ impl<'o> Writer<'o> {
             modes,
             objects: true,
         })
+    }
+
+    /// A typed table's rows in one pass (`columns` in field order, knowing which rows lack
+    /// a value; `place`: the field of each column of the union; `named`: the union column of
+    /// each named field): each cell written as it reads under any type letter its column may
+    /// get (text escaped, numbers as `write_number` writes them) and added to its column,
+    /// then the header, with the type letters the columns need, put in front of the rows.
+    /// The bytes of the two-pass path; `None` (nothing written) where they could differ:
+    /// members other than the named fields, lists, a column that needs `v` (JSON text), a
+    /// line over the limit, `arbitrary_precision` (numbers written from their `Number`), a
+    /// table of one column, an encoder that flushes as it goes.
+    #[allow(clippy::too_many_arguments)]
+    fn write_typed_rows<W: Write>(
+        &self,
+        encoder: &mut Encoder<W>,
+        header: &mut Header,
+        fields: &[&str],
+        columns: &[Column],
+        place: &[usize],
+        rows: &dyn TypedRows,
+        named: &[u32],
+        count: usize,
+        named_only: bool,
+    ) -> Result<Option<Vec<Mode>>> {
+        let width = fields.len();
+        if width < 2 || !named_only || arbitrary_precision() {
+            return Ok(None);
+        }
+        let Some(start) = encoder.begin_rows()? else {
+            return Ok(None);
+        };
+        // The field each named field is written in.
+        let mut at: Vec<usize> = named
+            .iter()
+            .map(|&c| place.get(c as usize).copied().unwrap_or(usize::MAX))
+            .collect();
+        // The named field written in each field, if any.
+        let mut by_field = vec![usize::MAX; width];
+        for (i, &j) in at.iter().enumerate() {
+            if j < width {
+                by_field[j] = i;
+            }
+        }
+        at.clear();
+        let mut columns = columns.to_vec();
+        let mut cells = vec![None; named.len()];
+        let max_line = self.options.limits.max_line_length;
+        let out = encoder.raw_rows();
+        let mut fits = true;
+        'rows: for r in 0..count {
+            let row_start = out.len();
+            if let Err(e) = rows.row_cells(r, &mut cells) {
+                out.truncate(start);
+                return Err(e);
+            }
+            for (j, (&i, column)) in by_field.iter().zip(columns.iter_mut()).enumerate() {
+                if j > 0 {
+                    out.push(b'\t');
+                }
+                let Some(&Some(cell)) = cells.get(i) else {
+                    continue;
+                };
+                match cell {
+                    CellValue::Str(s) => {
+                        let marked = if j == 0 {
+                            escape_first_marked(out, s)
+                        } else {
+                            escape_marked(out, s)
+                        };
+                        column.add_text(s, marked && has_crlf(s));
+                    }
+                    CellValue::U64(n) => {
+                        push_bytes(out, itoa::Buffer::new().format(n).as_bytes());
+                        column.add_cell(cell);
+                    }
+                    CellValue::F64(f) => {
+                        crate::float::write_go_json_f64(out, f);
+                        column.add_cell(cell);
+                    }
+                    CellValue::Value(_) | CellValue::List(_) => {
+                        fits = false;
+                        break 'rows;
+                    }
+                }
+            }
+            if out.len() - row_start > max_line {
+                fits = false;
+                break;
+            }
+            out.push(b'\n');
+        }
+        let modes = modes(&columns, false);
+        if !fits || modes.iter().any(|m| matches!(m, Mode::Letter(b'v'))) {
+            out.truncate(start);
+            return Ok(None);
+        }
+        add_types(header, &modes);
+        let comment = if self.options.comments {
+            self.comment(count)
+        } else {
+            None
+        };
+        encoder.finish_rows(start, header, fields, comment.as_deref(), count as u64)?;
+        Ok(Some(modes))
     }
 
     /// Gortex's comment before a tool's rows.
