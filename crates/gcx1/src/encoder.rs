@@ -252,7 +252,7 @@ enum OpenHeader {
     /// A header written from borrowed names ([`Encoder::begin_named_section`]): its line,
     /// read back into a [`Header`] only when one is asked for.
     Line {
-        text: String,
+        text: Vec<u8>,
         line: u64,
         header: std::sync::OnceLock<Header>,
     },
@@ -264,8 +264,10 @@ impl OpenHeader {
             OpenHeader::Header(header) => header,
             OpenHeader::Line { text, line, header } => header.get_or_init(|| {
                 // The encoder wrote the line only after checking it reads back.
-                crate::header::parse_header(text, *line, limits)
-                    .unwrap_or_else(|_| Header::named(""))
+                std::str::from_utf8(text)
+                    .ok()
+                    .and_then(|text| crate::header::parse_header(text, *line, limits).ok())
+                    .unwrap_or_else(|| Header::named(""))
             }),
         }
     }
@@ -444,7 +446,7 @@ impl<W: Write> Encoder<W> {
         let start = self.buf.len();
         self.write_checked(&header.tool, fields, &header.meta, line)?;
         let end = self.buf.len() - 1;
-        let text = String::from_utf8_lossy(&self.buf[start..end]).into_owned();
+        let text = self.buf[start..end].to_vec();
         self.lines += 1;
         let header = OpenHeader::Line {
             text,
@@ -483,7 +485,7 @@ impl<W: Write> Encoder<W> {
             return Err(e);
         }
         let header_end = self.buf.len();
-        let text = String::from_utf8_lossy(&self.buf[rows_end..header_end - 1]).into_owned();
+        let text = self.buf[rows_end..header_end - 1].to_vec();
         let mut lines = 1;
         if let Some(comment) = comment {
             if comment.len() + 2 > self.limits.max_line_length {

@@ -66,12 +66,12 @@ pub(crate) struct Tool {
 impl Tool {
     /// The type of column or meta key `name` in this tool's payloads.
     pub(crate) fn kind(&self, name: &str) -> Kind {
-        if let Some((_, kind)) = self.kinds.iter().find(|(n, _)| *n == name) {
+        if let Some((_, kind)) = self.kinds.iter().find(|(n, _)| same_text(n, name)) {
             return *kind;
         }
         COMMON
             .iter()
-            .find(|(n, _)| *n == name)
+            .find(|(n, _)| same_text(n, name))
             .map_or(Kind::Auto, |(_, kind)| *kind)
     }
 
@@ -79,7 +79,7 @@ impl Tool {
     pub(crate) fn holds(&self, key: &str) -> Holds {
         self.sections
             .iter()
-            .find(|(k, _)| *k == key)
+            .find(|(k, _)| same_text(k, key))
             .map_or(Holds::List, |(_, holds)| *holds)
     }
 
@@ -101,10 +101,11 @@ fn lookup(
 ) -> &'static [&'static str] {
     table
         .iter()
-        .find(|(k, _)| *k == key)
+        .find(|(k, _)| same_text(k, key))
         .map_or(&[], |(_, columns)| columns)
 }
 
+use crate::value::{same_bytes, same_text};
 use Kind::{Bool, Float, Int, List, Str};
 
 /// Columns and meta keys every Gortex tool writes with the same type.
@@ -638,16 +639,17 @@ pub(crate) static TOOLS: &[Tool] = &[
 
 /// The knowledge about tool `name`, if any.
 pub(crate) fn tool(name: &str) -> Option<&'static Tool> {
-    TOOLS.iter().find(|t| t.name == name)
+    TOOLS.iter().find(|t| same_text(t.name, name))
 }
 
 /// The tool named `{name}.{key}`, without building the name.
 pub(crate) fn member_tool(name: &str, key: &str) -> Option<&'static Tool> {
     TOOLS.iter().find(|t| {
-        t.name.len() == name.len() + 1 + key.len()
-            && t.name.starts_with(name)
-            && t.name.ends_with(key)
-            && t.name.as_bytes()[name.len()] == b'.'
+        let bytes = t.name.as_bytes();
+        bytes.len() == name.len() + 1 + key.len()
+            && bytes[name.len()] == b'.'
+            && same_bytes(&bytes[..name.len()], name.as_bytes())
+            && same_bytes(&bytes[name.len() + 1..], key.as_bytes())
     })
 }
 

@@ -73,7 +73,7 @@ const LIST_SECTION_MIN: usize = 4;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Options {
-    tool: String,
+    tool: Cow<'static, str>,
     limits: Limits,
     comments: bool,
     layout_columns: bool,
@@ -82,7 +82,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            tool: DEFAULT_TOOL.to_owned(),
+            tool: Cow::Borrowed(DEFAULT_TOOL),
             limits: Limits::default(),
             comments: false,
             layout_columns: false,
@@ -112,7 +112,7 @@ impl Options {
     /// columns' types need no type letters.
     #[must_use]
     pub fn tool(mut self, name: impl Into<String>) -> Self {
-        self.tool = name.into();
+        self.tool = Cow::Owned(name.into());
         self
     }
 
@@ -892,6 +892,14 @@ impl Column {
         }
     }
 
+    /// The column before any value was added to it, but for which rows lack one.
+    fn reset(&mut self) {
+        *self = Column {
+            missing: self.missing,
+            ..Column::new(self.kind)
+        };
+    }
+
     /// [`Column::add`] of a present cell, a `Value` or a typed layout's field.
     #[inline]
     fn add_cell(&mut self, cell: CellValue<'_>) {
@@ -1149,8 +1157,11 @@ fn write_json_cell(out: &mut CellWriter<'_>, value: &Value) -> Result<()> {
 
 /// Whether `key` can be a field name: the header splits on spaces and commas and is trimmed.
 fn is_field_name(key: &str) -> bool {
-    !key.chars()
-        .any(|c| c.is_whitespace() || c == ',' || c == '\u{feff}')
+    // Printable ASCII but `,` (most names) needs no look at each character.
+    key.bytes().all(|b| b.is_ascii_graphic() && b != b',')
+        || !key
+            .chars()
+            .any(|c| c.is_whitespace() || c == ',' || c == '\u{feff}')
 }
 
 /// Whether `key` can name a section `tool.key`.
@@ -1216,6 +1227,8 @@ enum TableCells<'v> {
         rows: &'v (dyn TypedRows + 'v),
         named: Vec<u32>,
         others: Vec<(&'v str, u32)>,
+        /// Room for one row's named cells.
+        cells: Vec<Option<CellValue<'v>>>,
     },
 }
 
@@ -1334,8 +1347,9 @@ pub(crate) fn typed_table<'v, R: TypedRow>(
     // The order of the named members in a row's JSON form; a sorting `Map` interleaves the
     // other members with them.
     let sorted = !map_keeps_order();
-    let mut order: Vec<usize> = (0..width).collect();
+    let mut order: Vec<usize> = Vec::new();
     if sorted {
+        order.extend(0..width);
         order.sort_unstable_by_key(|&i| names[i]);
     }
     let mut union = Union::new(writer.tool, width);
@@ -1348,7 +1362,7 @@ pub(crate) fn typed_table<'v, R: TypedRow>(
         let mut count = 0;
         let mut rest = extra
             .iter()
-            .filter(|(key, _)| !names.contains(&key.as_str()))
+            .filter(|(key, _)| !names.iter().any(|name| same_text(name, key)))
             .peekable();
         let mut other = |union: &mut Union<'v>, key: &'v str| {
             let column = match others.iter().find(|(k, _)| same_text(k, key)) {
@@ -1361,7 +1375,8 @@ pub(crate) fn typed_table<'v, R: TypedRow>(
             };
             union.count(column);
         };
-        for &i in &order {
+        for k in 0..width {
+            let i = if sorted { order[k] } else { k };
             if cells[i].is_none() {
                 continue;
             }
@@ -1387,6 +1402,7 @@ pub(crate) fn typed_table<'v, R: TypedRow>(
         rows,
         named,
         others,
+        cells,
     };
     Ok(union.finish(
         rows.len(),
@@ -1677,13 +1693,17 @@ impl<'o> Writer<'o> {
         let seed = self.tool.map_or(&[][..], |t| t.seed(order_key));
         let mut fields: Vec<&'v str> = Vec::with_capacity(union.len());
         for name in order {
-            if let Some(&key) = union.iter().find(|k| **k == *name) {
+            if let Some(&key) = union.iter().find(|k| same_text(k, name)) {
                 fields.push(key);
-            } else if seed.contains(name) {
+            } else if seed.iter().any(|s| same_text(s, name)) {
                 fields.push(name);
             }
         }
-        fields.extend(union.iter().filter(|k| !order.contains(*k)));
+        fields.extend(
+            union
+                .iter()
+                .filter(|k| !order.iter().any(|name| same_text(k, name))),
+        );
         fields
     }
 
@@ -1833,26 +1853,34 @@ impl<'o> Writer<'o> {
         let width = table.fields.len();
         let single = width == 1;
         // Where each field of the union went (layouts reorder and add columns).
-        let reordered = table.fields != union;
-        let place: Vec<usize> = union
-            .iter()
-            .map(|f| table.fields.iter().position(|g| g == f).unwrap_or(0))
-            .collect();
-        let mut columns: Vec<Column> = if reordered {
-            let mut columns: Vec<Column> = table
+        let reordered = table.fields.len() != union.len()
+            || !table
                 .fields
                 .iter()
-                .map(|f| {
-                    let mut column = Column::new(kind_of(self.tool, f));
-                    // A column only the seed declares is empty in every row.
-                    column.add(None);
-                    column
+                .zip(&union)
+                .all(|(a, b)| same_text(a, b));
+        let place: Vec<usize> = union
+            .iter()
+            .map(|f| {
+                table
+                    .fields
+                    .iter()
+                    .position(|g| same_text(g, f))
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut columns: Vec<Column> = if reordered {
+            (0..width)
+                .map(|j| match place.iter().position(|&at| at == j) {
+                    Some(u) => table.columns[u],
+                    None => {
+                        // A column only the seed declares is empty in every row.
+                        let mut column = Column::new(kind_of(self.tool, table.fields[j]));
+                        column.add(None);
+                        column
+                    }
                 })
-                .collect();
-            for (at, column) in place.iter().zip(table.columns) {
-                columns[*at] = column;
-            }
-            columns
+                .collect()
         } else {
             table.columns
         };
@@ -1865,7 +1893,8 @@ impl<'o> Writer<'o> {
             rows,
             named,
             others,
-        } = &table.cells
+            cells,
+        } = &mut table.cells
         {
             // A typed table's values are looked at as they are written, in one pass; where
             // that pass declines, in a pass of their own.
@@ -1873,10 +1902,9 @@ impl<'o> Writer<'o> {
                 encoder,
                 &mut header,
                 &table.fields,
-                &columns,
+                &mut columns,
                 &place,
-                *rows,
-                named,
+                (*rows, named, cells),
                 table.rows,
                 others.is_empty(),
             )? {
@@ -1885,10 +1913,9 @@ impl<'o> Writer<'o> {
                     objects: true,
                 });
             }
-            let mut cells = vec![None; named.len()];
             for r in 0..table.rows {
-                let extra = rows.row_cells(r, &mut cells)?;
-                for (cell, &column) in cells.iter().zip(named) {
+                let extra = rows.row_cells(r, cells)?;
+                for (cell, &column) in cells.iter().zip(named.iter()) {
                     if let Some(value) = *cell {
                         columns[place[column as usize]].add_cell(value);
                     }
@@ -1916,10 +1943,10 @@ impl<'o> Writer<'o> {
                 value: *value,
             }))
         };
-        match &table.cells {
+        match &mut table.cells {
             TableCells::Entries { entries, ends } => {
                 let mut start = 0;
-                for &end in ends {
+                for &end in ends.iter() {
                     row.fill(None);
                     for &(column, value) in &entries[start..end] {
                         row[place[column as usize]] = Some(value);
@@ -1932,12 +1959,12 @@ impl<'o> Writer<'o> {
                 rows,
                 named,
                 others,
+                cells,
             } => {
-                let mut cells = vec![None; named.len()];
                 for r in 0..table.rows {
                     row.fill(None);
-                    let extra = rows.row_cells(r, &mut cells)?;
-                    for (cell, &column) in cells.iter().zip(named) {
+                    let extra = rows.row_cells(r, cells)?;
+                    for (cell, &column) in cells.iter().zip(named.iter()) {
                         if let Some(value) = cell {
                             row[place[column as usize]] = Some(*value);
                         }
@@ -1971,15 +1998,14 @@ impl<'o> Writer<'o> {
     /// line over the limit, `arbitrary_precision` (numbers written from their `Number`), a
     /// table of one column, an encoder that flushes as it goes.
     #[allow(clippy::too_many_arguments)]
-    fn write_typed_rows<W: Write>(
+    fn write_typed_rows<'v, W: Write>(
         &self,
         encoder: &mut Encoder<W>,
         header: &mut Header,
         fields: &[&str],
-        columns: &[Column],
+        columns: &mut [Column],
         place: &[usize],
-        rows: &dyn TypedRows,
-        named: &[u32],
+        (rows, named, cells): (&'v dyn TypedRows, &[u32], &mut [Option<CellValue<'v>>]),
         count: usize,
         named_only: bool,
     ) -> Result<Option<Vec<Mode>>> {
@@ -1990,27 +2016,19 @@ impl<'o> Writer<'o> {
         let Some(start) = encoder.begin_rows()? else {
             return Ok(None);
         };
-        // The field each named field is written in.
-        let mut at: Vec<usize> = named
-            .iter()
-            .map(|&c| place.get(c as usize).copied().unwrap_or(usize::MAX))
-            .collect();
         // The named field written in each field, if any.
         let mut by_field = vec![usize::MAX; width];
-        for (i, &j) in at.iter().enumerate() {
-            if j < width {
+        for (i, &column) in named.iter().enumerate() {
+            if let Some(&j) = place.get(column as usize) {
                 by_field[j] = i;
             }
         }
-        at.clear();
-        let mut columns = columns.to_vec();
-        let mut cells = vec![None; named.len()];
         let max_line = self.options.limits.max_line_length;
         let out = encoder.raw_rows();
         let mut fits = true;
         'rows: for r in 0..count {
             let row_start = out.len();
-            if let Err(e) = rows.row_cells(r, &mut cells) {
+            if let Err(e) = rows.row_cells(r, cells) {
                 out.truncate(start);
                 return Err(e);
             }
@@ -2049,10 +2067,15 @@ impl<'o> Writer<'o> {
                 break;
             }
             out.push(b'\n');
+            if r == 0 {
+                // The other rows are likely about as long as the first.
+                out.reserve((out.len() - row_start).saturating_mul(count));
+            }
         }
-        let modes = modes(&columns, false);
+        let modes = modes(columns, false);
         if !fits || modes.iter().any(|m| matches!(m, Mode::Letter(b'v'))) {
             out.truncate(start);
+            columns.iter_mut().for_each(Column::reset);
             return Ok(None);
         }
         add_types(header, &modes);
@@ -2538,8 +2561,13 @@ fn uniform_row(
 
 /// `a == b`, without a call for short text: two overlapping words compare up to 16 bytes.
 #[inline(always)]
-fn same_text(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+pub(crate) fn same_text(a: &str, b: &str) -> bool {
+    same_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// [`same_text`] of bytes.
+#[inline(always)]
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let len = a.len();
     if len != b.len() {
         return false;
@@ -3459,15 +3487,19 @@ impl Wrapper {
 // Typed layouts
 
 /// The options of tool `tool`'s layout (`crate::layouts`).
-pub(crate) fn layout_options(tool: &str) -> Options {
-    Options::new().tool(tool).layout()
+pub(crate) fn layout_options(tool: &'static str) -> Options {
+    Options {
+        tool: Cow::Borrowed(tool),
+        ..Options::new()
+    }
+    .layout()
 }
 
 /// Writes `value` as tool `tool`'s layout (`crate::layouts`): Gortex's column order, the
 /// seed's columns even when empty, Gortex's comments and meta placement.
 pub(crate) fn encode_layout<W: Write>(
     encoder: &mut Encoder<W>,
-    tool: &str,
+    tool: &'static str,
     value: &Value,
 ) -> Result<()> {
     let options = layout_options(tool);
