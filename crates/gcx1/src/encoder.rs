@@ -273,6 +273,17 @@ impl OpenHeader {
     }
 }
 
+/// Where a section begun by [`Encoder::begin_rows`] sits in the buffer.
+#[derive(Debug)]
+pub(crate) struct RowsSection {
+    start: usize,
+    header_end: usize,
+    /// The header's line number.
+    line: u64,
+    /// Its header and comment lines.
+    lines: u64,
+}
+
 /// The state of the section being written.
 #[derive(Debug)]
 struct OpenSection {
@@ -457,51 +468,98 @@ impl<W: Write> Encoder<W> {
         self.maybe_flush()
     }
 
-    /// Begins a section whose rows are written before its header: the caller appends them
-    /// (each ended by LF) to [`Encoder::raw_rows`] from the returned offset, then calls
-    /// [`Encoder::finish_rows`], or truncates the buffer back to the offset. Only an
-    /// in-memory encoder (which never flushes on its own) takes such a section: `None`.
-    pub(crate) fn begin_rows(&mut self) -> Result<Option<usize>> {
-        self.close_section()?;
-        Ok((self.flush_at == usize::MAX).then_some(self.buf.len()))
-    }
-
-    /// Ends a section begun by [`Encoder::begin_rows`] at `start` with `rows` rows: writes
-    /// its header (from `header`'s tool and meta and `fields`) and `comment`, and moves them
-    /// in front of the rows. The bytes and errors are those of [`Encoder::begin_named_section`],
-    /// [`Encoder::write_comment`] and the rows written in turn; on error the section is gone.
-    pub(crate) fn finish_rows(
+    /// Begins a section whose rows the caller appends (each ended by LF) to
+    /// [`Encoder::raw_rows`] before it knows the header they need: writes `header` (its
+    /// tool and meta, and `fields`) and `comment`, then [`Encoder::finish_rows`] ends the
+    /// section, with another header if need be, or [`Encoder::undo_rows`] takes it back.
+    /// `None` (nothing written) where this header or comment cannot be written, and for
+    /// an encoder that is not in memory (which flushes as it goes).
+    pub(crate) fn begin_rows(
         &mut self,
-        start: usize,
         header: &Header,
         fields: &[&str],
         comment: Option<&str>,
-        rows: u64,
-    ) -> Result<()> {
-        let rows_end = self.buf.len();
+    ) -> Result<Option<RowsSection>> {
+        self.close_section()?;
+        if self.flush_at != usize::MAX {
+            return Ok(None);
+        }
+        let start = self.buf.len();
         let line = self.lines + 1;
-        if let Err(e) = self.write_checked(&header.tool, fields, &header.meta, line) {
-            self.buf.truncate(start);
-            return Err(e);
+        if self
+            .write_checked(&header.tool, fields, &header.meta, line)
+            .is_err()
+        {
+            // Nothing of it stays in the buffer.
+            return Ok(None);
         }
         let header_end = self.buf.len();
-        let text = self.buf[rows_end..header_end - 1].to_vec();
         let mut lines = 1;
         if let Some(comment) = comment {
             if comment.len() + 2 > self.limits.max_line_length {
                 self.buf.truncate(start);
-                return Err(self.line_too_long(line + 1));
+                return Ok(None);
             }
             self.push_comment(comment);
             self.lines -= 1;
             lines += 1;
         }
-        let block = self.buf.len() - rows_end;
-        self.buf[start..].rotate_right(block);
-        self.lines += lines + rows;
+        Ok(Some(RowsSection {
+            start,
+            header_end,
+            line,
+            lines,
+        }))
+    }
+
+    /// The longest line the encoder writes.
+    pub(crate) fn max_line_length(&self) -> usize {
+        self.limits.max_line_length
+    }
+
+    /// Ends a row its caller appended to [`Encoder::raw_rows`] in the open section, checked
+    /// as [`Encoder::write_row`] checks a row (its width and length).
+    pub(crate) fn end_raw_row(&mut self) -> Result<()> {
+        self.buf.push(b'\n');
+        self.lines += 1;
+        self.maybe_flush()
+    }
+
+    /// Takes back a section begun by [`Encoder::begin_rows`] and its rows.
+    pub(crate) fn undo_rows(&mut self, section: &RowsSection) {
+        self.buf.truncate(section.start);
+    }
+
+    /// Ends a section begun by [`Encoder::begin_rows`], of `rows` rows, under `header`
+    /// (with `fields`) instead of the one it began with, if given. The bytes and errors are
+    /// those of [`Encoder::begin_named_section`] with the final header, the comment and the
+    /// rows written in turn; on error the section is gone.
+    pub(crate) fn finish_rows(
+        &mut self,
+        section: &RowsSection,
+        header: Option<&Header>,
+        fields: &[&str],
+        rows: u64,
+    ) -> Result<()> {
+        let text = match header {
+            Some(header) => {
+                let end = self.buf.len();
+                if let Err(e) = self.write_checked(&header.tool, fields, &header.meta, section.line)
+                {
+                    self.buf.truncate(section.start);
+                    return Err(e);
+                }
+                let line = self.buf.split_off(end);
+                let text = line[..line.len() - 1].to_vec();
+                self.buf.splice(section.start..section.header_end, line);
+                text
+            }
+            None => self.buf[section.start..section.header_end - 1].to_vec(),
+        };
+        self.lines += section.lines + rows;
         let header = OpenHeader::Line {
             text,
-            line,
+            line: section.line,
             header: std::sync::OnceLock::new(),
         };
         self.section = Some(OpenSection::of(header, fields.len(), false));

@@ -1937,7 +1937,11 @@ impl<'o> Writer<'o> {
         }
         // Each row's values in field order, in a buffer the size of one row.
         let mut row: Vec<Option<CellValue<'_>>> = vec![None; width];
+        let direct = !arbitrary_precision();
         let write = |encoder: &mut Encoder<W>, row: &[Option<CellValue<'_>>]| {
+            if direct && write_simple_row(encoder, row, &modes) {
+                return encoder.end_raw_row();
+            }
             encoder.write_row(row.iter().zip(&modes).map(|(value, &mode)| ValueCell {
                 mode,
                 value: *value,
@@ -2013,7 +2017,14 @@ impl<'o> Writer<'o> {
         if width < 2 || !named_only || arbitrary_precision() {
             return Ok(None);
         }
-        let Some(start) = encoder.begin_rows()? else {
+        let comment = if self.options.comments {
+            self.comment(count)
+        } else {
+            None
+        };
+        // The header the rows need if every column is plain (the common case); when they
+        // need type letters, it is replaced at the end.
+        let Some(section) = encoder.begin_rows(header, fields, comment.as_deref())? else {
             return Ok(None);
         };
         // The named field written in each field, if any.
@@ -2029,7 +2040,7 @@ impl<'o> Writer<'o> {
         'rows: for r in 0..count {
             let row_start = out.len();
             if let Err(e) = rows.row_cells(r, cells) {
-                out.truncate(start);
+                encoder.undo_rows(&section);
                 return Err(e);
             }
             for (j, (&i, column)) in by_field.iter().zip(columns.iter_mut()).enumerate() {
@@ -2074,17 +2085,15 @@ impl<'o> Writer<'o> {
         }
         let modes = modes(columns, false);
         if !fits || modes.iter().any(|m| matches!(m, Mode::Letter(b'v'))) {
-            out.truncate(start);
+            encoder.undo_rows(&section);
             columns.iter_mut().for_each(Column::reset);
             return Ok(None);
         }
-        add_types(header, &modes);
-        let comment = if self.options.comments {
-            self.comment(count)
-        } else {
-            None
-        };
-        encoder.finish_rows(start, header, fields, comment.as_deref(), count as u64)?;
+        let lettered = modes.iter().any(|m| matches!(m, Mode::Letter(_)));
+        if lettered {
+            add_types(header, &modes);
+        }
+        encoder.finish_rows(&section, lettered.then_some(&*header), fields, count as u64)?;
         Ok(Some(modes))
     }
 
@@ -2508,6 +2517,66 @@ impl<'o> Writer<'o> {
             }
         }
     }
+}
+
+/// Appends a row of text, numbers and booleans straight to the open section (each cell as
+/// [`ValueCell`] writes it, without its checks); `false` (nothing written) for a row with
+/// another cell, a line over the limit, or a one-column row without a value, which
+/// [`Encoder::write_row`] writes (or refuses). The caller ends the row
+/// ([`Encoder::end_raw_row`]). Not under `arbitrary_precision` (numbers are then checked).
+#[inline]
+fn write_simple_row<W: Write>(
+    encoder: &mut Encoder<W>,
+    row: &[Option<CellValue<'_>>],
+    modes: &[Mode],
+) -> bool {
+    let max_line = encoder.max_line_length();
+    let out = encoder.raw_rows();
+    let start = out.len();
+    for (j, (cell, &mode)) in row.iter().zip(modes).enumerate() {
+        if j > 0 {
+            out.push(b'\t');
+        }
+        let Some(cell) = *cell else { continue };
+        let text = match cell {
+            CellValue::Str(s) => Some(s),
+            CellValue::Value(Value::String(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        let simple = match (mode, cell) {
+            (Mode::Letter(b's' | b'S') | Mode::Plain(_), _) if text.is_some() => true,
+            (
+                Mode::Letter(b'n' | b'N') | Mode::Plain(_),
+                CellValue::U64(_) | CellValue::F64(_) | CellValue::Value(Value::Number(_)),
+            ) => true,
+            (Mode::Letter(b'b' | b'B') | Mode::Plain(_), CellValue::Value(Value::Bool(_))) => true,
+            _ => false,
+        };
+        if !simple {
+            out.truncate(start);
+            return false;
+        }
+        match (text, cell) {
+            (Some(s), _) if j == 0 => escape_first_into(out, s),
+            (Some(s), _) => escape_into(out, s),
+            (None, CellValue::U64(n)) => push_bytes(out, itoa::Buffer::new().format(n).as_bytes()),
+            (None, CellValue::F64(f)) => crate::float::write_go_json_f64(out, f),
+            (None, CellValue::Value(Value::Number(n))) => {
+                // Without `arbitrary_precision` it writes every number.
+                let _ = write_number(out, n);
+            }
+            (None, CellValue::Value(Value::Bool(b))) => {
+                out.extend_from_slice(if *b { b"true" } else { b"false" });
+            }
+            _ => {}
+        }
+    }
+    let len = out.len() - start;
+    if len > max_line || (row.len() == 1 && len == 0) {
+        out.truncate(start);
+        return false;
+    }
+    true
 }
 
 /// Appends one row of [`Writer::write_uniform_table`] (`object` has the table's width),
