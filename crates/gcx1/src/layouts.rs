@@ -28,6 +28,7 @@ use crate::decoder::{Decoder, SectionSource, StrDecoder};
 use crate::encoder::Encoder;
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::header::Header;
+use crate::schema::{common_kind, Kind};
 use crate::value::{layout_options, typed_table, CellValue, Typed, TypedRow, Writer};
 
 /// A whole tool response with a GCX1 layout: one call to encode, one to decode.
@@ -491,6 +492,7 @@ macro_rules! wire_struct {
     (row $name:ident { $($field:ident = $wire:literal),* $(,)? }) => {
         impl TypedRow for $name {
             const NAMES: &'static [&'static str] = &[$($wire),*];
+            const KINDS: &'static [Option<Kind>] = &[$(common_kind($wire)),*];
 
             #[inline]
             fn cells<'a>(&'a self, cells: &mut [Option<CellValue<'a>>]) -> Result<&'a Extra> {

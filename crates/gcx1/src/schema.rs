@@ -75,6 +75,42 @@ impl Tool {
             .map_or(Kind::Auto, |(_, kind)| *kind)
     }
 
+    /// [`Tool::kind`] of a name whose [`common_kind`] is known.
+    #[inline]
+    pub(crate) fn kind_known(&self, name: &str, common: Option<Kind>) -> Kind {
+        if let Some((_, kind)) = self.kinds.iter().find(|(n, _)| same_text(n, name)) {
+            return *kind;
+        }
+        common.unwrap_or(Kind::Auto)
+    }
+}
+
+/// The type [`COMMON`] gives `name`, at compile time for a constant name.
+pub(crate) const fn common_kind(name: &str) -> Option<Kind> {
+    const fn same(a: &[u8], b: &[u8]) -> bool {
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+    let mut i = 0;
+    while i < COMMON.len() {
+        if same(COMMON[i].0.as_bytes(), name.as_bytes()) {
+            return Some(COMMON[i].1);
+        }
+        i += 1;
+    }
+    None
+}
+
+impl Tool {
     /// What section `<tool>.<key>` holds.
     pub(crate) fn holds(&self, key: &str) -> Holds {
         self.sections
@@ -700,6 +736,12 @@ mod tests {
             for (j, (name, _)) in t.kinds.iter().enumerate() {
                 assert!(t.kinds[..j].iter().all(|(n, _)| n != name));
             }
+        }
+        for (name, kind) in COMMON {
+            assert_eq!(common_kind(name), Some(*kind), "{name}");
+        }
+        for name in ["", "x", "ids", "kind\u{0}"] {
+            assert_eq!(common_kind(name), None, "{name:?}");
         }
         for (i, (name, _)) in COMMON.iter().enumerate() {
             assert!(COMMON[..i].iter().all(|(n, _)| n != name), "{name}");

@@ -1238,6 +1238,9 @@ pub(crate) trait TypedRow {
     /// the `Map` keeps insertion order).
     const NAMES: &'static [&'static str];
 
+    /// The type [`schema::common_kind`] gives each name (found at compile time).
+    const KINDS: &'static [Option<Kind>];
+
     /// Sets `cells[i]` to the cell of the field `NAMES[i]` (`None` where the JSON form
     /// leaves the member out) and returns the row's other members (any named like a field
     /// are not part of the row).
@@ -1286,9 +1289,15 @@ impl<'v> Union<'v> {
     /// A new column for `key`.
     #[inline]
     fn push(&mut self, key: &'v str) -> u32 {
+        self.push_kind(key, kind_of(self.tool, key))
+    }
+
+    /// A new column for `key`, of `kind`.
+    #[inline]
+    fn push_kind(&mut self, key: &'v str, kind: Kind) -> u32 {
         let column = self.fields.len() as u32;
         self.fields.push(key);
-        self.columns.push(Column::new(kind_of(self.tool, key)));
+        self.columns.push(Column::new(kind));
         self.present.push(0);
         column
     }
@@ -1387,7 +1396,11 @@ pub(crate) fn typed_table<'v, R: TypedRow>(
                 }
             }
             if named[i] == u32::MAX {
-                named[i] = union.push(names[i]);
+                let common = R::KINDS.get(i).copied().flatten();
+                let kind = writer
+                    .tool
+                    .map_or(Kind::Auto, |tool| tool.kind_known(names[i], common));
+                named[i] = union.push_kind(names[i], kind);
             }
             union.count(named[i]);
             count += 1;
