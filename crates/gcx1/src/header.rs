@@ -149,11 +149,11 @@ pub(crate) fn write_header_parts<F: AsRef<str>>(
         reason,
     };
     out.extend_from_slice(b"GCX1 tool=");
-    if let Err((reason, at)) = check(HeaderPart::Tool, &tool) {
+    if let Err((reason, at)) = check(HeaderPart::Tool, tool) {
         let at = tool[..at].chars().count();
-        return fail(out, invalid(HeaderPart::Tool, &tool, reason), at);
+        return fail(out, invalid(HeaderPart::Tool, tool, reason), at);
     }
-    escape_into(out, &tool);
+    escape_into(out, tool);
     out.extend_from_slice(b" fields=");
     if fields.is_empty() {
         return fail(out, ErrorKind::EmptyFieldList, 0);

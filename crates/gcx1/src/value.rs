@@ -1385,7 +1385,8 @@ pub(crate) fn typed_table<'v, R: TypedRow>(
             union.count(column);
         };
         for k in 0..width {
-            let i = if sorted { order[k] } else { k };
+            // The `Map`'s order: sorted names, or the declared one.
+            let i = order.get(k).copied().unwrap_or(k);
             if cells[i].is_none() {
                 continue;
             }
@@ -2007,10 +2008,11 @@ impl<'o> Writer<'o> {
 
     /// A typed table's rows in one pass (`columns` in field order, knowing which rows lack
     /// a value; `place`: the field of each column of the union; `named`: the union column of
-    /// each named field): each cell written as it reads under any type letter its column may
-    /// get (text escaped, numbers as `write_number` writes them) and added to its column,
-    /// then the header, with the type letters the columns need, put in front of the rows.
-    /// The bytes of the two-pass path; `None` (nothing written) where they could differ:
+    /// each named field): the header as it is if every column is plain, then each cell
+    /// written as it reads under any type letter its column may get (text escaped, numbers
+    /// as `write_number` writes them) and added to its column; the header is replaced at the
+    /// end when the columns need type letters. The bytes of the two-pass path; `None`
+    /// (nothing written) where they could differ:
     /// members other than the named fields, lists, a column that needs `v` (JSON text), a
     /// line over the limit, `arbitrary_precision` (numbers written from their `Number`), a
     /// table of one column, an encoder that flushes as it goes.
