@@ -1650,6 +1650,115 @@ impl<'o> Writer<'o> {
         }
     }
 
+    /// Writes a typed record (one row under the tool's name, `get_symbol_source`) as
+    /// [`Writer::write`] writes its JSON form: the tool's column order, the seed's columns
+    /// even when empty, Gortex's `etag` in the header. `false` (nothing written) where that
+    /// takes another path: an array member (which the plan may make a section of), fewer than
+    /// two members, keys a header cannot carry, a named field outside the tool's order.
+    pub(crate) fn write_typed_record<W: Write, R: TypedRow>(
+        &self,
+        encoder: &mut Encoder<W>,
+        row: &R,
+    ) -> Result<bool> {
+        let Some(tool) = self
+            .tool
+            .filter(|t| t.record && self.options.layout_columns && !needs_shape(self.name))
+        else {
+            return Ok(false);
+        };
+        let names = R::NAMES;
+        let order = tool.order("");
+        if !names
+            .iter()
+            .all(|name| order.iter().any(|o| same_text(o, name)))
+        {
+            return Ok(false);
+        }
+        let mut cells = vec![None; names.len()];
+        let extra = row.cells(&mut cells)?;
+        // The JSON form's other members.
+        let others = || {
+            extra
+                .iter()
+                .filter(|(key, _)| !names.iter().any(|name| same_text(name, key)))
+        };
+        let count = cells.iter().flatten().count() + others().count();
+        if others().any(|(_, value)| value.is_array())
+            || count < 2
+            || count > self.options.limits.max_fields
+            || !others().all(|(key, _)| is_field_name(key))
+        {
+            return Ok(false);
+        }
+        // As `write_record` finds them: the tool's order, then the other members.
+        let seed = tool.seed("");
+        let mut fields: Vec<&str> = Vec::with_capacity(count + seed.len());
+        let mut values: Vec<Option<CellValue<'_>>> = Vec::with_capacity(count + seed.len());
+        for name in order {
+            let named = names
+                .iter()
+                .position(|n| same_text(n, name))
+                .and_then(|i| cells[i]);
+            match named {
+                Some(cell) => {
+                    fields.push(name);
+                    values.push(Some(cell));
+                }
+                None => match others().find(|(key, _)| same_text(key, name)) {
+                    Some((key, value)) => {
+                        fields.push(key);
+                        values.push(Some(CellValue::Value(value)));
+                    }
+                    None if seed.iter().any(|s| same_text(s, name)) => {
+                        fields.push(name);
+                        values.push(None);
+                    }
+                    None => {}
+                },
+            }
+        }
+        for (key, value) in others().filter(|(key, _)| !order.iter().any(|o| same_text(o, key))) {
+            fields.push(key);
+            values.push(Some(CellValue::Value(value)));
+        }
+        let columns: Vec<Column> = fields
+            .iter()
+            .zip(&values)
+            .map(|(key, value)| {
+                let mut column = Column::new(kind_of(self.tool, key));
+                match *value {
+                    Some(cell) => column.add_cell(cell),
+                    None => column.add(None),
+                }
+                column
+            })
+            .collect();
+        let modes = modes(&columns, fields.len() == 1);
+        let mut header = Header::new(self.name, Vec::<String>::new());
+        // Gortex's get_symbol_source repeats the row's etag in the header.
+        let etag = fields
+            .iter()
+            .zip(&values)
+            .find(|(key, _)| **key == "etag")
+            .and_then(|(_, value)| match value {
+                Some(CellValue::Str(s)) => Some(*s),
+                Some(CellValue::Value(Value::String(s))) => Some(s.as_str()),
+                _ => None,
+            });
+        if let Some(etag) = etag {
+            if is_meta_text(etag) && !etag.is_empty() {
+                header.meta.insert("etag".into(), etag.to_owned());
+            }
+        }
+        add_types(&mut header, &modes);
+        encoder.begin_named_section(&header, &fields)?;
+        encoder.write_row(values.iter().zip(&modes).map(|(value, &mode)| ValueCell {
+            mode,
+            value: *value,
+        }))?;
+        Ok(true)
+    }
+
     /// The writer of a typed layout of `options`' tool (`options` from [`layout_options`]).
     pub(crate) fn layout(options: &'o Options) -> Self {
         Writer {
