@@ -10,10 +10,13 @@ use crate::decoder::{Limits, Section};
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::escape::{escape_first_into, escape_into, push_bytes};
 use crate::float::{write_go_g32, write_go_g64};
-use crate::header::{write_header, Header};
+use crate::header::{write_header, write_header_parts, Header};
 
 /// Buffered output is handed to the writer once it exceeds this many bytes.
 const FLUSH_AT: usize = 64 * 1024;
+
+/// The first capacity of an in-memory encoder's buffer, which grows as it fills.
+const IN_MEMORY_START: usize = 1024;
 
 /// Where a [`Cell`] writes itself: one cell of the row being written.
 ///
@@ -242,10 +245,49 @@ pub(crate) struct RawSection {
     header_end: usize,
 }
 
+/// The header of the section being written.
+#[derive(Debug)]
+enum OpenHeader {
+    Header(Header),
+    /// A header written from borrowed names ([`Encoder::begin_named_section`]): its line,
+    /// read back into a [`Header`] only when one is asked for.
+    Line {
+        text: Vec<u8>,
+        line: u64,
+        header: std::sync::OnceLock<Header>,
+    },
+}
+
+impl OpenHeader {
+    fn get(&self, limits: &Limits) -> &Header {
+        match self {
+            OpenHeader::Header(header) => header,
+            OpenHeader::Line { text, line, header } => header.get_or_init(|| {
+                // The encoder wrote the line only after checking it reads back.
+                std::str::from_utf8(text)
+                    .ok()
+                    .and_then(|text| crate::header::parse_header(text, *line, limits).ok())
+                    .unwrap_or_else(|| Header::named(""))
+            }),
+        }
+    }
+}
+
+/// Where a section begun by [`Encoder::begin_rows`] sits in the buffer.
+#[derive(Debug)]
+pub(crate) struct RowsSection {
+    start: usize,
+    header_end: usize,
+    /// The header's line number.
+    line: u64,
+    /// Its header and comment lines.
+    lines: u64,
+}
+
 /// The state of the section being written.
 #[derive(Debug)]
 struct OpenSection {
-    header: Header,
+    header: OpenHeader,
     width: usize,
     /// The header waits for the first serialized row's field names.
     deferred: bool,
@@ -259,16 +301,17 @@ impl OpenSection {
     /// A section opened with `header`, written now or (`deferred`) at its first row.
     fn new(header: Header, deferred: bool) -> Self {
         let width = header.fields.len();
+        OpenSection::of(OpenHeader::Header(header), width, deferred)
+    }
+
+    fn of(header: OpenHeader, width: usize, deferred: bool) -> Self {
         OpenSection {
             header,
             width,
             deferred,
             comments: Vec::new(),
-            names: if deferred {
-                Vec::new()
-            } else {
-                vec![None; width]
-            },
+            // Sized by the first serialized row.
+            names: Vec::new(),
         }
     }
 }
@@ -327,9 +370,13 @@ impl<W: Write> Encoder<W> {
 
     /// An encoder that writes only what a decoder with `limits` reads.
     pub fn with_limits(writer: W, limits: Limits) -> Self {
+        Self::with_buffer(writer, limits, 8 * 1024)
+    }
+
+    fn with_buffer(writer: W, limits: Limits, capacity: usize) -> Self {
         Encoder {
             writer: Some(writer),
-            buf: Vec::with_capacity(8 * 1024),
+            buf: Vec::with_capacity(capacity),
             lines: 0,
             section: None,
             failed: false,
@@ -354,7 +401,8 @@ impl<W: Write> Encoder<W> {
     /// The header of the section being written (while its fields are deferred, without
     /// fields).
     pub fn header(&self) -> Option<&Header> {
-        self.section.as_ref().map(|s| &s.header)
+        let limits = &self.limits;
+        self.section.as_ref().map(|s| s.header.get(limits))
     }
 
     /// The underlying writer.
@@ -401,22 +449,149 @@ impl<W: Write> Encoder<W> {
         self.maybe_flush()
     }
 
+    /// [`Encoder::begin_owned_section`] of a header without fields and the field names, not
+    /// copied into the header (which is read back from its line if it is asked for).
+    pub(crate) fn begin_named_section(&mut self, header: &Header, fields: &[&str]) -> Result<()> {
+        self.close_section()?;
+        let line = self.lines + 1;
+        let start = self.buf.len();
+        self.write_checked(&header.tool, fields, &header.meta, line)?;
+        let end = self.buf.len() - 1;
+        let text = self.buf[start..end].to_vec();
+        self.lines += 1;
+        let header = OpenHeader::Line {
+            text,
+            line,
+            header: std::sync::OnceLock::new(),
+        };
+        self.section = Some(OpenSection::of(header, fields.len(), false));
+        self.maybe_flush()
+    }
+
+    /// Begins a section whose rows the caller appends (each ended by LF) to
+    /// [`Encoder::raw_rows`] before it knows the header they need: writes `header` (its
+    /// tool and meta, and `fields`) and `comment`, then [`Encoder::finish_rows`] ends the
+    /// section, with another header if need be, or [`Encoder::undo_rows`] takes it back.
+    /// `None` (nothing written) where this header or comment cannot be written, and for
+    /// an encoder that is not in memory (which flushes as it goes).
+    pub(crate) fn begin_rows(
+        &mut self,
+        header: &Header,
+        fields: &[&str],
+        comment: Option<&str>,
+    ) -> Result<Option<RowsSection>> {
+        self.close_section()?;
+        if self.flush_at != usize::MAX {
+            return Ok(None);
+        }
+        let start = self.buf.len();
+        let line = self.lines + 1;
+        if self
+            .write_checked(&header.tool, fields, &header.meta, line)
+            .is_err()
+        {
+            // Nothing of it stays in the buffer.
+            return Ok(None);
+        }
+        let header_end = self.buf.len();
+        let mut lines = 1;
+        if let Some(comment) = comment {
+            if comment.len() + 2 > self.limits.max_line_length {
+                self.buf.truncate(start);
+                return Ok(None);
+            }
+            self.push_comment(comment);
+            self.lines -= 1;
+            lines += 1;
+        }
+        Ok(Some(RowsSection {
+            start,
+            header_end,
+            line,
+            lines,
+        }))
+    }
+
+    /// The longest line the encoder writes.
+    pub(crate) fn max_line_length(&self) -> usize {
+        self.limits.max_line_length
+    }
+
+    /// Ends a row its caller appended to [`Encoder::raw_rows`] in the open section, checked
+    /// as [`Encoder::write_row`] checks a row (its width and length).
+    pub(crate) fn end_raw_row(&mut self) -> Result<()> {
+        self.buf.push(b'\n');
+        self.lines += 1;
+        self.maybe_flush()
+    }
+
+    /// Takes back a section begun by [`Encoder::begin_rows`] and its rows.
+    pub(crate) fn undo_rows(&mut self, section: &RowsSection) {
+        self.buf.truncate(section.start);
+    }
+
+    /// Ends a section begun by [`Encoder::begin_rows`], of `rows` rows, under `header`
+    /// (with `fields`) instead of the one it began with, if given. The bytes and errors are
+    /// those of [`Encoder::begin_named_section`] with the final header, the comment and the
+    /// rows written in turn; on error the section is gone.
+    pub(crate) fn finish_rows(
+        &mut self,
+        section: &RowsSection,
+        header: Option<&Header>,
+        fields: &[&str],
+        rows: u64,
+    ) -> Result<()> {
+        let text = match header {
+            Some(header) => {
+                let end = self.buf.len();
+                if let Err(e) = self.write_checked(&header.tool, fields, &header.meta, section.line)
+                {
+                    self.buf.truncate(section.start);
+                    return Err(e);
+                }
+                let line = self.buf.split_off(end);
+                let text = line[..line.len() - 1].to_vec();
+                self.buf.splice(section.start..section.header_end, line);
+                text
+            }
+            None => self.buf[section.start..section.header_end - 1].to_vec(),
+        };
+        self.lines += section.lines + rows;
+        let header = OpenHeader::Line {
+            text,
+            line: section.line,
+            header: std::sync::OnceLock::new(),
+        };
+        self.section = Some(OpenSection::of(header, fields.len(), false));
+        Ok(())
+    }
+
     /// Writes a header line, refusing what a decoder with the encoder's limits would refuse.
     fn write_checked_header(&mut self, header: &Header, line: u64) -> Result<()> {
-        if header.fields.len() > self.limits.max_fields {
+        self.write_checked(&header.tool, &header.fields, &header.meta, line)
+    }
+
+    fn write_checked<F: AsRef<str>>(
+        &mut self,
+        tool: &str,
+        fields: &[F],
+        meta: &std::collections::BTreeMap<String, String>,
+        line: u64,
+    ) -> Result<()> {
+        if fields.len() > self.limits.max_fields {
             return Err(Error::at(
                 ErrorKind::TooManyFields {
-                    count: header.fields.len(),
+                    count: fields.len(),
                     limit: self.limits.max_fields,
                 },
                 line,
                 1,
             ));
         }
-        if header.meta.len() > self.limits.max_meta {
+        if meta.len() > self.limits.max_meta {
             return Err(Error::at(
                 ErrorKind::TooManyMeta {
-                    count: header.meta.len(),
+                    count: meta.len(),
                     limit: self.limits.max_meta,
                 },
                 line,
@@ -424,7 +599,7 @@ impl<W: Write> Encoder<W> {
             ));
         }
         let start = self.buf.len();
-        write_header(&mut self.buf, header, line)?;
+        write_header_parts(&mut self.buf, tool, fields, meta, line)?;
         if self.buf.len() - start - 1 > self.limits.max_line_length {
             self.buf.truncate(start);
             return Err(self.line_too_long(line));
@@ -613,14 +788,19 @@ impl<W: Write> Encoder<W> {
             return self.serialize_first_row(row, start, line);
         }
         let result = match self.section.as_mut() {
-            Some(section) => crate::ser::serialize_row(
-                row,
-                &mut self.buf,
-                crate::ser::Fields::Check {
-                    fields: &section.header.fields,
-                    seen: &mut section.names,
-                },
-            ),
+            Some(section) => {
+                if section.names.len() != width {
+                    section.names = vec![None; width];
+                }
+                crate::ser::serialize_row(
+                    row,
+                    &mut self.buf,
+                    crate::ser::Fields::Check {
+                        fields: &section.header.get(&self.limits).fields,
+                        seen: &mut section.names,
+                    },
+                )
+            }
             None => Err(ErrorKind::NoSection.into()),
         };
         match result {
@@ -654,7 +834,7 @@ impl<W: Write> Encoder<W> {
         let Some(mut section) = self.section.take() else {
             return Err(Error::at(ErrorKind::NoSection, line, 1));
         };
-        let mut header = section.header.clone();
+        let mut header = section.header.get(&self.limits).clone();
         header.fields = names;
         if let Err(e) = self.write_checked_header(&header, line) {
             self.section = Some(section);
@@ -667,7 +847,7 @@ impl<W: Write> Encoder<W> {
         let width = header.fields.len();
         section.width = width;
         section.names = vec![None; width];
-        section.header = header;
+        section.header = OpenHeader::Header(header);
         section.deferred = false;
         self.section = Some(section);
         let start = self.buf.len();
@@ -768,7 +948,7 @@ impl Encoder<io::Sink> {
     /// An encoder whose output stays in its buffer ([`Encoder::into_text`]): no copy to a
     /// writer, for callers that want the payload as a `String`.
     pub(crate) fn in_memory(limits: Limits) -> Self {
-        let mut encoder = Encoder::with_limits(io::sink(), limits);
+        let mut encoder = Encoder::with_buffer(io::sink(), limits, IN_MEMORY_START);
         encoder.flush_at = usize::MAX;
         encoder
     }

@@ -139,11 +139,20 @@ pub(crate) fn find_special(bytes: &[u8]) -> Option<usize> {
 /// and the text escaped, out of line.
 #[inline(always)]
 pub(crate) fn escape_into(out: &mut Vec<u8>, text: &str) {
+    escape_marked(out, text);
+}
+
+/// [`escape_into`], telling whether `text` holds a byte that may need an escape (`\\`, TAB,
+/// LF or CR; `false` means it holds none of them).
+#[inline(always)]
+pub(crate) fn escape_marked(out: &mut Vec<u8>, text: &str) -> bool {
     let at = out.len();
     if push_checked(out, text.as_bytes()) != 0 {
         out.truncate(at);
         escape_slow(out, text.as_bytes());
+        return true;
     }
+    false
 }
 
 /// [`escape_into`] for text that may need escapes.
@@ -190,10 +199,16 @@ fn escape_slow(out: &mut Vec<u8>, bytes: &[u8]) {
 /// decodes away.
 #[inline]
 pub(crate) fn escape_first_into(out: &mut Vec<u8>, text: &str) {
+    escape_first_marked(out, text);
+}
+
+/// [`escape_first_into`], telling what [`escape_marked`] tells.
+#[inline]
+pub(crate) fn escape_first_marked(out: &mut Vec<u8>, text: &str) -> bool {
     if text.starts_with('#') || text.starts_with("GCX") {
         out.push(b'\\');
     }
-    escape_into(out, text);
+    escape_marked(out, text)
 }
 
 /// The escaped form of `text`, as a `String`.

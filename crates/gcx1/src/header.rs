@@ -93,7 +93,18 @@ fn is_forbidden(c: char) -> bool {
     c.is_whitespace() || c == '\u{feff}'
 }
 
+/// Whether `text` is printable ASCII without `\\`, `,` or `=`: a name every header part
+/// carries as is (nothing to check further, nothing to escape). Most names are.
+#[inline]
+fn plain_name(text: &str) -> bool {
+    text.bytes()
+        .all(|b| b.is_ascii_graphic() && !matches!(b, b'\\' | b',' | b'='))
+}
+
 fn check(part: HeaderPart, text: &str) -> std::result::Result<(), (&'static str, usize)> {
+    if !text.is_empty() && plain_name(text) {
+        return Ok(());
+    }
     for (i, c) in text.char_indices() {
         let allowed_escape = part == HeaderPart::MetaValue && (c == '\t' || c == '\n');
         if is_forbidden(c) && !allowed_escape {
@@ -115,6 +126,17 @@ fn check(part: HeaderPart, text: &str) -> std::result::Result<(), (&'static str,
 /// Appends the header line (with its LF) to `out`, validating every part; `line` is the
 /// output line number, for error positions. On error `out` is left as it was.
 pub(crate) fn write_header(out: &mut Vec<u8>, header: &Header, line: u64) -> Result<()> {
+    write_header_parts(out, &header.tool, &header.fields, &header.meta, line)
+}
+
+/// [`write_header`] of a header's parts, the field names borrowed.
+pub(crate) fn write_header_parts<F: AsRef<str>>(
+    out: &mut Vec<u8>,
+    tool: &str,
+    fields: &[F],
+    meta: &BTreeMap<String, String>,
+    line: u64,
+) -> Result<()> {
     let start = out.len();
     let fail = |out: &mut Vec<u8>, kind: ErrorKind, offset: usize| {
         let written = String::from_utf8_lossy(&out[start..]).chars().count() as u64;
@@ -127,29 +149,41 @@ pub(crate) fn write_header(out: &mut Vec<u8>, header: &Header, line: u64) -> Res
         reason,
     };
     out.extend_from_slice(b"GCX1 tool=");
-    if let Err((reason, at)) = check(HeaderPart::Tool, &header.tool) {
-        let at = header.tool[..at].chars().count();
-        return fail(out, invalid(HeaderPart::Tool, &header.tool, reason), at);
+    if let Err((reason, at)) = check(HeaderPart::Tool, tool) {
+        let at = tool[..at].chars().count();
+        return fail(out, invalid(HeaderPart::Tool, tool, reason), at);
     }
-    escape_into(out, &header.tool);
+    escape_into(out, tool);
     out.extend_from_slice(b" fields=");
-    if header.fields.is_empty() {
+    if fields.is_empty() {
         return fail(out, ErrorKind::EmptyFieldList, 0);
     }
     let mut twice = Vec::new();
-    for (i, field) in header.fields.iter().enumerate() {
+    for (i, field) in fields.iter().enumerate() {
+        let field = field.as_ref();
         if i > 0 {
             out.push(b',');
+        }
+        if !field.is_empty()
+            && plain_name(field)
+            && !fields[..i].iter().any(|f| {
+                let f = f.as_ref().as_bytes();
+                // Lengths and first bytes tell most names apart without a call.
+                f.len() == field.len() && f[0] == field.as_bytes()[0] && f == field.as_bytes()
+            })
+        {
+            out.extend_from_slice(field.as_bytes());
+            continue;
         }
         if let Err((reason, at)) = check(HeaderPart::Field, field) {
             let at = field[..at].chars().count();
             return fail(out, invalid(HeaderPart::Field, field, reason), at);
         }
-        if header.fields[..i].contains(field) {
+        if fields[..i].iter().any(|f| f.as_ref() == field) {
             return fail(
                 out,
                 ErrorKind::DuplicateField {
-                    name: field.clone(),
+                    name: field.to_owned(),
                 },
                 0,
             );
@@ -162,7 +196,7 @@ pub(crate) fn write_header(out: &mut Vec<u8>, header: &Header, line: u64) -> Res
         let once = String::from_utf8_lossy(&twice);
         escape_into(out, &once);
     }
-    for (key, value) in &header.meta {
+    for (key, value) in meta {
         out.push(b' ');
         if key == "tool" || key == "fields" {
             return fail(out, ErrorKind::ReservedMetaKey { key: key.clone() }, 0);

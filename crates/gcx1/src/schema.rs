@@ -66,20 +66,56 @@ pub(crate) struct Tool {
 impl Tool {
     /// The type of column or meta key `name` in this tool's payloads.
     pub(crate) fn kind(&self, name: &str) -> Kind {
-        if let Some((_, kind)) = self.kinds.iter().find(|(n, _)| *n == name) {
+        if let Some((_, kind)) = self.kinds.iter().find(|(n, _)| same_text(n, name)) {
             return *kind;
         }
         COMMON
             .iter()
-            .find(|(n, _)| *n == name)
+            .find(|(n, _)| same_text(n, name))
             .map_or(Kind::Auto, |(_, kind)| *kind)
     }
 
+    /// [`Tool::kind`] of a name whose [`common_kind`] is known.
+    #[inline]
+    pub(crate) fn kind_known(&self, name: &str, common: Option<Kind>) -> Kind {
+        if let Some((_, kind)) = self.kinds.iter().find(|(n, _)| same_text(n, name)) {
+            return *kind;
+        }
+        common.unwrap_or(Kind::Auto)
+    }
+}
+
+/// The type [`COMMON`] gives `name`, at compile time for a constant name.
+pub(crate) const fn common_kind(name: &str) -> Option<Kind> {
+    const fn same(a: &[u8], b: &[u8]) -> bool {
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+    let mut i = 0;
+    while i < COMMON.len() {
+        if same(COMMON[i].0.as_bytes(), name.as_bytes()) {
+            return Some(COMMON[i].1);
+        }
+        i += 1;
+    }
+    None
+}
+
+impl Tool {
     /// What section `<tool>.<key>` holds.
     pub(crate) fn holds(&self, key: &str) -> Holds {
         self.sections
             .iter()
-            .find(|(k, _)| *k == key)
+            .find(|(k, _)| same_text(k, key))
             .map_or(Holds::List, |(_, holds)| *holds)
     }
 
@@ -101,10 +137,11 @@ fn lookup(
 ) -> &'static [&'static str] {
     table
         .iter()
-        .find(|(k, _)| *k == key)
+        .find(|(k, _)| same_text(k, key))
         .map_or(&[], |(_, columns)| columns)
 }
 
+use crate::value::{same_bytes, same_text};
 use Kind::{Bool, Float, Int, List, Str};
 
 /// Columns and meta keys every Gortex tool writes with the same type.
@@ -638,16 +675,17 @@ pub(crate) static TOOLS: &[Tool] = &[
 
 /// The knowledge about tool `name`, if any.
 pub(crate) fn tool(name: &str) -> Option<&'static Tool> {
-    TOOLS.iter().find(|t| t.name == name)
+    TOOLS.iter().find(|t| same_text(t.name, name))
 }
 
 /// The tool named `{name}.{key}`, without building the name.
 pub(crate) fn member_tool(name: &str, key: &str) -> Option<&'static Tool> {
     TOOLS.iter().find(|t| {
-        t.name.len() == name.len() + 1 + key.len()
-            && t.name.starts_with(name)
-            && t.name.ends_with(key)
-            && t.name.as_bytes()[name.len()] == b'.'
+        let bytes = t.name.as_bytes();
+        bytes.len() == name.len() + 1 + key.len()
+            && bytes[name.len()] == b'.'
+            && same_bytes(&bytes[..name.len()], name.as_bytes())
+            && same_bytes(&bytes[name.len() + 1..], key.as_bytes())
     })
 }
 
@@ -698,6 +736,12 @@ mod tests {
             for (j, (name, _)) in t.kinds.iter().enumerate() {
                 assert!(t.kinds[..j].iter().all(|(n, _)| n != name));
             }
+        }
+        for (name, kind) in COMMON {
+            assert_eq!(common_kind(name), Some(*kind), "{name}");
+        }
+        for name in ["", "x", "ids", "kind\u{0}"] {
+            assert_eq!(common_kind(name), None, "{name:?}");
         }
         for (i, (name, _)) in COMMON.iter().enumerate() {
             assert!(COMMON[..i].iter().all(|(n, _)| n != name), "{name}");

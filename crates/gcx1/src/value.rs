@@ -25,7 +25,9 @@ use serde_json::{Map, Number, Value};
 use crate::decoder::{Decoder, Limits, Row, SectionSource, StrDecoder};
 use crate::encoder::{Cell, CellWriter, Encoder};
 use crate::error::{Error, ErrorKind, Position, Result};
-use crate::escape::{escape_first_into, escape_into, unescape};
+use crate::escape::{
+    escape_first_into, escape_first_marked, escape_into, escape_marked, push_bytes, unescape,
+};
 use crate::header::Header;
 use crate::json::{
     arbitrary_precision, owned, parse_json, parse_json_cell, write_json_cell_text, write_number,
@@ -71,7 +73,7 @@ const LIST_SECTION_MIN: usize = 4;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Options {
-    tool: String,
+    tool: Cow<'static, str>,
     limits: Limits,
     comments: bool,
     layout_columns: bool,
@@ -80,7 +82,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            tool: DEFAULT_TOOL.to_owned(),
+            tool: Cow::Borrowed(DEFAULT_TOOL),
             limits: Limits::default(),
             comments: false,
             layout_columns: false,
@@ -110,7 +112,7 @@ impl Options {
     /// columns' types need no type letters.
     #[must_use]
     pub fn tool(mut self, name: impl Into<String>) -> Self {
-        self.tool = name.into();
+        self.tool = Cow::Owned(name.into());
         self
     }
 
@@ -890,12 +892,31 @@ impl Column {
         }
     }
 
+    /// The column before any value was added to it, but for which rows lack one.
+    fn reset(&mut self) {
+        *self = Column {
+            missing: self.missing,
+            ..Column::new(self.kind)
+        };
+    }
+
     /// [`Column::add`] of a present cell, a `Value` or a typed layout's field.
     #[inline]
     fn add_cell(&mut self, cell: CellValue<'_>) {
         match cell {
             CellValue::Value(value) => self.add(Some(value)),
             CellValue::Str(s) => self.add_str(s),
+            // `add_other` of the integer's `Value`: it reads back in an `Int` or `Auto`
+            // column, never in a `Str`, `Bool` or `List` one (a `Float` column depends on
+            // `arbitrary_precision`: asked of the `Value`).
+            CellValue::U64(_) if self.kind != Kind::Float => {
+                if self.plain && !matches!(self.kind, Kind::Int | Kind::Auto) {
+                    self.plain = false;
+                }
+                if !self.json {
+                    self.see(b'n');
+                }
+            }
             other => self.add_other(&other.to_value()),
         }
     }
@@ -903,7 +924,12 @@ impl Column {
     #[inline]
     fn add_str(&mut self, s: &str) {
         // One look at the text serves both questions.
-        let crlf = has_crlf(s);
+        self.add_text(s, has_crlf(s));
+    }
+
+    /// [`Column::add_str`] of text whose CRLF the caller has looked for.
+    #[inline]
+    fn add_text(&mut self, s: &str, crlf: bool) {
         if self.plain {
             self.plain = !s.is_empty()
                 && !crlf
@@ -1066,6 +1092,15 @@ impl Cell for ValueCell<'_> {
                 out.write_u64(n);
                 Ok(())
             }
+            // What `write_number` writes for a finite float (with `arbitrary_precision`,
+            // the text of the float's `Number`, asked of the `Value`).
+            (Mode::Letter(b'n' | b'N') | Mode::Plain(_), Some(CellValue::F64(f)))
+                if !arbitrary_precision() =>
+            {
+                crate::float::write_go_json_f64(out.buffer(), f);
+                out.raw(b"");
+                Ok(())
+            }
             (mode, Some(cell)) => write_value_cell(out, mode, &cell.to_value()),
         }
     }
@@ -1122,8 +1157,11 @@ fn write_json_cell(out: &mut CellWriter<'_>, value: &Value) -> Result<()> {
 
 /// Whether `key` can be a field name: the header splits on spaces and commas and is trimmed.
 fn is_field_name(key: &str) -> bool {
-    !key.chars()
-        .any(|c| c.is_whitespace() || c == ',' || c == '\u{feff}')
+    // Printable ASCII but `,` (most names) needs no look at each character.
+    key.bytes().all(|b| b.is_ascii_graphic() && b != b',')
+        || !key
+            .chars()
+            .any(|c| c.is_whitespace() || c == ',' || c == '\u{feff}')
 }
 
 /// Whether `key` can name a section `tool.key`.
@@ -1171,22 +1209,229 @@ pub(crate) struct Table<'v> {
     fields: Vec<&'v str>,
     /// What each field's column holds, in the order of `fields`.
     columns: Vec<Column>,
-    /// Every member of every row, in order: its field's index and its value.
-    entries: Vec<(u32, CellValue<'v>)>,
-    /// Where each row's entries end.
-    ends: Vec<usize>,
+    /// The rows' cells.
+    cells: TableCells<'v>,
+}
+
+/// Where a [`Table`]'s rows take their cells from.
+enum TableCells<'v> {
+    /// Every member of every row, in order (its field's index and its value), and where each
+    /// row's entries end.
+    Entries {
+        entries: Vec<(u32, CellValue<'v>)>,
+        ends: Vec<usize>,
+    },
+    /// A typed layout's rows, read again as they are written: the column of each named
+    /// field (`u32::MAX` where no row has it) and of each other member, by key.
+    Typed {
+        rows: &'v (dyn TypedRows + 'v),
+        named: Vec<u32>,
+        others: Vec<(&'v str, u32)>,
+        /// Room for one row's named cells.
+        cells: Vec<Option<CellValue<'v>>>,
+    },
+}
+
+/// A row type of a typed layout: its fields straight into cells, no `Value` built for it.
+pub(crate) trait TypedRow {
+    /// The named fields' member names, in the order the row's JSON form lists them (when
+    /// the `Map` keeps insertion order).
+    const NAMES: &'static [&'static str];
+
+    /// The type [`schema::common_kind`] gives each name (found at compile time).
+    const KINDS: &'static [Option<Kind>];
+
+    /// Sets `cells[i]` to the cell of the field `NAMES[i]` (`None` where the JSON form
+    /// leaves the member out) and returns the row's other members (any named like a field
+    /// are not part of the row).
+    fn cells<'a>(&'a self, cells: &mut [Option<CellValue<'a>>]) -> Result<&'a Map<String, Value>>;
+}
+
+/// The rows of a typed table, one row's cells at a time ([`TypedRow::cells`]).
+pub(crate) trait TypedRows {
+    fn row_cells<'a>(
+        &'a self,
+        row: usize,
+        cells: &mut [Option<CellValue<'a>>],
+    ) -> Result<&'a Map<String, Value>>;
+}
+
+impl<R: TypedRow> TypedRows for Vec<R> {
+    #[inline]
+    fn row_cells<'a>(
+        &'a self,
+        row: usize,
+        cells: &mut [Option<CellValue<'a>>],
+    ) -> Result<&'a Map<String, Value>> {
+        self[row].cells(cells)
+    }
+}
+
+/// The union of a table's keys (in the order first seen) and what each column holds.
+struct Union<'v> {
+    tool: Option<&'static Tool>,
+    fields: Vec<&'v str>,
+    columns: Vec<Column>,
+    /// In how many rows each column has a value.
+    present: Vec<usize>,
+}
+
+impl<'v> Union<'v> {
+    fn new(tool: Option<&'static Tool>, width: usize) -> Self {
+        Union {
+            tool,
+            fields: Vec::with_capacity(width),
+            columns: Vec::with_capacity(width),
+            present: Vec::with_capacity(width),
+        }
+    }
+
+    /// A new column for `key`.
+    #[inline]
+    fn push(&mut self, key: &'v str) -> u32 {
+        self.push_kind(key, kind_of(self.tool, key))
+    }
+
+    /// A new column for `key`, of `kind`.
+    #[inline]
+    fn push_kind(&mut self, key: &'v str, kind: Kind) -> u32 {
+        let column = self.fields.len() as u32;
+        self.fields.push(key);
+        self.columns.push(Column::new(kind));
+        self.present.push(0);
+        column
+    }
+
+    #[inline]
+    fn add(&mut self, column: u32, value: CellValue<'_>) {
+        self.columns[column as usize].add_cell(value);
+        self.present[column as usize] += 1;
+    }
+
+    /// A value in `column`, not looked at (a typed table's, whose values the Writer adds
+    /// to its columns as it writes them).
+    #[inline]
+    fn count(&mut self, column: u32) {
+        self.present[column as usize] += 1;
+    }
+
+    /// The table of `rows` rows, if its keys can be fields (`all_single`: every row has
+    /// one member).
+    fn finish(
+        mut self,
+        rows: usize,
+        max_fields: usize,
+        all_single: bool,
+        cells: TableCells<'v>,
+    ) -> Option<Table<'v>> {
+        for (column, &count) in self.columns.iter_mut().zip(&self.present) {
+            if count < rows {
+                column.add(None);
+            }
+        }
+        let fits = !self.fields.is_empty()
+            && self.fields.len() <= max_fields
+            && self.fields.iter().all(|k| is_field_name(k))
+            // A one-column row cannot hold a missing cell (it would be a blank line).
+            && (self.fields.len() > 1 || all_single);
+        fits.then_some(Table {
+            rows,
+            fields: self.fields,
+            columns: self.columns,
+            cells,
+        })
+    }
+}
+
+/// The table a typed layout's rows form, as [`Writer::table`] finds it from their JSON
+/// form (the same union of keys in the same order), without a key search: a row's named
+/// fields have their columns by position. Its columns know which rows lack a value, not
+/// yet what the values are: [`Writer::write_table`] looks at them as it writes them.
+pub(crate) fn typed_table<'v, R: TypedRow>(
+    writer: &Writer<'_>,
+    rows: &'v Vec<R>,
+) -> Result<Option<Table<'v>>> {
+    let names = R::NAMES;
+    let width = names.len();
+    // The order of the named members in a row's JSON form; a sorting `Map` interleaves the
+    // other members with them.
+    let sorted = !map_keeps_order();
+    let mut order: Vec<usize> = Vec::new();
+    if sorted {
+        order.extend(0..width);
+        order.sort_unstable_by_key(|&i| names[i]);
+    }
+    let mut union = Union::new(writer.tool, width);
+    let mut cells: Vec<Option<CellValue<'v>>> = vec![None; width];
+    let mut named = vec![u32::MAX; width];
+    let mut others: Vec<(&'v str, u32)> = Vec::new();
+    let mut all_single = true;
+    for row in rows {
+        let extra = row.cells(&mut cells)?;
+        let mut count = 0;
+        let mut rest = extra
+            .iter()
+            .filter(|(key, _)| !names.iter().any(|name| same_text(name, key)))
+            .peekable();
+        let mut other = |union: &mut Union<'v>, key: &'v str| {
+            let column = match others.iter().find(|(k, _)| same_text(k, key)) {
+                Some(&(_, column)) => column,
+                None => {
+                    let column = union.push(key);
+                    others.push((key, column));
+                    column
+                }
+            };
+            union.count(column);
+        };
+        for k in 0..width {
+            // The `Map`'s order: sorted names, or the declared one.
+            let i = order.get(k).copied().unwrap_or(k);
+            if cells[i].is_none() {
+                continue;
+            }
+            if sorted {
+                while let Some((key, _)) = rest.next_if(|(key, _)| key.as_str() < names[i]) {
+                    other(&mut union, key);
+                    count += 1;
+                }
+            }
+            if named[i] == u32::MAX {
+                let common = R::KINDS.get(i).copied().flatten();
+                let kind = writer
+                    .tool
+                    .map_or(Kind::Auto, |tool| tool.kind_known(names[i], common));
+                named[i] = union.push_kind(names[i], kind);
+            }
+            union.count(named[i]);
+            count += 1;
+        }
+        for (key, _) in rest {
+            other(&mut union, key);
+            count += 1;
+        }
+        all_single &= count == 1;
+    }
+    let cells = TableCells::Typed {
+        rows,
+        named,
+        others,
+        cells,
+    };
+    Ok(union.finish(
+        rows.len(),
+        writer.options.limits.max_fields,
+        all_single,
+        cells,
+    ))
 }
 
 /// Builds a [`Table`] cell by cell: the union of the rows' keys (in the order first seen)
 /// and what each column holds, in one walk over the rows. Rows usually list the same keys
 /// in the same order, which is tried first: one comparison per key, no lookup.
 pub(crate) struct TableBuilder<'v> {
-    tool: Option<&'static Tool>,
     max_fields: usize,
-    fields: Vec<&'v str>,
-    columns: Vec<Column>,
-    /// In how many rows each column has a value.
-    present: Vec<usize>,
+    union: Union<'v>,
     index: std::collections::HashMap<&'v str, u32>,
     entries: Vec<(u32, CellValue<'v>)>,
     ends: Vec<usize>,
@@ -1195,62 +1440,35 @@ pub(crate) struct TableBuilder<'v> {
     /// The position of the next cell in its row.
     at: usize,
     all_single: bool,
-    /// Cells of a typed row, held to be added in key order (the order of the row's JSON
-    /// form when serde_json's `Map` sorts its keys).
-    sorting: Option<Vec<(&'v str, CellValue<'v>)>>,
 }
 
 impl<'v> TableBuilder<'v> {
     /// A table of `rows` rows of about `per_row` members each, for `writer`'s tool.
     pub(crate) fn new(writer: &Writer<'_>, rows: usize, per_row: usize) -> Self {
         TableBuilder {
-            tool: writer.tool,
             max_fields: writer.options.limits.max_fields,
-            fields: Vec::new(),
-            columns: Vec::new(),
-            present: Vec::new(),
+            union: Union::new(writer.tool, 0),
             index: std::collections::HashMap::new(),
             entries: Vec::with_capacity(rows * per_row),
             ends: Vec::with_capacity(rows),
             previous: Vec::new(),
             at: 0,
             all_single: true,
-            sorting: None,
-        }
-    }
-
-    /// A table of typed rows, whose cells come in the order of the rows' fields: added in
-    /// the order of the rows' JSON form.
-    pub(crate) fn typed(writer: &Writer<'_>, rows: usize, per_row: usize) -> Self {
-        TableBuilder {
-            sorting: (!map_keeps_order()).then(Vec::new),
-            ..TableBuilder::new(writer, rows, per_row)
         }
     }
 
     /// The current row's member `key` (each key once in a row).
     #[inline]
     pub(crate) fn cell(&mut self, key: &'v str, value: CellValue<'v>) {
-        match &mut self.sorting {
-            Some(pending) => pending.push((key, value)),
-            None => self.add(key, value),
-        }
-    }
-
-    #[inline]
-    fn add(&mut self, key: &'v str, value: CellValue<'v>) {
         let j = self.at;
         self.at += 1;
         let column = match self.previous.get(j) {
             Some(&(guess, column)) if same_text(guess, key) => column,
             _ => {
-                let next = self.fields.len() as u32;
-                let column = self.column_of(key).unwrap_or(next);
-                if column == next {
-                    self.fields.push(key);
-                    self.columns.push(Column::new(kind_of(self.tool, key)));
-                    self.present.push(0);
-                }
+                let column = match self.column_of(key) {
+                    Some(column) => column,
+                    None => self.union.push(key),
+                };
                 if j < self.previous.len() {
                     self.previous[j] = (key, column);
                 } else {
@@ -1259,8 +1477,7 @@ impl<'v> TableBuilder<'v> {
                 column
             }
         };
-        self.columns[column as usize].add_cell(value);
-        self.present[column as usize] += 1;
+        self.union.add(column, value);
         self.entries.push((column, value));
     }
 
@@ -1268,17 +1485,17 @@ impl<'v> TableBuilder<'v> {
     #[inline]
     fn column_of(&mut self, key: &'v str) -> Option<u32> {
         const FEW: usize = 16;
-        if self.fields.len() <= FEW {
-            return self
-                .fields
+        let fields = &self.union.fields;
+        if fields.len() <= FEW {
+            return fields
                 .iter()
                 .position(|f| same_text(f, key))
                 .map(|i| i as u32);
         }
         if self.index.is_empty() {
-            self.index = (0..).zip(&self.fields).map(|(i, f)| (*f, i)).collect();
+            self.index = (0..).zip(fields).map(|(i, f)| (*f, i)).collect();
         }
-        let next = self.fields.len() as u32;
+        let next = fields.len() as u32;
         let column = *self.index.entry(key).or_insert(next);
         (column != next).then_some(column)
     }
@@ -1286,38 +1503,20 @@ impl<'v> TableBuilder<'v> {
     /// Ends the current row.
     #[inline]
     pub(crate) fn end_row(&mut self) {
-        if let Some(mut pending) = self.sorting.take() {
-            pending.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            for (key, value) in pending.drain(..) {
-                self.add(key, value);
-            }
-            self.sorting = Some(pending);
-        }
         self.all_single &= self.at == 1;
         self.at = 0;
         self.ends.push(self.entries.len());
     }
 
     /// The table, if its keys can be fields.
-    pub(crate) fn finish(mut self) -> Option<Table<'v>> {
+    pub(crate) fn finish(self) -> Option<Table<'v>> {
         let rows = self.ends.len();
-        for (column, &count) in self.columns.iter_mut().zip(&self.present) {
-            if count < rows {
-                column.add(None);
-            }
-        }
-        let fits = !self.fields.is_empty()
-            && self.fields.len() <= self.max_fields
-            && self.fields.iter().all(|k| is_field_name(k))
-            // A one-column row cannot hold a missing cell (it would be a blank line).
-            && (self.fields.len() > 1 || self.all_single);
-        fits.then_some(Table {
-            rows,
-            fields: self.fields,
-            columns: self.columns,
+        let cells = TableCells::Entries {
             entries: self.entries,
             ends: self.ends,
-        })
+        };
+        self.union
+            .finish(rows, self.max_fields, self.all_single, cells)
     }
 }
 
@@ -1451,6 +1650,115 @@ impl<'o> Writer<'o> {
         }
     }
 
+    /// Writes a typed record (one row under the tool's name, `get_symbol_source`) as
+    /// [`Writer::write`] writes its JSON form: the tool's column order, the seed's columns
+    /// even when empty, Gortex's `etag` in the header. `false` (nothing written) where that
+    /// takes another path: an array member (which the plan may make a section of), fewer than
+    /// two members, keys a header cannot carry, a named field outside the tool's order.
+    pub(crate) fn write_typed_record<W: Write, R: TypedRow>(
+        &self,
+        encoder: &mut Encoder<W>,
+        row: &R,
+    ) -> Result<bool> {
+        let Some(tool) = self
+            .tool
+            .filter(|t| t.record && self.options.layout_columns && !needs_shape(self.name))
+        else {
+            return Ok(false);
+        };
+        let names = R::NAMES;
+        let order = tool.order("");
+        if !names
+            .iter()
+            .all(|name| order.iter().any(|o| same_text(o, name)))
+        {
+            return Ok(false);
+        }
+        let mut cells = vec![None; names.len()];
+        let extra = row.cells(&mut cells)?;
+        // The JSON form's other members.
+        let others = || {
+            extra
+                .iter()
+                .filter(|(key, _)| !names.iter().any(|name| same_text(name, key)))
+        };
+        let count = cells.iter().flatten().count() + others().count();
+        if others().any(|(_, value)| value.is_array())
+            || count < 2
+            || count > self.options.limits.max_fields
+            || !others().all(|(key, _)| is_field_name(key))
+        {
+            return Ok(false);
+        }
+        // As `write_record` finds them: the tool's order, then the other members.
+        let seed = tool.seed("");
+        let mut fields: Vec<&str> = Vec::with_capacity(count + seed.len());
+        let mut values: Vec<Option<CellValue<'_>>> = Vec::with_capacity(count + seed.len());
+        for name in order {
+            let named = names
+                .iter()
+                .position(|n| same_text(n, name))
+                .and_then(|i| cells[i]);
+            match named {
+                Some(cell) => {
+                    fields.push(name);
+                    values.push(Some(cell));
+                }
+                None => match others().find(|(key, _)| same_text(key, name)) {
+                    Some((key, value)) => {
+                        fields.push(key);
+                        values.push(Some(CellValue::Value(value)));
+                    }
+                    None if seed.iter().any(|s| same_text(s, name)) => {
+                        fields.push(name);
+                        values.push(None);
+                    }
+                    None => {}
+                },
+            }
+        }
+        for (key, value) in others().filter(|(key, _)| !order.iter().any(|o| same_text(o, key))) {
+            fields.push(key);
+            values.push(Some(CellValue::Value(value)));
+        }
+        let columns: Vec<Column> = fields
+            .iter()
+            .zip(&values)
+            .map(|(key, value)| {
+                let mut column = Column::new(kind_of(self.tool, key));
+                match *value {
+                    Some(cell) => column.add_cell(cell),
+                    None => column.add(None),
+                }
+                column
+            })
+            .collect();
+        let modes = modes(&columns, fields.len() == 1);
+        let mut header = Header::new(self.name, Vec::<String>::new());
+        // Gortex's get_symbol_source repeats the row's etag in the header.
+        let etag = fields
+            .iter()
+            .zip(&values)
+            .find(|(key, _)| **key == "etag")
+            .and_then(|(_, value)| match value {
+                Some(CellValue::Str(s)) => Some(*s),
+                Some(CellValue::Value(Value::String(s))) => Some(s.as_str()),
+                _ => None,
+            });
+        if let Some(etag) = etag {
+            if is_meta_text(etag) && !etag.is_empty() {
+                header.meta.insert("etag".into(), etag.to_owned());
+            }
+        }
+        add_types(&mut header, &modes);
+        encoder.begin_named_section(&header, &fields)?;
+        encoder.write_row(values.iter().zip(&modes).map(|(value, &mode)| ValueCell {
+            mode,
+            value: *value,
+        }))?;
+        Ok(true)
+    }
+
     /// The writer of a typed layout of `options`' tool (`options` from [`layout_options`]).
     pub(crate) fn layout(options: &'o Options) -> Self {
         Writer {
@@ -1508,13 +1816,17 @@ impl<'o> Writer<'o> {
         let seed = self.tool.map_or(&[][..], |t| t.seed(order_key));
         let mut fields: Vec<&'v str> = Vec::with_capacity(union.len());
         for name in order {
-            if let Some(&key) = union.iter().find(|k| **k == *name) {
+            if let Some(&key) = union.iter().find(|k| same_text(k, name)) {
                 fields.push(key);
-            } else if seed.contains(name) {
+            } else if seed.iter().any(|s| same_text(s, name)) {
                 fields.push(name);
             }
         }
-        fields.extend(union.iter().filter(|k| !order.contains(*k)));
+        fields.extend(
+            union
+                .iter()
+                .filter(|k| !order.iter().any(|name| same_text(k, name))),
+        );
         fields
     }
 
@@ -1664,38 +1976,83 @@ impl<'o> Writer<'o> {
         let width = table.fields.len();
         let single = width == 1;
         // Where each field of the union went (layouts reorder and add columns).
-        let reordered = table.fields != union;
-        let place: Vec<usize> = union
-            .iter()
-            .map(|f| table.fields.iter().position(|g| g == f).unwrap_or(0))
-            .collect();
-        let columns: Vec<Column> = if reordered {
-            let mut columns: Vec<Column> = table
+        let reordered = table.fields.len() != union.len()
+            || !table
                 .fields
                 .iter()
-                .map(|f| {
-                    let mut column = Column::new(kind_of(self.tool, f));
-                    // A column only the seed declares is empty in every row.
-                    column.add(None);
-                    column
+                .zip(&union)
+                .all(|(a, b)| same_text(a, b));
+        let place: Vec<usize> = union
+            .iter()
+            .map(|f| {
+                table
+                    .fields
+                    .iter()
+                    .position(|g| same_text(g, f))
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut columns: Vec<Column> = if reordered {
+            (0..width)
+                .map(|j| match place.iter().position(|&at| at == j) {
+                    Some(u) => table.columns[u],
+                    None => {
+                        // A column only the seed declares is empty in every row.
+                        let mut column = Column::new(kind_of(self.tool, table.fields[j]));
+                        column.add(None);
+                        column
+                    }
                 })
-                .collect();
-            for (at, column) in place.iter().zip(table.columns) {
-                columns[*at] = column;
-            }
-            columns
+                .collect()
         } else {
             table.columns
         };
-        let modes = modes(&columns, single);
-        header.fields = table.fields.iter().map(|f| (*f).to_owned()).collect();
-        if single && header.fields == ["value"] {
+        if single && table.fields == ["value"] {
             header.meta.insert(SHAPE_META.into(), "rows".into());
         } else if bare && table.rows == 1 && !header.meta.contains_key(SHAPE_META) {
             header.meta.insert(ROWS_META.into(), "1".into());
         }
+        if let TableCells::Typed {
+            rows,
+            named,
+            others,
+            cells,
+        } = &mut table.cells
+        {
+            // A typed table's values are looked at as they are written, in one pass; where
+            // that pass declines, in a pass of their own.
+            if let Some(modes) = self.write_typed_rows(
+                encoder,
+                &mut header,
+                &table.fields,
+                &mut columns,
+                &place,
+                (*rows, named, cells),
+                table.rows,
+                others.is_empty(),
+            )? {
+                return Ok(Columns {
+                    modes,
+                    objects: true,
+                });
+            }
+            for r in 0..table.rows {
+                let extra = rows.row_cells(r, cells)?;
+                for (cell, &column) in cells.iter().zip(named.iter()) {
+                    if let Some(value) = *cell {
+                        columns[place[column as usize]].add_cell(value);
+                    }
+                }
+                for (key, value) in extra {
+                    if let Some(&(_, column)) = others.iter().find(|(k, _)| same_text(k, key)) {
+                        columns[place[column as usize]].add_cell(CellValue::Value(value));
+                    }
+                }
+            }
+        }
+        let modes = modes(&columns, single);
         add_types(&mut header, &modes);
-        encoder.begin_owned_section(header)?;
+        encoder.begin_named_section(&header, &table.fields)?;
         if self.options.comments {
             if let Some(comment) = self.comment(table.rows) {
                 encoder.write_comment(&comment)?;
@@ -1703,22 +2060,165 @@ impl<'o> Writer<'o> {
         }
         // Each row's values in field order, in a buffer the size of one row.
         let mut row: Vec<Option<CellValue<'_>>> = vec![None; width];
-        let mut start = 0;
-        for &end in &table.ends {
-            row.fill(None);
-            for &(column, value) in &table.entries[start..end] {
-                row[place[column as usize]] = Some(value);
+        let direct = !arbitrary_precision();
+        let write = |encoder: &mut Encoder<W>, row: &[Option<CellValue<'_>>]| {
+            if direct && write_simple_row(encoder, row, &modes) {
+                return encoder.end_raw_row();
             }
-            start = end;
             encoder.write_row(row.iter().zip(&modes).map(|(value, &mode)| ValueCell {
                 mode,
                 value: *value,
-            }))?;
+            }))
+        };
+        match &mut table.cells {
+            TableCells::Entries { entries, ends } => {
+                let mut start = 0;
+                for &end in ends.iter() {
+                    row.fill(None);
+                    for &(column, value) in &entries[start..end] {
+                        row[place[column as usize]] = Some(value);
+                    }
+                    start = end;
+                    write(encoder, &row)?;
+                }
+            }
+            TableCells::Typed {
+                rows,
+                named,
+                others,
+                cells,
+            } => {
+                for r in 0..table.rows {
+                    row.fill(None);
+                    let extra = rows.row_cells(r, cells)?;
+                    for (cell, &column) in cells.iter().zip(named.iter()) {
+                        if let Some(value) = cell {
+                            row[place[column as usize]] = Some(*value);
+                        }
+                    }
+                    if !others.is_empty() {
+                        for (key, value) in extra {
+                            if let Some(&(_, column)) =
+                                others.iter().find(|(k, _)| same_text(k, key))
+                            {
+                                row[place[column as usize]] = Some(CellValue::Value(value));
+                            }
+                        }
+                    }
+                    write(encoder, &row)?;
+                }
+            }
         }
         Ok(Columns {
             modes,
             objects: true,
         })
+    }
+
+    /// A typed table's rows in one pass (`columns` in field order, knowing which rows lack
+    /// a value; `place`: the field of each column of the union; `named`: the union column of
+    /// each named field): the header as it is if every column is plain, then each cell
+    /// written as it reads under any type letter its column may get (text escaped, numbers
+    /// as `write_number` writes them) and added to its column; the header is replaced at the
+    /// end when the columns need type letters. The bytes of the two-pass path; `None`
+    /// (nothing written) where they could differ:
+    /// members other than the named fields, lists, a column that needs `v` (JSON text), a
+    /// line over the limit, `arbitrary_precision` (numbers written from their `Number`), a
+    /// table of one column, an encoder that flushes as it goes.
+    #[allow(clippy::too_many_arguments)]
+    fn write_typed_rows<'v, W: Write>(
+        &self,
+        encoder: &mut Encoder<W>,
+        header: &mut Header,
+        fields: &[&str],
+        columns: &mut [Column],
+        place: &[usize],
+        (rows, named, cells): (&'v dyn TypedRows, &[u32], &mut [Option<CellValue<'v>>]),
+        count: usize,
+        named_only: bool,
+    ) -> Result<Option<Vec<Mode>>> {
+        let width = fields.len();
+        if width < 2 || !named_only || arbitrary_precision() {
+            return Ok(None);
+        }
+        let comment = if self.options.comments {
+            self.comment(count)
+        } else {
+            None
+        };
+        // The header the rows need if every column is plain (the common case); when they
+        // need type letters, it is replaced at the end.
+        let Some(section) = encoder.begin_rows(header, fields, comment.as_deref())? else {
+            return Ok(None);
+        };
+        // The named field written in each field, if any.
+        let mut by_field = vec![usize::MAX; width];
+        for (i, &column) in named.iter().enumerate() {
+            if let Some(&j) = place.get(column as usize) {
+                by_field[j] = i;
+            }
+        }
+        let max_line = self.options.limits.max_line_length;
+        let out = encoder.raw_rows();
+        let mut fits = true;
+        'rows: for r in 0..count {
+            let row_start = out.len();
+            if let Err(e) = rows.row_cells(r, cells) {
+                encoder.undo_rows(&section);
+                return Err(e);
+            }
+            for (j, (&i, column)) in by_field.iter().zip(columns.iter_mut()).enumerate() {
+                if j > 0 {
+                    out.push(b'\t');
+                }
+                let Some(&Some(cell)) = cells.get(i) else {
+                    continue;
+                };
+                match cell {
+                    CellValue::Str(s) => {
+                        let marked = if j == 0 {
+                            escape_first_marked(out, s)
+                        } else {
+                            escape_marked(out, s)
+                        };
+                        column.add_text(s, marked && has_crlf(s));
+                    }
+                    CellValue::U64(n) => {
+                        push_bytes(out, itoa::Buffer::new().format(n).as_bytes());
+                        column.add_cell(cell);
+                    }
+                    CellValue::F64(f) => {
+                        crate::float::write_go_json_f64(out, f);
+                        column.add_cell(cell);
+                    }
+                    CellValue::Value(_) | CellValue::List(_) => {
+                        fits = false;
+                        break 'rows;
+                    }
+                }
+            }
+            if out.len() - row_start > max_line {
+                fits = false;
+                break;
+            }
+            out.push(b'\n');
+            if r == 0 {
+                // The other rows are likely about as long as the first.
+                out.reserve((out.len() - row_start).saturating_mul(count));
+            }
+        }
+        let modes = modes(columns, false);
+        if !fits || modes.iter().any(|m| matches!(m, Mode::Letter(b'v'))) {
+            encoder.undo_rows(&section);
+            columns.iter_mut().for_each(Column::reset);
+            return Ok(None);
+        }
+        let lettered = modes.iter().any(|m| matches!(m, Mode::Letter(_)));
+        if lettered {
+            add_types(header, &modes);
+        }
+        encoder.finish_rows(&section, lettered.then_some(&*header), fields, count as u64)?;
+        Ok(Some(modes))
     }
 
     /// Gortex's comment before a tool's rows.
@@ -1876,9 +2376,13 @@ impl<'o> Writer<'o> {
     /// `None`.
     fn plan<'v>(
         &self,
-        members: impl Iterator<Item = (&'v str, &'v Value)>,
+        members: impl Iterator<Item = (&'v str, &'v Value)> + Clone,
         typed: &mut Vec<(&str, Table<'v>)>,
     ) -> Option<Plan<'v>> {
+        // A plan needs a section of rows: a table, or an empty array a layout declares.
+        if typed.is_empty() && !members.clone().any(|(_, value)| value.is_array()) {
+            return None;
+        }
         let mut plan = Plan {
             sections: Vec::new(),
             meta: Vec::new(),
@@ -1994,23 +2498,24 @@ impl<'o> Writer<'o> {
             return None;
         }
         let kind = kind_of(self.tool, key);
-        let candidates: [Option<String>; 2] = match value {
+        let reads_back = |text: &str| is_meta_text(text) && read_meta(kind, text) == *value;
+        match value {
             // A space stays a space in the JSON text too: neither text can be meta.
-            Value::String(s) if s.contains(' ') => return None,
+            Value::String(s) if s.contains(' ') => None,
+            // The text itself, else its JSON text (made only when needed).
+            Value::String(s) if reads_back(s) => Some(s.clone()),
             Value::String(s) => {
                 let mut quoted = Vec::new();
                 write_string(&mut quoted, s);
-                [Some(s.clone()), String::from_utf8(quoted).ok()]
+                String::from_utf8(quoted)
+                    .ok()
+                    .filter(|text| reads_back(text))
             }
-            Value::Number(n) => [Some(number_text(n).into_owned()), None],
-            Value::Bool(b) => [Some(b.to_string()), None],
-            Value::Null => [Some("null".to_owned()), None],
-            Value::Array(_) | Value::Object(_) => return None,
-        };
-        candidates
-            .into_iter()
-            .flatten()
-            .find(|text| is_meta_text(text) && read_meta(kind, text) == *value)
+            Value::Number(n) => Some(number_text(n).into_owned()).filter(|text| reads_back(text)),
+            Value::Bool(b) => Some(b.to_string()).filter(|text| reads_back(text)),
+            Value::Null => Some("null".to_owned()).filter(|text| reads_back(text)),
+            Value::Array(_) | Value::Object(_) => None,
+        }
     }
 
     fn write_wrapper<W: Write>(&self, encoder: &mut Encoder<W>, plan: Plan<'_>) -> Result<()> {
@@ -2138,6 +2643,66 @@ impl<'o> Writer<'o> {
     }
 }
 
+/// Appends a row of text, numbers and booleans straight to the open section (each cell as
+/// [`ValueCell`] writes it, without its checks); `false` (nothing written) for a row with
+/// another cell, a line over the limit, or a one-column row without a value, which
+/// [`Encoder::write_row`] writes (or refuses). The caller ends the row
+/// ([`Encoder::end_raw_row`]). Not under `arbitrary_precision` (numbers are then checked).
+#[inline]
+fn write_simple_row<W: Write>(
+    encoder: &mut Encoder<W>,
+    row: &[Option<CellValue<'_>>],
+    modes: &[Mode],
+) -> bool {
+    let max_line = encoder.max_line_length();
+    let out = encoder.raw_rows();
+    let start = out.len();
+    for (j, (cell, &mode)) in row.iter().zip(modes).enumerate() {
+        if j > 0 {
+            out.push(b'\t');
+        }
+        let Some(cell) = *cell else { continue };
+        let text = match cell {
+            CellValue::Str(s) => Some(s),
+            CellValue::Value(Value::String(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        let simple = match (mode, cell) {
+            (Mode::Letter(b's' | b'S') | Mode::Plain(_), _) if text.is_some() => true,
+            (
+                Mode::Letter(b'n' | b'N') | Mode::Plain(_),
+                CellValue::U64(_) | CellValue::F64(_) | CellValue::Value(Value::Number(_)),
+            ) => true,
+            (Mode::Letter(b'b' | b'B') | Mode::Plain(_), CellValue::Value(Value::Bool(_))) => true,
+            _ => false,
+        };
+        if !simple {
+            out.truncate(start);
+            return false;
+        }
+        match (text, cell) {
+            (Some(s), _) if j == 0 => escape_first_into(out, s),
+            (Some(s), _) => escape_into(out, s),
+            (None, CellValue::U64(n)) => push_bytes(out, itoa::Buffer::new().format(n).as_bytes()),
+            (None, CellValue::F64(f)) => crate::float::write_go_json_f64(out, f),
+            (None, CellValue::Value(Value::Number(n))) => {
+                // Without `arbitrary_precision` it writes every number.
+                let _ = write_number(out, n);
+            }
+            (None, CellValue::Value(Value::Bool(b))) => {
+                out.extend_from_slice(if *b { b"true" } else { b"false" });
+            }
+            _ => {}
+        }
+    }
+    let len = out.len() - start;
+    if len > max_line || (row.len() == 1 && len == 0) {
+        out.truncate(start);
+        return false;
+    }
+    true
+}
+
 /// Appends one row of [`Writer::write_uniform_table`] (`object` has the table's width),
 /// each cell as it reads under any type letter its column may get, and adds its values to
 /// `columns`; `false` when the row is not one such a table can hold (other keys, a null, a
@@ -2189,8 +2754,13 @@ fn uniform_row(
 
 /// `a == b`, without a call for short text: two overlapping words compare up to 16 bytes.
 #[inline(always)]
-fn same_text(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+pub(crate) fn same_text(a: &str, b: &str) -> bool {
+    same_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// [`same_text`] of bytes.
+#[inline(always)]
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let len = a.len();
     if len != b.len() {
         return false;
@@ -3110,15 +3680,19 @@ impl Wrapper {
 // Typed layouts
 
 /// The options of tool `tool`'s layout (`crate::layouts`).
-pub(crate) fn layout_options(tool: &str) -> Options {
-    Options::new().tool(tool).layout()
+pub(crate) fn layout_options(tool: &'static str) -> Options {
+    Options {
+        tool: Cow::Borrowed(tool),
+        ..Options::new()
+    }
+    .layout()
 }
 
 /// Writes `value` as tool `tool`'s layout (`crate::layouts`): Gortex's column order, the
 /// seed's columns even when empty, Gortex's comments and meta placement.
 pub(crate) fn encode_layout<W: Write>(
     encoder: &mut Encoder<W>,
-    tool: &str,
+    tool: &'static str,
     value: &Value,
 ) -> Result<()> {
     let options = layout_options(tool);
