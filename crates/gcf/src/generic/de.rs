@@ -1594,9 +1594,10 @@ impl<'de> Parser<'de> {
                     // key (one call instead of an entry's, and the value made in place: see
                     // `plain_scalar_to`).
                     let mut repeated = false;
-                    if !plain_scalar_to(token, |value| {
-                        repeated = members.insert(key.to_owned(), value).is_some();
-                    }) {
+                    if !plain_scalar_to(
+                        token,
+                        To(|value| repeated = members.insert(key.to_owned(), value).is_some()),
+                    ) {
                         let slot = vacant_slot(members, key, &line)?;
                         slot.insert(visit_scalar(self.spec, &line, token, Build)?);
                     } else if repeated {
@@ -1751,12 +1752,16 @@ impl<'de> Parser<'de> {
         let n = usize::try_from(n).ok()?;
         let mut cells = lex::plain_cells(values, b',');
         // The first element before the array, in the order serde_json allocates them.
-        let first = plain_scalar(cells.next()?)?;
-        let mut items =
-            Vec::with_capacity(build::array_capacity(Some(n.min(values.len() / 2 + 1))));
-        items.push(first);
+        let mut items = Vec::new();
+        let first = FirstOf {
+            items: &mut items,
+            capacity: build::array_capacity(Some(n.min(values.len() / 2 + 1))),
+        };
+        if !plain_scalar_to(cells.next()?, first) {
+            return None;
+        }
         for token in cells {
-            if items.len() == n || !plain_scalar_to(token, |value| items.push(value)) {
+            if items.len() == n || !plain_scalar_to(token, &mut items) {
                 return None;
             }
         }
@@ -1770,7 +1775,7 @@ impl<'de> Parser<'de> {
 #[inline(always)]
 fn plain_scalar(token: &str) -> Option<Value> {
     let mut made = None;
-    plain_scalar_to(token, |value| made = Some(value));
+    plain_scalar_to(token, To(|value| made = Some(value)));
     made
 }
 
@@ -1779,29 +1784,84 @@ fn plain_scalar(token: &str) -> Option<Value> {
 /// moved on at once is stored piecewise (its tag a byte) and loaded whole, and such a load
 /// waits for the stores to retire instead of taking their data (a failed store forward, a
 /// dozen cycles and more for each cell); made in the arm that knows its variant, it goes
-/// straight to its place.
+/// straight to its place (see [`Put`]).
 #[inline(always)]
-fn plain_scalar_to(token: &str, put: impl FnOnce(Value)) -> bool {
+fn plain_scalar_to(token: &str, put: impl Put) -> bool {
     let b = token.as_bytes();
     match b.first() {
-        None => put(Value::String(String::new())),
+        None => put.put(|| Value::String(String::new())),
         Some(b'"' | b'~' | b'^') => return false,
         Some(b'-' | b'0'..=b'9') => match lex::small_int(b) {
-            Some(v) => put(Value::Number(v.into())),
+            Some(v) => put.put(|| Value::Number(v.into())),
             None => match number::short_decimal(token) {
                 // Short decimals, the most common numbers past the small integers.
                 Some(v) => match serde_json::Number::from_f64(v) {
-                    Some(n) => put(Value::Number(n)),
-                    None => put(Value::Null),
+                    Some(n) => put.put(|| Value::Number(n)),
+                    None => put.put(|| Value::Null),
                 },
                 None => return plain_number_to(token, put),
             },
         },
-        Some(b't') if token == "true" => put(Value::Bool(true)),
-        Some(b'f') if token == "false" => put(Value::Bool(false)),
-        Some(_) => put(Value::String(token.to_owned())),
+        Some(b't') if token == "true" => put.put(|| Value::Bool(true)),
+        Some(b'f') if token == "false" => put.put(|| Value::Bool(false)),
+        Some(_) => put.put(|| Value::String(token.to_owned())),
     }
     true
+}
+
+/// Where [`plain_scalar_to`] puts a value: `make` runs there, so that an array's element is
+/// made in the array's block. (`Vec::push` keeps the value on the stack across its possible
+/// growth and copies it from there with wide loads that wait for the value's piecewise
+/// stores; `Vec::extend` of one element reserves first, then writes what `make` returns in
+/// place.)
+trait Put: Sized {
+    fn put(self, make: impl FnOnce() -> Value);
+}
+
+impl Put for &mut Vec<Value> {
+    #[inline(always)]
+    fn put(self, make: impl FnOnce() -> Value) {
+        push_made(self, make);
+    }
+}
+
+impl Put for &mut Vec<Option<Value>> {
+    #[inline(always)]
+    fn put(self, make: impl FnOnce() -> Value) {
+        push_made(self, || Some(make()));
+    }
+}
+
+/// The first element of an array: made, then the array's block allocated (serde_json's
+/// order of allocation) and the element written there.
+struct FirstOf<'a> {
+    items: &'a mut Vec<Value>,
+    capacity: usize,
+}
+
+impl Put for FirstOf<'_> {
+    #[inline(always)]
+    fn put(self, make: impl FnOnce() -> Value) {
+        let first = make();
+        *self.items = Vec::with_capacity(self.capacity);
+        push_made(self.items, || first);
+    }
+}
+
+/// Any other destination: `F` is given the value made.
+struct To<F>(F);
+
+impl<F: FnOnce(Value)> Put for To<F> {
+    #[inline(always)]
+    fn put(self, make: impl FnOnce() -> Value) {
+        (self.0)(make());
+    }
+}
+
+/// Appends what `make` returns to `items`, made in place (see [`Put`]).
+#[inline(always)]
+fn push_made<T>(items: &mut Vec<T>, make: impl FnOnce() -> T) {
+    items.extend(std::iter::once_with(make));
 }
 
 /// The names of a plain declaration `decl` (from its `{` to its `}`, the end of the text) into
@@ -1889,7 +1949,7 @@ fn row_values<'de>(
             values.push(None);
             continue;
         }
-        if plain_scalar_to(token, |value| values.push(Some(value))) {
+        if plain_scalar_to(token, &mut *values) {
             continue;
         }
         match token.starts_with('"').then(|| plain_quoted(line, token)) {
@@ -1932,27 +1992,27 @@ pub(crate) fn scalar_value(spec: Spec, line: &Line<'_>, token: &str) -> Result<V
 /// [`plain_scalar_to`] of a token that starts like a number but is neither a small integer
 /// nor a short decimal.
 #[inline(never)]
-fn plain_number_to(token: &str, put: impl FnOnce(Value)) -> bool {
+fn plain_number_to(token: &str, put: impl Put) -> bool {
     if token == "-" {
-        put(Value::Null);
+        put.put(|| Value::Null);
         return true;
     }
     if !number::is_json_number(token) {
-        put(Value::String(token.to_owned()));
+        put.put(|| Value::String(token.to_owned()));
         return true;
     }
     // As `visit_number` gives them to `Build` in every version's domain; the rest (an integer
     // beyond i64, `-0`, where the versions differ) go through it.
     match number::parse(token) {
-        Number::U64(v) if v <= i64::MAX as u64 => put(Value::Number(v.into())),
-        Number::I64(v) => put(Value::Number(v.into())),
+        Number::U64(v) if v <= i64::MAX as u64 => put.put(|| Value::Number(v.into())),
+        Number::I64(v) => put.put(|| Value::Number(v.into())),
         // A double only when the token is one: an integer token too long for 64 bits parses
         // as a double too, and is the general path's (`out_of_range` in the current spec,
         // exact in v3.1).
         Number::F64(v)
             if token != "-0" && token.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) =>
         {
-            put(build::float(v));
+            put.put(|| build::float(v));
         }
         _ => return false,
     }
@@ -3583,7 +3643,7 @@ impl<'de> RowSeq<'_, 'de> {
                     continue;
                 }
                 CellKind::Scalar => {
-                    if plain_scalar_to(cell.token, |value| values.push(Some(value))) {
+                    if plain_scalar_to(cell.token, &mut values) {
                         continue;
                     }
                     visit_scalar(spec, &row, cell.token, Build)
@@ -3754,7 +3814,7 @@ impl<'de> RowSeq<'_, 'de> {
                 });
                 continue;
             }
-            if !plain_scalar_to(token, |value| values.push(Some(value))) {
+            if !plain_scalar_to(token, &mut *values) {
                 return Ok(false);
             }
             self.st.cells.push(Cell {
