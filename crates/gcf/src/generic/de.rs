@@ -1521,16 +1521,22 @@ impl<'de> Parser<'de> {
         }
         loop {
             let before = self.lines.cursor();
-            if let Some(line) = self.lines.next_at(2 * level) {
-                if self.plain_member(line, level, &mut found, members)? {
-                    continue;
+            let line = match self.lines.next_here(2 * level) {
+                // The end of the object, most often (a dedent).
+                lex::Next::Other(line) => line,
+                next => {
+                    if let lex::Next::Here(line) = next {
+                        if self.plain_member(line, level, &mut found, members)? {
+                            continue;
+                        }
+                        self.lines.unread(before, line);
+                    }
+                    if !self.lines.has_next()? {
+                        return Ok(());
+                    }
+                    self.lines.peeked()
                 }
-                self.lines.unread(before, line);
-            }
-            if !self.lines.has_next()? {
-                return Ok(());
-            }
-            let line = self.lines.peeked();
+            };
             let at = line.level()?;
             if at < level {
                 return Ok(());
@@ -1627,7 +1633,17 @@ impl<'de> Parser<'de> {
             let bare = lex::bare_key_len(rest);
             if bare > 0 && bare == rest.len() {
                 let slot = self.take_member(&line, found, members, rest)?;
-                slot.insert(self.build_object(line, level + 1)?);
+                self.enter(&line)?;
+                // The object goes in first and is filled in place: a map moved in after its
+                // members is loaded whole just after its piecewise stores (a failed store
+                // forward).
+                let empty = Map::with_capacity(build::UNKNOWN_MEMBERS);
+                let object = slot.insert(Value::Object(empty));
+                if let Value::Object(object) = object {
+                    self.build_members(level + 1, object)
+                        .map_err(|e| e.or_position(|| line_position(&line)))?;
+                }
+                self.leave();
                 return Ok(true);
             }
             if bare > 0 && rest.as_bytes().get(bare) == Some(&b' ') {
@@ -1949,7 +1965,7 @@ fn row_values<'de>(
             values.push(None);
             continue;
         }
-        if plain_scalar_to(token, &mut *values) {
+        if plain_scalar_to(token, To(|value| values.push(Some(value)))) {
             continue;
         }
         match token.starts_with('"').then(|| plain_quoted(line, token)) {
@@ -3643,7 +3659,7 @@ impl<'de> RowSeq<'_, 'de> {
                     continue;
                 }
                 CellKind::Scalar => {
-                    if plain_scalar_to(cell.token, &mut values) {
+                    if plain_scalar_to(cell.token, To(|value| values.push(Some(value)))) {
                         continue;
                     }
                     visit_scalar(spec, &row, cell.token, Build)
@@ -3814,7 +3830,7 @@ impl<'de> RowSeq<'_, 'de> {
                 });
                 continue;
             }
-            if !plain_scalar_to(token, &mut *values) {
+            if !plain_scalar_to(token, To(|value| values.push(Some(value)))) {
                 return Ok(false);
             }
             self.st.cells.push(Cell {
