@@ -1598,11 +1598,14 @@ impl<'de> Parser<'de> {
                     self.check_elements(&line, *found)?;
                     // A plain value cannot fail, so the map's own insert tells a repeated
                     // key (one call instead of an entry's, and the value made in place: see
-                    // `plain_scalar_to`).
+                    // `plain_scalar_to`). The key is copied first, as serde_json does: the
+                    // map's search reads the copy, and read at once, its bytes are loaded
+                    // before the copy's stores land (a failed store forward in `memcmp`).
+                    let owned = key.to_owned();
                     let mut repeated = false;
                     if !plain_scalar_to(
                         token,
-                        To(|value| repeated = members.insert(key.to_owned(), value).is_some()),
+                        To(|value| repeated = members.insert(owned, value).is_some()),
                     ) {
                         let slot = vacant_slot(members, key, &line)?;
                         slot.insert(visit_scalar(self.spec, &line, token, Build)?);
@@ -1612,16 +1615,15 @@ impl<'de> Parser<'de> {
                     return Ok(true);
                 }
                 Some(b'[') => {
+                    // The key first (see above).
+                    let key = &text[..bare];
+                    let owned = key.to_owned();
                     if let Some(items) = self.plain_inline_array(&text[bare..]) {
                         // Read already (it cannot fail): the map's insert tells a repeated key.
-                        let key = &text[..bare];
                         self.lines.advance();
                         *found += 1;
                         self.check_elements(&line, *found)?;
-                        if members
-                            .insert(key.to_owned(), Value::Array(items))
-                            .is_some()
-                        {
+                        if members.insert(owned, Value::Array(items)).is_some() {
                             return Err(duplicate_key(&line, key));
                         }
                         return Ok(true);
