@@ -3784,6 +3784,11 @@ impl<'de> RowSeq<'_, 'de> {
             let Some(line) = self.next_row_line()? else {
                 return Ok(());
             };
+            if let Some(map) = map.as_deref_mut() {
+                if self.keyed_row(&line, map) {
+                    continue;
+                }
+            }
             let (key, members) = if self.plain_shaped_row(&line)? {
                 let shape = self.st.shape().cloned().unwrap_or_else(unreachable_shape);
                 let mut values = std::mem::take(&mut self.p.row_values);
@@ -3802,6 +3807,202 @@ impl<'de> RowSeq<'_, 'de> {
                 _ => {}
             }
         }
+    }
+
+    /// A keyed-map row `@N key|cells` (its line peeked) of plain cells whose `^` markers are
+    /// filled by `.field {}` bodies and plain inline arrays `.field [N]: values`, read with
+    /// the member lines' code and put into `map`. The general reading (`general_object` and
+    /// what it calls), run once per row between long runs of member lines, finds little of
+    /// its code in the instruction cache each time. `false`, with nothing consumed and the
+    /// table's state as it was, for any other row and for any error, which the general
+    /// reading then reads (and reports).
+    #[inline(never)]
+    fn keyed_row(&mut self, line: &Line<'de>, map: &mut Map<String, Value>) -> bool {
+        if self.p.eager_off || self.p.eager_attempt {
+            return false;
+        }
+        let Some(shape) = self
+            .st
+            .shape()
+            .filter(|s| s.keyed && s.group.is_none() && s.identity.is_none())
+            .cloned()
+        else {
+            return false;
+        };
+        let start = self.p.lines.cursor();
+        let (depth, found) = (self.p.depth, self.st.found);
+        let mut values = self.p.spare_values.pop().unwrap_or_default();
+        values.clear();
+        let mut key = None;
+        let read = self.try_keyed_row(line, &shape, &mut values, &mut key);
+        if let Ok(Some(members)) = read {
+            if let Some(Value::String(name)) = values.first_mut().and_then(Option::take) {
+                map.insert(name, Value::Object(members));
+            }
+            self.p.spare_values.push(values);
+            return true;
+        }
+        // Back to the row, peeked again, for the general reading.
+        self.p.spare_values.push(values);
+        if let (Some(key), Some(shaped)) = (key, self.st.shaped.as_mut()) {
+            shaped.ids.remove(key);
+        }
+        self.p.lines.seek(start);
+        // (The line was read before: no error now.)
+        let _ = self.p.lines.has_next();
+        self.p.depth = depth;
+        self.st.found = found;
+        false
+    }
+
+    /// [`RowSeq::keyed_row`]'s reading: the row's object, `None` for a row it does not read
+    /// (`key`: the member key once recorded as seen).
+    #[inline(always)]
+    fn try_keyed_row(
+        &mut self,
+        line: &Line<'de>,
+        shape: &Shape<'de>,
+        values: &mut Vec<Option<Value>>,
+        key: &mut Option<&'de str>,
+    ) -> Result<Option<Map<String, Value>>> {
+        let text = line.text;
+        let Some(rest) = text.strip_prefix('@') else {
+            return Ok(None);
+        };
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0
+            || rest.as_bytes().get(digits) != Some(&b' ')
+            || rest[..digits].parse::<u64>().ok() != Some(self.st.found)
+        {
+            return Ok(None);
+        }
+        let text = &rest[digits + 1..];
+        if lex::has_byte(text.as_bytes(), b'"') {
+            return Ok(None);
+        }
+        // The cells: the member key (a plain string), plain scalars, `~` and `^` markers (at
+        // most 64, by a bit mask).
+        let n = self.st.fields.len();
+        if n > 64 {
+            return Ok(None);
+        }
+        let mut markers = 0u64;
+        let mut cells = lex::plain_cells(text, b'|');
+        for c in 0..n {
+            let Some(token) = cells.next() else {
+                return Ok(None);
+            };
+            if c == 0 {
+                match plain_scalar(token).filter(|_| !token.is_empty()) {
+                    Some(Value::String(name)) => values.push(Some(Value::String(name))),
+                    _ => return Ok(None),
+                }
+                continue;
+            }
+            match token {
+                "~" => values.push(None),
+                "^" if !shape.scalar_only[c] => {
+                    markers |= 1 << c;
+                    values.push(None);
+                }
+                _ => {
+                    if !plain_scalar_to(token, To(|value| values.push(Some(value)))) {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+        if cells.next().is_some() {
+            return Ok(None);
+        }
+        let first = lex::trim(text.split('|').next().unwrap_or(""));
+        let Some(shaped) = self.st.shaped.as_mut() else {
+            return Ok(None);
+        };
+        if !shaped.ids.insert(Cow::Borrowed(first)) {
+            return Ok(None);
+        }
+        *key = Some(first);
+        self.p.lines.advance();
+        // The attachments, at the depth the general reading reads them at.
+        let level = self.st.level;
+        self.p.enter(line)?;
+        while markers != 0 {
+            if !self.p.lines.has_next()? {
+                break;
+            }
+            let child = self.p.lines.peeked();
+            if child.indent != 2 * level {
+                break;
+            }
+            let Some(name) = child.text.strip_prefix('.') else {
+                break;
+            };
+            let bare = lex::bare_key_len(name);
+            if bare == 0 || name.as_bytes().get(bare) != Some(&b' ') {
+                return Ok(None);
+            }
+            let Some(c) = self.st.fields.iter().position(|f| f == &name[..bare]) else {
+                return Ok(None);
+            };
+            if markers & (1 << c) == 0 {
+                return Ok(None);
+            }
+            // (As the general reading has it: one space after the name, trailing blanks.)
+            let body = name[bare + 1..].trim_end_matches([' ', '\t']);
+            let value = if body == "{}" {
+                self.p.lines.advance();
+                self.p.build_object(child, level + 2)?
+            } else if body.starts_with('[') {
+                match self.p.plain_inline_array(body) {
+                    Some(items) => {
+                        self.p.lines.advance();
+                        Value::Array(items)
+                    }
+                    None => return Ok(None),
+                }
+            } else {
+                return Ok(None);
+            };
+            values[c] = Some(value);
+            markers &= !(1 << c);
+        }
+        self.p.leave();
+        if markers != 0 {
+            return Ok(None);
+        }
+        // Nothing else may follow at the rows' level or below (the general reading's
+        // attachments, positional bodies, or errors).
+        if self.p.lines.has_next()? {
+            let next = self.p.lines.peeked();
+            if next.indent > 2 * level || (next.indent == 2 * level && next.text.starts_with('.')) {
+                return Ok(None);
+            }
+        }
+        self.st.found += 1;
+        self.p.check_elements(line, self.st.found)?;
+        self.p.enter(line)?;
+        self.p.check_nesting(line, shape.nesting)?;
+        self.st.row = *line;
+        self.st.row_has_id = true;
+        self.st.after_row = self.p.lines.cursor();
+        self.st.count_grouped_row();
+        let mut unkept = MemberTemplates::default();
+        let hints = match self.st.shaped.as_deref_mut() {
+            Some(shaped) => &mut shaped.templates,
+            None => &mut unkept,
+        };
+        let members = members_object(
+            &mut self.p.templates,
+            hints,
+            &mut self.p.spare_values,
+            &shape.members,
+            values,
+            None,
+            true,
+        );
+        self.p.leave();
+        Ok(Some(members))
     }
 
     /// [`RowSeq::plain_row`] for a table with a layout: the cells' values into the parser's
