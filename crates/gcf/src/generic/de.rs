@@ -1882,6 +1882,18 @@ fn push_made<T>(items: &mut Vec<T>, make: impl FnOnce() -> T) {
     items.extend(std::iter::once_with(make));
 }
 
+/// Whether [`plain_scalar`] makes a string of `token` (not empty: an empty token is the
+/// empty string there, but no keyed-map key on the general reading's terms).
+fn plain_string(token: &str) -> bool {
+    match token.as_bytes().first() {
+        None | Some(b'"' | b'~' | b'^') => false,
+        Some(b'-' | b'0'..=b'9') => token != "-" && !number::is_json_number(token),
+        Some(b't') => token != "true",
+        Some(b'f') => token != "false",
+        Some(_) => true,
+    }
+}
+
 /// The names of a plain declaration `decl` (from its `{` to its `}`, the end of the text) into
 /// `names` (empty): bare names, none twice, within the field limit. With `consts`, also
 /// constant columns `name=value` whose value is a plain scalar token (bytes of a bare key, a
@@ -3893,10 +3905,10 @@ impl<'de> RowSeq<'_, 'de> {
                 return Ok(None);
             };
             if c == 0 {
-                match plain_scalar(token).filter(|_| !token.is_empty()) {
-                    Some(Value::String(name)) => values.push(Some(Value::String(name))),
-                    _ => return Ok(None),
+                if !plain_string(token) {
+                    return Ok(None);
                 }
+                push_made(values, || Some(Value::String(token.to_owned())));
                 continue;
             }
             match token {
@@ -3928,14 +3940,13 @@ impl<'de> RowSeq<'_, 'de> {
         let level = self.st.level;
         self.p.enter(line)?;
         while markers != 0 {
-            if !self.p.lines.has_next()? {
+            // (Taken from `next_here` in registers: see `Parser::build_members`.)
+            let before = self.p.lines.cursor();
+            let lex::Next::Here(child) = self.p.lines.next_here(2 * level) else {
                 break;
-            }
-            let child = self.p.lines.peeked();
-            if child.indent != 2 * level {
-                break;
-            }
+            };
             let Some(name) = child.text.strip_prefix('.') else {
+                self.p.lines.unread(before, child);
                 break;
             };
             let bare = lex::bare_key_len(name);
@@ -3950,21 +3961,23 @@ impl<'de> RowSeq<'_, 'de> {
             }
             // (As the general reading has it: one space after the name, trailing blanks.)
             let body = name[bare + 1..].trim_end_matches([' ', '\t']);
-            let value = if body == "{}" {
-                self.p.lines.advance();
-                self.p.build_object(child, level + 2)?
+            if body == "{}" {
+                // As `Parser::build_object` reads it, into its place in the row's values.
+                self.p.enter(&child)?;
+                let slot = &mut values[c];
+                *slot = Some(Value::Object(Map::with_capacity(build::UNKNOWN_MEMBERS)));
+                if let Some(Value::Object(object)) = slot {
+                    self.p.build_members(level + 2, object)?;
+                }
+                self.p.leave();
             } else if body.starts_with('[') {
                 match self.p.plain_inline_array(body) {
-                    Some(items) => {
-                        self.p.lines.advance();
-                        Value::Array(items)
-                    }
+                    Some(items) => values[c] = Some(Value::Array(items)),
                     None => return Ok(None),
                 }
             } else {
                 return Ok(None);
-            };
-            values[c] = Some(value);
+            }
             markers &= !(1 << c);
         }
         self.p.leave();
