@@ -945,13 +945,7 @@ fn generated_payloads_stream_alike() {
         "\t",
     ];
     const INDENTS: &[&str] = &["", "", "", "  ", "  ", "    "];
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     for _ in 0..20_000 {
         let mut text = format!("GCF profile=generic\n{}\n", HEADS[next(HEADS.len())]);
         for _ in 0..=next(7) {
@@ -962,6 +956,26 @@ fn generated_payloads_stream_alike() {
         if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
             panic!("{text:?}\n{bug}");
         }
+    }
+}
+
+/// A seeded xorshift generator: each call gives a number below its argument.
+fn xorshift(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    }
+}
+
+/// `text` through the `Value`-against-visitor oracle and the streaming oracle.
+fn decodes_alike(text: &str) {
+    if let Err(bug) = agentwire_testkit::gcf::check_bytes(text.as_bytes()) {
+        panic!("{text:?}\n{bug}");
+    }
+    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+        panic!("{text:?}\n{bug}");
     }
 }
 
@@ -1018,13 +1032,7 @@ fn generated_keyed_rows_decode_alike() {
         "w",
     ];
     const INDENTS: &[&str] = &["", "", "", "", "  ", "  ", "    ", "   "];
-    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
     for _ in 0..20_000 {
         let head = HEADS[next(HEADS.len())];
         let mut text = format!("GCF profile=generic\n{head}\n");
@@ -1035,12 +1043,7 @@ fn generated_keyed_rows_decode_alike() {
             text.push_str(LINES[next(LINES.len())]);
             text.push('\n');
         }
-        if let Err(bug) = agentwire_testkit::gcf::check_bytes(text.as_bytes()) {
-            panic!("{text:?}\n{bug}");
-        }
-        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-            panic!("{text:?}\n{bug}");
-        }
+        decodes_alike(&text);
     }
 }
 
@@ -1067,13 +1070,7 @@ fn generated_keyed_maps_near_well_formed_decode_alike() {
     ];
     const KEYS: &[&str] = &["k", "j", "i", "k", "-", "\"q\"", "7"];
     const BODIES: &[&str] = &["x=1", "y[2]: a,b", "## c\n      n=1", "t=true", "s=\"q\""];
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     for _ in 0..20_000 {
         let rows = 1 + next(3);
         let count = if next(4) == 0 {
@@ -1117,11 +1114,6 @@ fn generated_keyed_maps_near_well_formed_decode_alike() {
             }
         }
         let text = format!("GCF profile=generic\n{}\n", lines.join("\n"));
-        if let Err(bug) = agentwire_testkit::gcf::check_bytes(text.as_bytes()) {
-            panic!("{text:?}\n{bug}");
-        }
-        if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
-            panic!("{text:?}\n{bug}");
-        }
+        decodes_alike(&text);
     }
 }

@@ -3126,6 +3126,9 @@ impl<'de> Table<'de> {
     }
 }
 
+/// A row's object, and its member key in a keyed map.
+type RowObject = (Option<String>, Map<String, Value>);
+
 struct RowSeq<'a, 'de> {
     p: &'a mut Parser<'de>,
     st: Table<'de>,
@@ -3847,8 +3850,9 @@ impl<'de> RowSeq<'_, 'de> {
         values.clear();
         let mut key = None;
         let read = self.try_keyed_row(line, &shape, &mut values, &mut key);
-        if let Ok(Some(members)) = read {
-            if let Some(Value::String(name)) = values.first_mut().and_then(Option::take) {
+        if let Ok(Some((name, members))) = read {
+            // (`shaped_object` gives a keyed row's key, a string.)
+            if let Some(name) = name {
                 map.insert(name, Value::Object(members));
             }
             self.p.spare_values.push(values);
@@ -3867,8 +3871,8 @@ impl<'de> RowSeq<'_, 'de> {
         false
     }
 
-    /// [`RowSeq::keyed_row`]'s reading: the row's object, `None` for a row it does not read
-    /// (`key`: the member key once recorded as seen).
+    /// [`RowSeq::keyed_row`]'s reading: the row's member key and object, `None` for a row it
+    /// does not read (`key`: the member key once recorded as seen).
     #[inline(always)]
     fn try_keyed_row(
         &mut self,
@@ -3876,7 +3880,7 @@ impl<'de> RowSeq<'_, 'de> {
         shape: &Shape<'de>,
         values: &mut Vec<Option<Value>>,
         key: &mut Option<&'de str>,
-    ) -> Result<Option<Map<String, Value>>> {
+    ) -> Result<Option<RowObject>> {
         let text = line.text;
         let Some(rest) = text.strip_prefix('@') else {
             return Ok(None);
@@ -4000,22 +4004,9 @@ impl<'de> RowSeq<'_, 'de> {
         self.st.row_has_id = true;
         self.st.after_row = self.p.lines.cursor();
         self.st.count_grouped_row();
-        let mut unkept = MemberTemplates::default();
-        let hints = match self.st.shaped.as_deref_mut() {
-            Some(shaped) => &mut shaped.templates,
-            None => &mut unkept,
-        };
-        let members = members_object(
-            &mut self.p.templates,
-            hints,
-            &mut self.p.spare_values,
-            &shape.members,
-            values,
-            None,
-            true,
-        );
+        let made = self.shaped_object(shape, line, values)?;
         self.p.leave();
-        Ok(Some(members))
+        Ok(Some(made))
     }
 
     /// [`RowSeq::plain_row`] for a table with a layout: the cells' values into the parser's
