@@ -129,6 +129,17 @@ pub(crate) struct Cursor {
     pub(crate) number: usize,
 }
 
+/// What [`Lines::next_here`] found.
+pub(crate) enum Next<'a> {
+    /// A line at the indentation asked for, consumed.
+    Here(Line<'a>),
+    /// A significant line at another indentation, peeked.
+    Other(Line<'a>),
+    /// Anything else (a blank or comment line at another indentation, the end of input, an
+    /// error): nothing consumed, [`Lines::has_next`] tells.
+    Unknown,
+}
+
 /// Reads lines, LF or CRLF terminated (the last may be unterminated), enforcing the line
 /// length limit and rejecting tabs in indentation. [`Lines::peek`] and [`Lines::next`] skip
 /// blank lines and `# ` comment lines, as decoders must (spec §4.2, §11);
@@ -302,22 +313,34 @@ impl<'a> Lines<'a> {
     /// the line after it, on which every later line depends) through memory.
     #[inline(always)]
     pub(crate) fn next_at(&mut self, indent: usize) -> Option<Line<'a>> {
+        match self.next_here(indent) {
+            Next::Here(line) => Some(line),
+            _ => None,
+        }
+    }
+
+    /// [`Lines::next_at`], telling as well a significant line at another indentation (peeked,
+    /// as [`Lines::has_next`] leaves it, and given in registers: read back from the peeked
+    /// field just after it is stored, it is loaded before its piecewise stores land).
+    #[inline(always)]
+    pub(crate) fn next_here(&mut self, indent: usize) -> Next<'a> {
         let (line, next) = match self.peeked {
             Some(peeked) => peeked,
             None => match self.read_at(self.cursor) {
                 Ok(Some(read)) => read,
-                _ => return None,
+                _ => return Next::Unknown,
             },
         };
         if line.indent != indent {
             if is_significant(line.text) {
                 self.peeked = Some((line, next));
+                return Next::Other(line);
             }
-            return None;
+            return Next::Unknown;
         }
         self.peeked = None;
         self.cursor = next;
-        Some(line)
+        Next::Here(line)
     }
 
     /// The line found by the last successful [`Lines::has_next`] or [`Lines::peek`].

@@ -945,13 +945,7 @@ fn generated_payloads_stream_alike() {
         "\t",
     ];
     const INDENTS: &[&str] = &["", "", "", "  ", "  ", "    "];
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     for _ in 0..20_000 {
         let mut text = format!("GCF profile=generic\n{}\n", HEADS[next(HEADS.len())]);
         for _ in 0..=next(7) {
@@ -962,5 +956,164 @@ fn generated_payloads_stream_alike() {
         if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
             panic!("{text:?}\n{bug}");
         }
+    }
+}
+
+/// A seeded xorshift generator: each call gives a number below its argument.
+fn xorshift(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    }
+}
+
+/// `text` through the `Value`-against-visitor oracle and the streaming oracle.
+fn decodes_alike(text: &str) {
+    if let Err(bug) = agentwire_testkit::gcf::check_bytes(text.as_bytes()) {
+        panic!("{text:?}\n{bug}");
+    }
+    if let Err(bug) = agentwire_testkit::gcf::check_streaming(text.as_bytes()) {
+        panic!("{text:?}\n{bug}");
+    }
+}
+
+/// Keyed-map rows with string keys and `^` markers filled by `.field {}` bodies and inline
+/// arrays (the in-memory decoder reads the plain ones on a path of their own), generated from a
+/// vocabulary of lines: each payload through the `Value`-against-visitor oracle and the
+/// streaming oracle.
+#[test]
+fn generated_keyed_rows_decode_alike() {
+    const HEADS: &[&str] = &[
+        "## m [2:]{key,a,b}",
+        "## m [3:]{key,a,b}",
+        "## m [?:]{key,a,b}",
+        "## m [2:]{key,a,b=k}",
+        "## m [2:]{key,a>x,b}",
+        "## m [1:]{key,a}",
+        "## [2:]{key,a,b}",
+        "## s\n  ## m [2:]{key,a,b}",
+    ];
+    const LINES: &[&str] = &[
+        "@0 k|^|1",
+        "@0 k|^|^",
+        "@1 j|^|2",
+        "@1 k|^|2",
+        "@1 j|1|^",
+        "@2 i|^|~",
+        "@0 -|^|1",
+        "@0 |^|1",
+        "@0 k|~|^",
+        "@0 k|^",
+        "@0 k|^|1|2",
+        "@1 \"j\"|^|2",
+        "@0 k|^{x}|1",
+        "@0  k|^|1",
+        ".a {}",
+        ".b {}",
+        ".a [2]: x,y",
+        ".b [1]: 3",
+        ".a [2]: x",
+        ".a [1]: \"q\"",
+        ".a  {}",
+        ".a {} ",
+        ".a\t{}",
+        ".c {}",
+        ".a [1]{p,q}",
+        "x=1",
+        "y[2]: a,b",
+        "## c",
+        "z=true",
+        "1|2",
+        "# c",
+        "",
+        "\t",
+        "w",
+    ];
+    const INDENTS: &[&str] = &["", "", "", "", "  ", "  ", "    ", "   "];
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+    for _ in 0..20_000 {
+        let head = HEADS[next(HEADS.len())];
+        let mut text = format!("GCF profile=generic\n{head}\n");
+        let inner = if head.starts_with("## s") { "  " } else { "" };
+        for _ in 0..=next(9) {
+            text.push_str(inner);
+            text.push_str(INDENTS[next(INDENTS.len())]);
+            text.push_str(LINES[next(LINES.len())]);
+            text.push('\n');
+        }
+        decodes_alike(&text);
+    }
+}
+
+/// Well-formed keyed maps of rows with attachments, each with one line perturbed at random
+/// (or none): the rows the in-memory decoder reads on a path of their own and the near misses
+/// it gives back to the general reading, through the same oracles.
+#[test]
+fn generated_keyed_maps_near_well_formed_decode_alike() {
+    const NOISE: &[&str] = &[
+        "",
+        "# c",
+        "x=1",
+        ".a {}",
+        ".b [1]: 3",
+        ".a [1]{p,q}",
+        "    y=2",
+        "      z=3",
+        "   w=1",
+        "\t",
+        "@9 q|^|1",
+        "  .a {}",
+        "## t",
+        "1|2",
+    ];
+    const KEYS: &[&str] = &["k", "j", "i", "k", "-", "\"q\"", "7"];
+    const BODIES: &[&str] = &["x=1", "y[2]: a,b", "## c\n      n=1", "t=true", "s=\"q\""];
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..20_000 {
+        let rows = 1 + next(3);
+        let count = if next(4) == 0 {
+            "?".to_owned()
+        } else {
+            rows.to_string()
+        };
+        let mut lines = vec![format!("## m [{count}:]{{key,a,b}}")];
+        for i in 0..rows {
+            let key = KEYS[next(KEYS.len())];
+            let (a, b) = match next(4) {
+                0 => ("^", "^"),
+                1 => ("^", "1"),
+                2 => ("2", "^"),
+                _ => ("^", "~"),
+            };
+            lines.push(format!("@{i} {key}|{a}|{b}"));
+            for (name, cell) in [("a", a), ("b", b)] {
+                if cell != "^" {
+                    continue;
+                }
+                if next(2) == 0 {
+                    lines.push(format!(".{name} {{}}"));
+                    for _ in 0..next(3) {
+                        lines.push(format!("    {}", BODIES[next(BODIES.len())]));
+                    }
+                } else {
+                    lines.push(format!(".{name} [2]: x,{}", next(9)));
+                }
+            }
+        }
+        if next(3) > 0 {
+            let at = 1 + next(lines.len());
+            let noise = NOISE[next(NOISE.len())].to_owned();
+            match next(3) {
+                0 if at < lines.len() => lines[at] = noise,
+                1 if at < lines.len() => {
+                    lines.remove(at);
+                }
+                _ => lines.insert(at, noise),
+            }
+        }
+        let text = format!("GCF profile=generic\n{}\n", lines.join("\n"));
+        decodes_alike(&text);
     }
 }

@@ -1521,16 +1521,22 @@ impl<'de> Parser<'de> {
         }
         loop {
             let before = self.lines.cursor();
-            if let Some(line) = self.lines.next_at(2 * level) {
-                if self.plain_member(line, level, &mut found, members)? {
-                    continue;
+            let line = match self.lines.next_here(2 * level) {
+                // The end of the object, most often (a dedent).
+                lex::Next::Other(line) => line,
+                next => {
+                    if let lex::Next::Here(line) = next {
+                        if self.plain_member(line, level, &mut found, members)? {
+                            continue;
+                        }
+                        self.lines.unread(before, line);
+                    }
+                    if !self.lines.has_next()? {
+                        return Ok(());
+                    }
+                    self.lines.peeked()
                 }
-                self.lines.unread(before, line);
-            }
-            if !self.lines.has_next()? {
-                return Ok(());
-            }
-            let line = self.lines.peeked();
+            };
             let at = line.level()?;
             if at < level {
                 return Ok(());
@@ -1592,11 +1598,15 @@ impl<'de> Parser<'de> {
                     self.check_elements(&line, *found)?;
                     // A plain value cannot fail, so the map's own insert tells a repeated
                     // key (one call instead of an entry's, and the value made in place: see
-                    // `plain_scalar_to`).
+                    // `plain_scalar_to`). The key is copied first, as serde_json does: the
+                    // map's search reads the copy, and read at once, its bytes are loaded
+                    // before the copy's stores land (a failed store forward in `memcmp`).
+                    let owned = key.to_owned();
                     let mut repeated = false;
-                    if !plain_scalar_to(token, |value| {
-                        repeated = members.insert(key.to_owned(), value).is_some();
-                    }) {
+                    if !plain_scalar_to(
+                        token,
+                        To(|value| repeated = members.insert(owned, value).is_some()),
+                    ) {
                         let slot = vacant_slot(members, key, &line)?;
                         slot.insert(visit_scalar(self.spec, &line, token, Build)?);
                     } else if repeated {
@@ -1605,16 +1615,15 @@ impl<'de> Parser<'de> {
                     return Ok(true);
                 }
                 Some(b'[') => {
+                    // The key first (see above).
+                    let key = &text[..bare];
+                    let owned = key.to_owned();
                     if let Some(items) = self.plain_inline_array(&text[bare..]) {
                         // Read already (it cannot fail): the map's insert tells a repeated key.
-                        let key = &text[..bare];
                         self.lines.advance();
                         *found += 1;
                         self.check_elements(&line, *found)?;
-                        if members
-                            .insert(key.to_owned(), Value::Array(items))
-                            .is_some()
-                        {
+                        if members.insert(owned, Value::Array(items)).is_some() {
                             return Err(duplicate_key(&line, key));
                         }
                         return Ok(true);
@@ -1626,7 +1635,17 @@ impl<'de> Parser<'de> {
             let bare = lex::bare_key_len(rest);
             if bare > 0 && bare == rest.len() {
                 let slot = self.take_member(&line, found, members, rest)?;
-                slot.insert(self.build_object(line, level + 1)?);
+                self.enter(&line)?;
+                // The object goes in first and is filled in place: a map moved in after its
+                // members is loaded whole just after its piecewise stores (a failed store
+                // forward).
+                let empty = Map::with_capacity(build::UNKNOWN_MEMBERS);
+                let object = slot.insert(Value::Object(empty));
+                if let Value::Object(object) = object {
+                    self.build_members(level + 1, object)
+                        .map_err(|e| e.or_position(|| line_position(&line)))?;
+                }
+                self.leave();
                 return Ok(true);
             }
             if bare > 0 && rest.as_bytes().get(bare) == Some(&b' ') {
@@ -1751,12 +1770,16 @@ impl<'de> Parser<'de> {
         let n = usize::try_from(n).ok()?;
         let mut cells = lex::plain_cells(values, b',');
         // The first element before the array, in the order serde_json allocates them.
-        let first = plain_scalar(cells.next()?)?;
-        let mut items =
-            Vec::with_capacity(build::array_capacity(Some(n.min(values.len() / 2 + 1))));
-        items.push(first);
+        let mut items = Vec::new();
+        let first = FirstOf {
+            items: &mut items,
+            capacity: build::array_capacity(Some(n.min(values.len() / 2 + 1))),
+        };
+        if !plain_scalar_to(cells.next()?, first) {
+            return None;
+        }
         for token in cells {
-            if items.len() == n || !plain_scalar_to(token, |value| items.push(value)) {
+            if items.len() == n || !plain_scalar_to(token, &mut items) {
                 return None;
             }
         }
@@ -1770,7 +1793,7 @@ impl<'de> Parser<'de> {
 #[inline(always)]
 fn plain_scalar(token: &str) -> Option<Value> {
     let mut made = None;
-    plain_scalar_to(token, |value| made = Some(value));
+    plain_scalar_to(token, To(|value| made = Some(value)));
     made
 }
 
@@ -1779,29 +1802,96 @@ fn plain_scalar(token: &str) -> Option<Value> {
 /// moved on at once is stored piecewise (its tag a byte) and loaded whole, and such a load
 /// waits for the stores to retire instead of taking their data (a failed store forward, a
 /// dozen cycles and more for each cell); made in the arm that knows its variant, it goes
-/// straight to its place.
+/// straight to its place (see [`Put`]).
 #[inline(always)]
-fn plain_scalar_to(token: &str, put: impl FnOnce(Value)) -> bool {
+fn plain_scalar_to(token: &str, put: impl Put) -> bool {
     let b = token.as_bytes();
     match b.first() {
-        None => put(Value::String(String::new())),
+        None => put.put(|| Value::String(String::new())),
         Some(b'"' | b'~' | b'^') => return false,
         Some(b'-' | b'0'..=b'9') => match lex::small_int(b) {
-            Some(v) => put(Value::Number(v.into())),
+            Some(v) => put.put(|| Value::Number(v.into())),
             None => match number::short_decimal(token) {
                 // Short decimals, the most common numbers past the small integers.
                 Some(v) => match serde_json::Number::from_f64(v) {
-                    Some(n) => put(Value::Number(n)),
-                    None => put(Value::Null),
+                    Some(n) => put.put(|| Value::Number(n)),
+                    None => put.put(|| Value::Null),
                 },
                 None => return plain_number_to(token, put),
             },
         },
-        Some(b't') if token == "true" => put(Value::Bool(true)),
-        Some(b'f') if token == "false" => put(Value::Bool(false)),
-        Some(_) => put(Value::String(token.to_owned())),
+        Some(b't') if token == "true" => put.put(|| Value::Bool(true)),
+        Some(b'f') if token == "false" => put.put(|| Value::Bool(false)),
+        Some(_) => put.put(|| Value::String(token.to_owned())),
     }
     true
+}
+
+/// Where [`plain_scalar_to`] puts a value: `make` runs there, so that an array's element is
+/// made in the array's block. (`Vec::push` keeps the value on the stack across its possible
+/// growth and copies it from there with wide loads that wait for the value's piecewise
+/// stores; `Vec::extend` of one element reserves first, then writes what `make` returns in
+/// place.)
+trait Put: Sized {
+    fn put(self, make: impl FnOnce() -> Value);
+}
+
+impl Put for &mut Vec<Value> {
+    #[inline(always)]
+    fn put(self, make: impl FnOnce() -> Value) {
+        push_made(self, make);
+    }
+}
+
+impl Put for &mut Vec<Option<Value>> {
+    #[inline(always)]
+    fn put(self, make: impl FnOnce() -> Value) {
+        push_made(self, || Some(make()));
+    }
+}
+
+/// The first element of an array: made, then the array's block allocated (serde_json's
+/// order of allocation) and the element written there.
+struct FirstOf<'a> {
+    items: &'a mut Vec<Value>,
+    capacity: usize,
+}
+
+impl Put for FirstOf<'_> {
+    #[inline(always)]
+    fn put(self, make: impl FnOnce() -> Value) {
+        let first = make();
+        *self.items = Vec::with_capacity(self.capacity);
+        push_made(self.items, || first);
+    }
+}
+
+/// Any other destination: `F` is given the value made.
+struct To<F>(F);
+
+impl<F: FnOnce(Value)> Put for To<F> {
+    #[inline(always)]
+    fn put(self, make: impl FnOnce() -> Value) {
+        (self.0)(make());
+    }
+}
+
+/// Appends what `make` returns to `items`, made in place (see [`Put`]).
+#[inline(always)]
+fn push_made<T>(items: &mut Vec<T>, make: impl FnOnce() -> T) {
+    items.extend(std::iter::once_with(make));
+}
+
+/// Whether [`plain_scalar`] makes a string of `token` (not empty: an empty token is the
+/// empty string there, but no keyed-map key on the general reading's terms).
+fn plain_string(token: &str) -> bool {
+    match token.as_bytes().first() {
+        None | Some(b'"' | b'~' | b'^') => false,
+        Some(b'-' | b'0'..=b'9') => token != "-" && !number::is_json_number(token),
+        Some(b't') => token != "true",
+        Some(b'f') => token != "false",
+        Some(_) => true,
+    }
 }
 
 /// The names of a plain declaration `decl` (from its `{` to its `}`, the end of the text) into
@@ -1889,7 +1979,7 @@ fn row_values<'de>(
             values.push(None);
             continue;
         }
-        if plain_scalar_to(token, |value| values.push(Some(value))) {
+        if plain_scalar_to(token, To(|value| values.push(Some(value)))) {
             continue;
         }
         match token.starts_with('"').then(|| plain_quoted(line, token)) {
@@ -1932,27 +2022,27 @@ pub(crate) fn scalar_value(spec: Spec, line: &Line<'_>, token: &str) -> Result<V
 /// [`plain_scalar_to`] of a token that starts like a number but is neither a small integer
 /// nor a short decimal.
 #[inline(never)]
-fn plain_number_to(token: &str, put: impl FnOnce(Value)) -> bool {
+fn plain_number_to(token: &str, put: impl Put) -> bool {
     if token == "-" {
-        put(Value::Null);
+        put.put(|| Value::Null);
         return true;
     }
     if !number::is_json_number(token) {
-        put(Value::String(token.to_owned()));
+        put.put(|| Value::String(token.to_owned()));
         return true;
     }
     // As `visit_number` gives them to `Build` in every version's domain; the rest (an integer
     // beyond i64, `-0`, where the versions differ) go through it.
     match number::parse(token) {
-        Number::U64(v) if v <= i64::MAX as u64 => put(Value::Number(v.into())),
-        Number::I64(v) => put(Value::Number(v.into())),
+        Number::U64(v) if v <= i64::MAX as u64 => put.put(|| Value::Number(v.into())),
+        Number::I64(v) => put.put(|| Value::Number(v.into())),
         // A double only when the token is one: an integer token too long for 64 bits parses
         // as a double too, and is the general path's (`out_of_range` in the current spec,
         // exact in v3.1).
         Number::F64(v)
             if token != "-0" && token.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) =>
         {
-            put(build::float(v));
+            put.put(|| build::float(v));
         }
         _ => return false,
     }
@@ -3036,6 +3126,9 @@ impl<'de> Table<'de> {
     }
 }
 
+/// A row's object, and its member key in a keyed map.
+type RowObject = (Option<String>, Map<String, Value>);
+
 struct RowSeq<'a, 'de> {
     p: &'a mut Parser<'de>,
     st: Table<'de>,
@@ -3583,7 +3676,7 @@ impl<'de> RowSeq<'_, 'de> {
                     continue;
                 }
                 CellKind::Scalar => {
-                    if plain_scalar_to(cell.token, |value| values.push(Some(value))) {
+                    if plain_scalar_to(cell.token, To(|value| values.push(Some(value)))) {
                         continue;
                     }
                     visit_scalar(spec, &row, cell.token, Build)
@@ -3706,6 +3799,11 @@ impl<'de> RowSeq<'_, 'de> {
             let Some(line) = self.next_row_line()? else {
                 return Ok(());
             };
+            if let Some(map) = map.as_deref_mut() {
+                if self.keyed_row(&line, map) {
+                    continue;
+                }
+            }
             let (key, members) = if self.plain_shaped_row(&line)? {
                 let shape = self.st.shape().cloned().unwrap_or_else(unreachable_shape);
                 let mut values = std::mem::take(&mut self.p.row_values);
@@ -3724,6 +3822,191 @@ impl<'de> RowSeq<'_, 'de> {
                 _ => {}
             }
         }
+    }
+
+    /// A keyed-map row `@N key|cells` (its line peeked) of plain cells whose `^` markers are
+    /// filled by `.field {}` bodies and plain inline arrays `.field [N]: values`, read with
+    /// the member lines' code and put into `map`. The general reading (`general_object` and
+    /// what it calls), run once per row between long runs of member lines, finds little of
+    /// its code in the instruction cache each time. `false`, with nothing consumed and the
+    /// table's state as it was, for any other row and for any error, which the general
+    /// reading then reads (and reports).
+    #[inline(never)]
+    fn keyed_row(&mut self, line: &Line<'de>, map: &mut Map<String, Value>) -> bool {
+        if self.p.eager_off || self.p.eager_attempt {
+            return false;
+        }
+        let Some(shape) = self
+            .st
+            .shape()
+            .filter(|s| s.keyed && s.group.is_none() && s.identity.is_none())
+            .cloned()
+        else {
+            return false;
+        };
+        let start = self.p.lines.cursor();
+        let (depth, found) = (self.p.depth, self.st.found);
+        let mut values = self.p.spare_values.pop().unwrap_or_default();
+        values.clear();
+        let mut key = None;
+        let read = self.try_keyed_row(line, &shape, &mut values, &mut key);
+        if let Ok(Some((name, members))) = read {
+            // (`shaped_object` gives a keyed row's key, a string.)
+            if let Some(name) = name {
+                map.insert(name, Value::Object(members));
+            }
+            self.p.spare_values.push(values);
+            return true;
+        }
+        // Back to the row, peeked again, for the general reading.
+        self.p.spare_values.push(values);
+        if let (Some(key), Some(shaped)) = (key, self.st.shaped.as_mut()) {
+            shaped.ids.remove(key);
+        }
+        self.p.lines.seek(start);
+        // (The line was read before: no error now.)
+        let _ = self.p.lines.has_next();
+        self.p.depth = depth;
+        self.st.found = found;
+        false
+    }
+
+    /// [`RowSeq::keyed_row`]'s reading: the row's member key and object, `None` for a row it
+    /// does not read (`key`: the member key once recorded as seen).
+    #[inline(always)]
+    fn try_keyed_row(
+        &mut self,
+        line: &Line<'de>,
+        shape: &Shape<'de>,
+        values: &mut Vec<Option<Value>>,
+        key: &mut Option<&'de str>,
+    ) -> Result<Option<RowObject>> {
+        let text = line.text;
+        let Some(rest) = text.strip_prefix('@') else {
+            return Ok(None);
+        };
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0
+            || rest.as_bytes().get(digits) != Some(&b' ')
+            || rest[..digits].parse::<u64>().ok() != Some(self.st.found)
+        {
+            return Ok(None);
+        }
+        let text = &rest[digits + 1..];
+        if lex::has_byte(text.as_bytes(), b'"') {
+            return Ok(None);
+        }
+        // The cells: the member key (a plain string), plain scalars, `~` and `^` markers (at
+        // most 64, by a bit mask).
+        let n = self.st.fields.len();
+        if n > 64 {
+            return Ok(None);
+        }
+        let mut markers = 0u64;
+        let mut cells = lex::plain_cells(text, b'|');
+        for c in 0..n {
+            let Some(token) = cells.next() else {
+                return Ok(None);
+            };
+            if c == 0 {
+                if !plain_string(token) {
+                    return Ok(None);
+                }
+                push_made(values, || Some(Value::String(token.to_owned())));
+                continue;
+            }
+            match token {
+                "~" => values.push(None),
+                "^" if !shape.scalar_only[c] => {
+                    markers |= 1 << c;
+                    values.push(None);
+                }
+                _ => {
+                    if !plain_scalar_to(token, To(|value| values.push(Some(value)))) {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+        if cells.next().is_some() {
+            return Ok(None);
+        }
+        let first = lex::trim(text.split('|').next().unwrap_or(""));
+        let Some(shaped) = self.st.shaped.as_mut() else {
+            return Ok(None);
+        };
+        if !shaped.ids.insert(Cow::Borrowed(first)) {
+            return Ok(None);
+        }
+        *key = Some(first);
+        self.p.lines.advance();
+        // The attachments, at the depth the general reading reads them at.
+        let level = self.st.level;
+        self.p.enter(line)?;
+        while markers != 0 {
+            // (Taken from `next_here` in registers: see `Parser::build_members`.)
+            let before = self.p.lines.cursor();
+            let lex::Next::Here(child) = self.p.lines.next_here(2 * level) else {
+                break;
+            };
+            let Some(name) = child.text.strip_prefix('.') else {
+                self.p.lines.unread(before, child);
+                break;
+            };
+            let bare = lex::bare_key_len(name);
+            if bare == 0 || name.as_bytes().get(bare) != Some(&b' ') {
+                return Ok(None);
+            }
+            let Some(c) = self.st.fields.iter().position(|f| f == &name[..bare]) else {
+                return Ok(None);
+            };
+            if markers & (1 << c) == 0 {
+                return Ok(None);
+            }
+            // (As the general reading has it: one space after the name, trailing blanks.)
+            let body = name[bare + 1..].trim_end_matches([' ', '\t']);
+            if body == "{}" {
+                // As `Parser::build_object` reads it, into its place in the row's values.
+                self.p.enter(&child)?;
+                let slot = &mut values[c];
+                *slot = Some(Value::Object(Map::with_capacity(build::UNKNOWN_MEMBERS)));
+                if let Some(Value::Object(object)) = slot {
+                    self.p.build_members(level + 2, object)?;
+                }
+                self.p.leave();
+            } else if body.starts_with('[') {
+                match self.p.plain_inline_array(body) {
+                    Some(items) => values[c] = Some(Value::Array(items)),
+                    None => return Ok(None),
+                }
+            } else {
+                return Ok(None);
+            }
+            markers &= !(1 << c);
+        }
+        self.p.leave();
+        if markers != 0 {
+            return Ok(None);
+        }
+        // Nothing else may follow at the rows' level or below (the general reading's
+        // attachments, positional bodies, or errors).
+        if self.p.lines.has_next()? {
+            let next = self.p.lines.peeked();
+            if next.indent > 2 * level || (next.indent == 2 * level && next.text.starts_with('.')) {
+                return Ok(None);
+            }
+        }
+        self.st.found += 1;
+        self.p.check_elements(line, self.st.found)?;
+        self.p.enter(line)?;
+        self.p.check_nesting(line, shape.nesting)?;
+        self.st.row = *line;
+        self.st.row_has_id = true;
+        self.st.after_row = self.p.lines.cursor();
+        self.st.count_grouped_row();
+        let made = self.shaped_object(shape, line, values)?;
+        self.p.leave();
+        Ok(Some(made))
     }
 
     /// [`RowSeq::plain_row`] for a table with a layout: the cells' values into the parser's
@@ -3754,7 +4037,7 @@ impl<'de> RowSeq<'_, 'de> {
                 });
                 continue;
             }
-            if !plain_scalar_to(token, |value| values.push(Some(value))) {
+            if !plain_scalar_to(token, To(|value| values.push(Some(value)))) {
                 return Ok(false);
             }
             self.st.cells.push(Cell {
