@@ -16,10 +16,11 @@
 //! positional inline bodies, headerless shared-schema rows, expanded items, keyed tables and
 //! value-grouped sets.
 
+use super::out::Out;
 use super::plan::{same_scalar, ArrayForm, Form, Table};
 use super::view::{Node, Scalar};
 use crate::error::{Error, ErrorKind, Limit, Result};
-use crate::lex::{self, Place};
+use crate::lex::{self, Place, Sink};
 use crate::number;
 use crate::options::EncoderOptions;
 
@@ -59,7 +60,7 @@ impl Head<'_> {
 
     /// Writes a header at `depth` up to where its `[` goes: `## `, `## key `, `key` (the
     /// `inline` spelling of a member's primitive array), `@i `, `.key `.
-    pub(crate) fn write(self, out: &mut String, depth: usize, inline: bool) {
+    pub(crate) fn write(self, out: &mut impl Sink, depth: usize, inline: bool) {
         lex::indent(out, depth);
         match self {
             Head::Member(key) if inline => write_key(out, key),
@@ -129,7 +130,7 @@ pub(crate) fn key_eq_bytes(a: &[u8], b: &[u8]) -> bool {
 
 /// Appends a key: bare when it is a bare key, quoted otherwise (spec §2a.1).
 #[inline(always)]
-pub(crate) fn write_key(out: &mut String, key: &str) {
+pub(crate) fn write_key(out: &mut impl Sink, key: &str) {
     if lex::writes_bare(key) {
         out.push_str(key);
     } else {
@@ -152,7 +153,7 @@ pub(crate) fn key_bit(key: &str) -> u64 {
 
 /// Writes a scalar as the version has it (quoting rule, numeric layout and domain).
 #[inline(always)]
-pub(crate) fn write_scalar(out: &mut String, scalar: Scalar<'_>, current: bool) -> Result<()> {
+pub(crate) fn write_scalar(out: &mut impl Sink, scalar: Scalar<'_>, current: bool) -> Result<()> {
     match scalar {
         Scalar::Str(s) => {
             let quote = if current {
@@ -197,7 +198,7 @@ pub(crate) fn write_scalar(out: &mut String, scalar: Scalar<'_>, current: bool) 
     Ok(())
 }
 
-fn write_lexeme(out: &mut String, lexeme: &str, current: bool) -> Result<()> {
+fn write_lexeme(out: &mut impl Sink, lexeme: &str, current: bool) -> Result<()> {
     if current {
         number::write_lexeme_current(out, lexeme)
     } else {
@@ -206,7 +207,7 @@ fn write_lexeme(out: &mut String, lexeme: &str, current: bool) -> Result<()> {
 }
 
 /// Writes the value of a constant column (v3.6 §7.4.7.2).
-pub(crate) fn write_const(out: &mut String, scalar: Scalar<'_>) -> Result<()> {
+pub(crate) fn write_const(out: &mut impl Sink, scalar: Scalar<'_>) -> Result<()> {
     match scalar {
         Scalar::Str(s) => {
             lex::write_const_str(out, s);
@@ -230,7 +231,7 @@ pub(crate) struct Encoder<'v, 'o, N> {
     /// The current spec (not v3.1).
     pub(crate) current: bool,
     /// The output, owned for the walk (one indirection less per write).
-    pub(crate) out: String,
+    pub(crate) out: Out,
     /// Table plans no longer in use, kept for their allocations.
     // (Boxed: a plan is moved out of and back into the pool as a pointer, not copied.)
     #[allow(clippy::vec_box)]
@@ -262,7 +263,7 @@ pub(crate) struct Encoder<'v, 'o, N> {
     /// (`{a,b=1}`), each name with its constant's value, and its text: written again as it
     /// is for a table of the same fields (small tables of one shape, object after object).
     last_decl: Vec<(&'v str, Option<Scalar<'v>>)>,
-    last_decl_text: String,
+    last_decl_text: Vec<u8>,
 }
 
 /// Encodes the value at `root` into `out` (after the header, which is the caller's).
@@ -273,7 +274,7 @@ pub(crate) fn encode<'v, N: Node<'v>>(
 ) -> Result<()> {
     let mut encoder = Encoder::new(opts, std::mem::take(out));
     let written = encoder.root(root);
-    *out = encoder.out;
+    *out = encoder.out.into_string();
     written
 }
 
@@ -283,7 +284,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         Encoder {
             opts,
             current,
-            out,
+            out: Out::from_string(out),
             spare_tables: Vec::new(),
             slots: Vec::new(),
             fewest: if current {
@@ -300,7 +301,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             shared_head: ("", usize::MAX),
             shared_head_text: String::new(),
             last_decl: Vec::new(),
-            last_decl_text: String::new(),
+            last_decl_text: Vec::new(),
         }
     }
 
@@ -347,18 +348,18 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 match head {
                     Head::Root => self.out.push('='),
                     Head::Member(key) => {
-                        lex::indent(&mut self.out, depth);
+                        self.out.indent(depth);
                         write_key(&mut self.out, key);
                         self.out.push('=');
                     }
                     Head::Item(i) => {
-                        lex::indent(&mut self.out, depth);
+                        self.out.indent(depth);
                         self.out.push('@');
                         number::write_u64(&mut self.out, i as u64);
                         self.out.push_str(" =");
                     }
                     Head::Attachment(key) => {
-                        lex::indent(&mut self.out, depth);
+                        self.out.indent(depth);
                         self.out.push('.');
                         write_key(&mut self.out, key);
                         self.out.push_str(" =");
@@ -379,7 +380,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             match value.scalar() {
                 // `key=value`, the most common line, written here.
                 Some(scalar) => {
-                    lex::indent(&mut self.out, depth);
+                    self.out.indent(depth);
                     write_key(&mut self.out, key);
                     self.out.push('=');
                     self.scalar(scalar, Place::Value)?;
@@ -416,21 +417,21 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         let body = match head {
             Head::Root => 0,
             Head::Member(key) => {
-                lex::indent(&mut self.out, depth);
+                self.out.indent(depth);
                 self.out.push_str("## ");
                 write_key(&mut self.out, key);
                 self.out.push('\n');
                 depth + 1
             }
             Head::Item(i) => {
-                lex::indent(&mut self.out, depth);
+                self.out.indent(depth);
                 self.out.push('@');
                 number::write_u64(&mut self.out, i as u64);
                 self.out.push_str(" {}\n");
                 depth + 1
             }
             Head::Attachment(key) => {
-                lex::indent(&mut self.out, depth);
+                self.out.indent(depth);
                 self.out.push('.');
                 write_key(&mut self.out, key);
                 self.out.push_str(" {}\n");
@@ -620,7 +621,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         self.table_header(head, table, n, depth)?;
         let body = head.body(depth);
         for row in table.cells.chunks_exact(table.names.len()) {
-            lex::indent(&mut self.out, body);
+            self.out.indent(body);
             let mut first = true;
             for (&scalar, field) in row.iter().zip(&table.fields) {
                 if field.form == Form::Const {
@@ -897,7 +898,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             return Ok(false);
         }
         let line = self.out.len();
-        lex::indent(&mut self.out, depth);
+        self.out.indent(depth);
         let at = self.out.len();
         if CHECKED && *speculate {
             self.out.push('@');
@@ -1025,7 +1026,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         match (nested, *speculate) {
             (true, true) => self.enter(level + 1)?,
             (true, false) => self.nested_prefix(r, line, depth, level)?,
-            (false, true) => self.out.replace_range(at..at + prefix, ""),
+            (false, true) => self.out.remove(at, at + prefix),
             (false, false) => {}
         }
         *speculate = nested;
@@ -1122,7 +1123,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 .all(|f| matches!(f.form, Form::Cells | Form::Const));
         if plain {
             if self.same_declaration(table) {
-                self.out.push_str(&self.last_decl_text);
+                self.out.push_bytes(&self.last_decl_text);
                 return Ok(());
             }
             self.last_decl.clear();
@@ -1190,7 +1191,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 (name, constant)
             });
             self.last_decl.extend(current);
-            self.last_decl_text.push_str(&self.out[start..]);
+            self.last_decl_text.extend_from_slice(self.out.tail(start));
         }
         Ok(())
     }
@@ -1250,7 +1251,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         values: Option<&[N]>,
     ) -> Result<()> {
         let line = self.out.len();
-        lex::indent(&mut self.out, depth);
+        self.out.indent(depth);
         // Whether the row has attachments, known before its cells where its values are in
         // field order: then its `@r ` prefix is written in place, not inserted after.
         let known = match values {
@@ -1318,9 +1319,11 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         let mut id = itoa::Buffer::new();
         let id = id.format(r);
         let at = line + depth * 2;
-        self.out.insert(at, ' ');
-        self.out.insert_str(at, id);
-        self.out.insert(at, '@');
+        let mut prefix = [0u8; 24];
+        prefix[0] = b'@';
+        prefix[1..=id.len()].copy_from_slice(id.as_bytes());
+        prefix[id.len() + 1] = b' ';
+        self.out.insert_str(at, &prefix[..id.len() + 2]);
         Ok(())
     }
 
@@ -1503,7 +1506,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         level: usize,
     ) -> Result<()> {
         self.enter(level + 1)?;
-        lex::indent(&mut self.out, depth);
+        self.out.indent(depth);
         self.misfit |= !fits;
         for (j, (key, cell)) in object.members().enumerate() {
             if j > 0 {
@@ -1584,7 +1587,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         self.out.push_str("]\n");
         for row in items.elements() {
             let line = self.out.len();
-            lex::indent(&mut self.out, depth + 2);
+            self.out.indent(depth + 2);
             // Most rows have the schema's keys in order: written as they are checked.
             let mut aligned = row.len() == schema.len();
             if aligned {
@@ -1605,7 +1608,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             if !aligned {
                 self.misfit = true;
                 self.out.truncate(line);
-                lex::indent(&mut self.out, depth + 2);
+                self.out.indent(depth + 2);
                 for (j, name) in schema.iter().enumerate() {
                     if j > 0 {
                         self.out.push('|');
@@ -1745,7 +1748,7 @@ mod tests {
         let mut encoder = Encoder::new(opts, String::new());
         encoder.one_pass = false;
         encoder.root(value).unwrap();
-        encoder.out
+        encoder.out.into_string()
     }
 
     fn one_pass(value: &Value, opts: &EncoderOptions) -> String {

@@ -174,7 +174,7 @@ impl<W: io::Write> GenericStreamEncoder<W> {
         let depth = self.depth();
         let mut encoder = Encoder::new(&self.opts, std::mem::take(&mut self.buf));
         let written = encoder.value(Head::Member(key), self.tape.root(), depth, depth);
-        self.buf = encoder.out;
+        self.buf = encoder.out.into_string();
         if let Err(e) = written {
             self.buf.clear();
             return Err(e);
@@ -511,7 +511,7 @@ impl<'e, W: io::Write> TableWriter<'e, W> {
         let r = enc.counts[self.section] as usize;
         let mut encoder = Encoder::new(&enc.opts, std::mem::take(&mut enc.buf));
         let written = encoder.stream_row(&names, r, key, enc.tape.root(), self.depth);
-        enc.buf = encoder.out;
+        enc.buf = encoder.out.into_string();
         if let Err(e) = written {
             enc.buf.clear();
             return Err(e);
@@ -607,7 +607,7 @@ impl<W: io::Write> ListWriter<'_, W> {
         let index = enc.counts[self.section] as usize;
         let mut encoder = Encoder::new(&enc.opts, std::mem::take(&mut enc.buf));
         let written = encoder.item(index, enc.tape.root(), self.depth);
-        enc.buf = encoder.out;
+        enc.buf = encoder.out.into_string();
         if let Err(e) = written {
             enc.buf.clear();
             return Err(e);

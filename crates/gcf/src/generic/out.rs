@@ -1,0 +1,283 @@
+//! The generic encoder's output: bytes written into room zeroed ahead of them.
+//!
+//! A `String` checks its capacity at every push and copies every piece with a `memcpy`
+//! call; most pieces the encoder writes are a few bytes (a key, `=`, a number, `|`). Here
+//! the buffer is kept zero-extended past what is written (`buf.len()` is the room, `len`
+//! what is written), so a short piece is copied with a few fixed-size stores into room
+//! checked once, and indentation is one store of a run of spaces. Every piece is a whole
+//! `&str` or an ASCII byte, and the output is cut only at a length it had, so the bytes are
+//! UTF-8; [`Out::into_string`] checks them once at the end (on ASCII, a word at a time).
+//!
+//! The writing methods are inlined always in optimized builds only: unoptimized, every
+//! inlined copy keeps its own stack slots, and the encoder's recursive frames would outgrow
+//! the 2 MiB stack the depth limit is tested on.
+
+use crate::lex::Sink;
+
+/// How much room is zeroed at a time (below the size from which glibc's `memset` turns to
+/// `rep stosb`).
+const ROOM: usize = 2000;
+
+/// A run of spaces for indentation.
+const SPACES: &[u8; 64] = b"                                                                ";
+
+/// The encoder's output buffer (see the module docs).
+#[derive(Default)]
+pub(crate) struct Out {
+    /// The written bytes, then zeroed room.
+    buf: Vec<u8>,
+    /// How many bytes are written.
+    len: usize,
+}
+
+impl Out {
+    /// An output that continues `text`.
+    pub(crate) fn from_string(text: String) -> Out {
+        let len = text.len();
+        Out {
+            buf: text.into_bytes(),
+            len,
+        }
+    }
+
+    /// The written text.
+    pub(crate) fn into_string(self) -> String {
+        let mut buf = self.buf;
+        buf.truncate(self.len);
+        String::from_utf8(buf).expect("the output is written from whole strings")
+    }
+
+    /// The written text, borrowed.
+    pub(crate) fn as_str(&self) -> &str {
+        std::str::from_utf8(self.as_bytes()).expect("the output is written from whole strings")
+    }
+
+    /// The written bytes.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// How many bytes are written.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Cuts the output back to `len` bytes (a length it had).
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn truncate(&mut self, len: usize) {
+        if len < self.len {
+            // (Zeroed again is not needed: room is only ever overwritten.)
+            self.len = len;
+        }
+    }
+
+    /// Forgets everything written, keeping the room.
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Room for `n` more bytes at least: the slice from the end of the output, at least `n`
+    /// bytes long.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn room(&mut self, n: usize) -> &mut [u8] {
+        if self.buf.len() - self.len < n {
+            self.grow(n);
+        }
+        &mut self.buf[self.len..]
+    }
+
+    /// Zeroes room for `n` more bytes and [`ROOM`] at least: a little at a time, so that the
+    /// zeroed room stays in cache until it is written (the buffer's capacity still grows by
+    /// doubling).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, n: usize) {
+        self.buf.resize(self.len + n.max(ROOM), 0);
+    }
+
+    /// Appends `bytes` (whole UTF-8 pieces).
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn push_bytes(&mut self, bytes: &[u8]) {
+        let n = bytes.len();
+        let len = self.len;
+        if n <= 32 {
+            if let Some(room) = self.buf.get_mut(len..len + 32) {
+                let room: &mut [u8; 32] = room.try_into().unwrap();
+                copy_short(room, bytes);
+                self.len = len + n;
+                return;
+            }
+        }
+        self.push_slow(bytes);
+    }
+
+    #[inline(never)]
+    fn push_slow(&mut self, bytes: &[u8]) {
+        let n = bytes.len();
+        self.room(n.max(32))[..n].copy_from_slice(bytes);
+        self.len += n;
+    }
+
+    /// Appends one ASCII byte.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn push_byte(&mut self, byte: u8) {
+        debug_assert!(byte.is_ascii());
+        let len = self.len;
+        match self.buf.get_mut(len) {
+            Some(room) => {
+                *room = byte;
+                self.len = len + 1;
+            }
+            None => self.push_slow(&[byte]),
+        }
+    }
+
+    /// Appends `depth` levels of indentation (two spaces each).
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn indent(&mut self, depth: usize) {
+        let n = depth * 2;
+        let len = self.len;
+        if n <= 32 {
+            if let Some(room) = self.buf.get_mut(len..len + 32) {
+                // One fixed-size store; the excess is room, overwritten next.
+                room.copy_from_slice(&SPACES[..32]);
+                self.len = len + n;
+                return;
+            }
+        }
+        self.indent_long(n);
+    }
+
+    #[inline(never)]
+    fn indent_long(&mut self, mut n: usize) {
+        while n > 0 {
+            let step = n.min(SPACES.len());
+            self.push_slow(&SPACES[..step]);
+            n -= step;
+        }
+    }
+
+    /// Removes the bytes in `from..to`.
+    pub(crate) fn remove(&mut self, from: usize, to: usize) {
+        self.buf.copy_within(to..self.len, from);
+        self.len -= to - from;
+    }
+
+    /// Inserts `text` at `at` (a boundary of written pieces).
+    pub(crate) fn insert_str(&mut self, at: usize, text: &[u8]) {
+        let n = text.len();
+        self.room(n);
+        self.buf.copy_within(at..self.len, at + n);
+        self.buf[at..at + n].copy_from_slice(text);
+        self.len += n;
+    }
+
+    /// Reserves capacity for `additional` more bytes (zeroed as it is reached).
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        let want = self.len.saturating_add(additional);
+        self.buf.reserve(want.saturating_sub(self.buf.len()));
+    }
+
+    /// The written bytes from `from` on.
+    pub(crate) fn tail(&self, from: usize) -> &[u8] {
+        &self.as_bytes()[from..]
+    }
+}
+
+/// Copies `src` (at most 32 bytes) to the start of `dst` with fixed-size, possibly
+/// overlapping, loads and stores.
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn copy_short(dst: &mut [u8; 32], src: &[u8]) {
+    let n = src.len();
+    if n >= 16 {
+        dst[..16].copy_from_slice(&src[..16]);
+        dst[n - 16..n].copy_from_slice(&src[n - 16..]);
+    } else if n >= 8 {
+        dst[..8].copy_from_slice(&src[..8]);
+        dst[n - 8..n].copy_from_slice(&src[n - 8..]);
+    } else if n >= 4 {
+        dst[..4].copy_from_slice(&src[..4]);
+        dst[n - 4..n].copy_from_slice(&src[n - 4..]);
+    } else if n > 0 {
+        dst[0] = src[0];
+        dst[n / 2] = src[n / 2];
+        dst[n - 1] = src[n - 1];
+    }
+}
+
+impl Sink for Out {
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn push_str(&mut self, s: &str) {
+        self.push_bytes(s.as_bytes());
+    }
+
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn push(&mut self, c: char) {
+        if c.is_ascii() {
+            self.push_byte(c as u8);
+        } else {
+            self.push_bytes(c.encode_utf8(&mut [0; 4]).as_bytes());
+        }
+    }
+
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn reserve(&mut self, additional: usize) {
+        Out::reserve(self, additional);
+    }
+
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn indent(&mut self, depth: usize) {
+        Out::indent(self, depth);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Out;
+    use crate::lex::Sink;
+
+    #[test]
+    fn pieces_of_every_length_and_cuts() {
+        let mut out = Out::from_string("GCF".to_owned());
+        let mut expected = String::from("GCF");
+        for n in 0..80 {
+            let piece: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            out.push_str(&piece);
+            expected.push_str(&piece);
+            out.push('é');
+            expected.push('é');
+            out.indent(n % 40);
+            expected.push_str(&" ".repeat(2 * (n % 40)));
+            out.push_byte(b'|');
+            expected.push('|');
+        }
+        assert_eq!(out.as_str(), expected);
+        out.insert_str(3, b"@12 ");
+        expected.insert_str(3, "@12 ");
+        out.remove(5, 7);
+        expected.replace_range(5..7, "");
+        let cut = (0..=40)
+            .rev()
+            .find(|&i| expected.is_char_boundary(i))
+            .unwrap();
+        out.truncate(cut);
+        expected.truncate(cut);
+        out.push_str("tail");
+        expected.push_str("tail");
+        assert_eq!(out.into_string(), expected);
+    }
+}
