@@ -1085,6 +1085,10 @@ macro_rules! any_bits {
             }
             4..=7 => $bits(half(0) | half(n - 4) << 32) != 0,
             8..=16 => $bits(word(0)) | $bits(word(n - 8)) != 0,
+            // (An e-mail address, a name with its title: four words, overlapping.)
+            17..=32 => {
+                $bits(word(0)) | $bits(word(8)) | $bits(word(n - 16)) | $bits(word(n - 8)) != 0
+            }
             _ => any_word(b, |x| $bits(x) != 0),
         }
     }};
@@ -1730,6 +1734,8 @@ pub(crate) trait Sink {
     fn reserve(&mut self, additional: usize);
     /// Appends `depth` levels of indentation (two spaces each).
     fn indent(&mut self, depth: usize);
+    /// Appends the decimal digits of `value`.
+    fn push_u64(&mut self, value: u64);
 }
 
 impl Sink for String {
@@ -1746,6 +1752,11 @@ impl Sink for String {
     #[inline(always)]
     fn reserve(&mut self, additional: usize) {
         String::reserve(self, additional);
+    }
+
+    #[inline]
+    fn push_u64(&mut self, value: u64) {
+        String::push_str(self, itoa::Buffer::new().format(value));
     }
 
     #[inline]

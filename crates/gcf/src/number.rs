@@ -481,44 +481,23 @@ pub(crate) fn write_i128_current(out: &mut impl Sink, value: i128) -> Result<()>
 /// Writes an integer in canonical form (plain below 1e21, else a normalized exponent).
 #[inline(always)]
 pub(crate) fn write_u64(out: &mut impl Sink, value: u64) {
-    if value < 10 {
-        // Counts, indexes and small values: one digit, without formatting.
-        out.push(digit(value));
-        return;
-    }
-    let mut buf = itoa::Buffer::new();
-    out.push_str(buf.format(value));
+    out.push_u64(value);
 }
 
 /// [`write_u64`] for values that are mostly below 10 000 (the whole parts of prices and
-/// amounts, row numbers): digit by digit there, where a few byte pushes cost less than formatting into a
-/// buffer and copying that out with a `memcpy` call.
+/// amounts, row numbers).
 #[inline(always)]
 pub(crate) fn write_small_u64(out: &mut impl Sink, value: u64) {
-    if value < 10 {
-        out.push(digit(value));
-    } else if value < 100 {
-        out.push(digit(value / 10));
-        out.push(digit(value % 10));
-    } else if value < 1000 {
-        out.push(digit(value / 100));
-        out.push(digit(value / 10 % 10));
-        out.push(digit(value % 10));
-    } else if value < 10_000 {
-        out.push(digit(value / 1000));
-        out.push(digit(value / 100 % 10));
-        out.push(digit(value / 10 % 10));
-        out.push(digit(value % 10));
-    } else {
-        let mut buf = itoa::Buffer::new();
-        out.push_str(buf.format(value));
-    }
+    out.push_u64(value);
 }
 
 /// Writes an integer in canonical form.
+#[inline]
 pub(crate) fn write_i64(out: &mut impl Sink, value: i64) {
-    let mut buf = itoa::Buffer::new();
-    out.push_str(buf.format(value));
+    if value < 0 {
+        out.push('-');
+    }
+    out.push_u64(value.unsigned_abs());
 }
 
 /// Writes a 128-bit integer in canonical form (values of 1e21 and above take the exponent

@@ -215,6 +215,64 @@ fn copy_short(dst: &mut [u8; 32], src: &[u8]) {
     }
 }
 
+/// The two-digit numbers `00` to `99`, for [`Out::push_u64`].
+const PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
+5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+/// The powers of ten a `u64` holds.
+const POW10: [u64; 20] = {
+    let mut table = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        table[i] = table[i - 1] * 10;
+        i += 1;
+    }
+    table
+};
+
+impl Out {
+    /// Appends the decimal digits of `value`, stored in place two at a time (no formatting
+    /// into a buffer of its own and copy after).
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn push_u64(&mut self, value: u64) {
+        if value < 10 {
+            // Counts, indexes, small quantities: one byte.
+            self.push_byte(b'0' + value as u8);
+            return;
+        }
+        // The digit count: from the bit length, `floor(log10(2) * bits)` (1233 / 4096 a
+        // little above `log10(2)`), one less when below that power of ten.
+        let bits = 64 - (value | 1).leading_zeros();
+        let t = (bits * 1233 >> 12) as usize;
+        let n = (t + 1 - usize::from(value < POW10[t])).max(1);
+        let len = self.len;
+        let Some(room) = self.buf.get_mut(len..len + 20) else {
+            self.push_slow(itoa::Buffer::new().format(value).as_bytes());
+            return;
+        };
+        let room: &mut [u8; 20] = room.try_into().unwrap();
+        let mut v = value;
+        let mut at = n;
+        while v >= 100 {
+            let pair = (v % 100) as usize * 2;
+            v /= 100;
+            at -= 2;
+            room[at] = PAIRS[pair];
+            room[at + 1] = PAIRS[pair + 1];
+        }
+        if v >= 10 {
+            let pair = v as usize * 2;
+            room[0] = PAIRS[pair];
+            room[1] = PAIRS[pair + 1];
+        } else {
+            room[0] = b'0' + v as u8;
+        }
+        self.len = len + n;
+    }
+}
+
 impl Sink for Out {
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -243,6 +301,12 @@ impl Sink for Out {
     fn indent(&mut self, depth: usize) {
         Out::indent(self, depth);
     }
+
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn push_u64(&mut self, value: u64) {
+        Out::push_u64(self, value);
+    }
 }
 
 #[cfg(test)]
@@ -270,6 +334,24 @@ mod tests {
         expected.insert_str(3, "@12 ");
         out.remove(5, 7);
         expected.replace_range(5..7, "");
+        for v in [
+            0,
+            7,
+            10,
+            99,
+            100,
+            12_345,
+            40_000,
+            u64::MAX,
+            1 << 63,
+            999_999_999_999,
+        ] {
+            out.push_u64(v);
+            expected.push_str(&v.to_string());
+            out.push_byte(b',');
+            expected.push(',');
+        }
+        assert_eq!(out.as_str(), expected);
         let cut = (0..=40)
             .rev()
             .find(|&i| expected.is_char_boundary(i))
