@@ -242,15 +242,27 @@ impl Out {
             self.push_byte(b'0' + value as u8);
             return;
         }
-        // The digit count: from the bit length, `floor(log10(2) * bits)` (1233 / 4096 a
-        // little above `log10(2)`), one less when below that power of ten.
-        let bits = 64 - (value | 1).leading_zeros();
-        let t = (bits * 1233 >> 12) as usize;
-        let n = (t + 1 - usize::from(value < POW10[t])).max(1);
         let len = self.len;
         let Some(room) = self.buf.get_mut(len..len + 20) else {
             self.push_slow(itoa::Buffer::new().format(value).as_bytes());
             return;
+        };
+        // The digit count: by comparisons up to five digits (branches a column of numbers
+        // predicts, where the output's length would otherwise wait for a computed count),
+        // from the bit length above: `floor(log10(2) * bits)` (1233 / 4096 a little above
+        // `log10(2)`), one less when below that power of ten.
+        let n = if value < 100 {
+            2
+        } else if value < 1000 {
+            3
+        } else if value < 10_000 {
+            4
+        } else if value < 100_000 {
+            5
+        } else {
+            let bits = 64 - value.leading_zeros();
+            let t = (bits * 1233 >> 12) as usize;
+            t + 1 - usize::from(value < POW10[t])
         };
         let room: &mut [u8; 20] = room.try_into().unwrap();
         let mut v = value;
