@@ -1725,7 +1725,7 @@ fn contains_quote_char(s: &str) -> bool {
 
 /// Where the writers append text: a `String`, or the generic encoder's output buffer
 /// (`generic/out.rs`).
-pub(crate) trait Sink {
+pub(crate) trait Sink: Sized {
     /// Appends `s`.
     fn push_str(&mut self, s: &str);
     /// Appends `c`.
@@ -1736,6 +1736,11 @@ pub(crate) trait Sink {
     fn indent(&mut self, depth: usize);
     /// Appends the decimal digits of `value`.
     fn push_u64(&mut self, value: u64);
+    /// Appends the number of `hundredths` (below 1e11), negated if `negative`, without
+    /// trailing zeros in its fraction.
+    fn push_hundredths(&mut self, negative: bool, hundredths: u64) {
+        number::write_hundredths_parts(self, negative, hundredths);
+    }
 }
 
 impl Sink for String {

@@ -285,7 +285,15 @@ fn write_hundredths(out: &mut impl Sink, value: f64) -> bool {
         return false;
     }
     let hundredths = hundredths as u64;
-    if value < 0.0 {
+    out.push_hundredths(value < 0.0, hundredths);
+    true
+}
+
+/// Writes `hundredths / 100` with its fraction, without trailing zeros (`-12.5`, `3`), for
+/// [`Sink::push_hundredths`].
+#[inline]
+pub(crate) fn write_hundredths_parts(out: &mut impl Sink, negative: bool, hundredths: u64) {
+    if negative {
         out.push('-');
     }
     write_small_u64(out, hundredths / 100);
@@ -298,7 +306,6 @@ fn write_hundredths(out: &mut impl Sink, value: f64) -> bool {
             out.push(digit(last));
         }
     }
-    true
 }
 
 /// The ASCII digit `d` (below 10). (Masked to seven bits, so that the compiler sees an ASCII

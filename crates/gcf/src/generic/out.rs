@@ -247,42 +247,80 @@ impl Out {
             self.push_slow(itoa::Buffer::new().format(value).as_bytes());
             return;
         };
-        // The digit count: by comparisons up to five digits (branches a column of numbers
-        // predicts, where the output's length would otherwise wait for a computed count),
-        // from the bit length above: `floor(log10(2) * bits)` (1233 / 4096 a little above
-        // `log10(2)`), one less when below that power of ten.
-        let n = if value < 100 {
-            2
-        } else if value < 1000 {
-            3
-        } else if value < 10_000 {
-            4
-        } else if value < 100_000 {
-            5
-        } else {
-            let bits = 64 - value.leading_zeros();
-            let t = (bits * 1233 >> 12) as usize;
-            t + 1 - usize::from(value < POW10[t])
-        };
         let room: &mut [u8; 20] = room.try_into().unwrap();
-        let mut v = value;
-        let mut at = n;
-        while v >= 100 {
-            let pair = (v % 100) as usize * 2;
-            v /= 100;
-            at -= 2;
-            room[at] = PAIRS[pair];
-            room[at + 1] = PAIRS[pair + 1];
-        }
-        if v >= 10 {
-            let pair = v as usize * 2;
-            room[0] = PAIRS[pair];
-            room[1] = PAIRS[pair + 1];
-        } else {
-            room[0] = b'0' + v as u8;
-        }
-        self.len = len + n;
+        self.len = len + digits(room, value);
     }
+
+    /// Appends the number of `hundredths` (below 1e11), negated if `negative`, without
+    /// trailing zeros in its fraction (prices, amounts): one check for room, one store per
+    /// byte or pair.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn push_hundredths(&mut self, negative: bool, hundredths: u64) {
+        let len = self.len;
+        let Some(room) = self.buf.get_mut(len..len + 32) else {
+            let mut text = String::new();
+            crate::number::write_hundredths_parts(&mut text, negative, hundredths);
+            self.push_slow(text.as_bytes());
+            return;
+        };
+        let room: &mut [u8; 32] = room.try_into().unwrap();
+        let mut at = usize::from(negative);
+        room[0] = b'-';
+        let whole: &mut [u8; 20] = (&mut room[at..at + 20]).try_into().unwrap();
+        at += digits(whole, hundredths / 100);
+        let fraction = (hundredths % 100) as usize;
+        if fraction != 0 {
+            room[at] = b'.';
+            room[at + 1] = PAIRS[fraction * 2];
+            room[at + 2] = PAIRS[fraction * 2 + 1];
+            at += if fraction % 10 == 0 { 2 } else { 3 };
+        }
+        self.len = len + at;
+    }
+}
+
+/// Stores the decimal digits of `value` at the start of `room`, two at a time; returns how
+/// many.
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn digits(room: &mut [u8; 20], value: u64) -> usize {
+    // The count: by comparisons up to five digits (branches a column of numbers predicts,
+    // where the output's length would otherwise wait for a computed count), from the bit
+    // length above: `floor(log10(2) * bits)` (1233 / 4096 a little above `log10(2)`), one
+    // less when below that power of ten.
+    let n = if value < 10 {
+        1
+    } else if value < 100 {
+        2
+    } else if value < 1000 {
+        3
+    } else if value < 10_000 {
+        4
+    } else if value < 100_000 {
+        5
+    } else {
+        let bits = 64 - value.leading_zeros();
+        let t = (bits * 1233 >> 12) as usize;
+        t + 1 - usize::from(value < POW10[t])
+    };
+    let mut v = value;
+    let mut at = n;
+    while v >= 100 {
+        let pair = (v % 100) as usize * 2;
+        v /= 100;
+        at -= 2;
+        room[at] = PAIRS[pair];
+        room[at + 1] = PAIRS[pair + 1];
+    }
+    if v >= 10 {
+        let pair = v as usize * 2;
+        room[0] = PAIRS[pair];
+        room[1] = PAIRS[pair + 1];
+    } else {
+        room[0] = b'0' + v as u8;
+    }
+    n
 }
 
 impl Sink for Out {
@@ -318,6 +356,12 @@ impl Sink for Out {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn push_u64(&mut self, value: u64) {
         Out::push_u64(self, value);
+    }
+
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn push_hundredths(&mut self, negative: bool, hundredths: u64) {
+        Out::push_hundredths(self, negative, hundredths);
     }
 }
 
@@ -360,6 +404,19 @@ mod tests {
         ] {
             out.push_u64(v);
             expected.push_str(&v.to_string());
+            out.push_byte(b',');
+            expected.push(',');
+        }
+        for (negative, h) in [
+            (false, 1),
+            (true, 10),
+            (false, 100),
+            (false, 2999),
+            (true, 24900),
+            (false, 99_999_999_999),
+        ] {
+            out.push_hundredths(negative, h);
+            crate::number::write_hundredths_parts(&mut expected, negative, h);
             out.push_byte(b',');
             expected.push(',');
         }
