@@ -347,11 +347,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             Some(scalar) => {
                 match head {
                     Head::Root => self.out.push('='),
-                    Head::Member(key) => {
-                        self.out.indent(depth);
-                        write_key(&mut self.out, key);
-                        self.out.push('=');
-                    }
+                    Head::Member(key) => self.member_start(depth, key),
                     Head::Item(i) => {
                         self.out.indent(depth);
                         self.out.push('@');
@@ -374,15 +370,23 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         }
     }
 
+    /// Writes the start of a member line at `depth`: `key=`.
+    #[inline(always)]
+    fn member_start(&mut self, depth: usize, key: &str) {
+        if !(lex::writes_bare(key) && self.out.line_start(depth, key.as_bytes(), b'=')) {
+            self.out.indent(depth);
+            write_key(&mut self.out, key);
+            self.out.push('=');
+        }
+    }
+
     /// Writes the members of an object at `depth` (the object at nesting `level`).
     pub(crate) fn members(&mut self, object: N, depth: usize, level: usize) -> Result<()> {
         for (key, value) in object.members() {
             match value.scalar() {
                 // `key=value`, the most common line, written here.
                 Some(scalar) => {
-                    self.out.indent(depth);
-                    write_key(&mut self.out, key);
-                    self.out.push('=');
+                    self.member_start(depth, key);
                     self.scalar(scalar, Place::Value)?;
                     self.out.push('\n');
                 }
