@@ -373,7 +373,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     /// Writes the start of a member line at `depth`: `key=`.
     #[inline(always)]
     fn member_start(&mut self, depth: usize, key: &str) {
-        if !(lex::writes_bare(key) && self.out.line_start(depth, key.as_bytes(), b'=')) {
+        if !(lex::writes_bare(key) && self.out.line_start(depth, b"", key.as_bytes(), b'=')) {
             self.out.indent(depth);
             write_key(&mut self.out, key);
             self.out.push('=');
@@ -421,10 +421,14 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         let body = match head {
             Head::Root => 0,
             Head::Member(key) => {
-                self.out.indent(depth);
-                self.out.push_str("## ");
-                write_key(&mut self.out, key);
-                self.out.push('\n');
+                if !(lex::writes_bare(key)
+                    && self.out.line_start(depth, b"## ", key.as_bytes(), b'\n'))
+                {
+                    self.out.indent(depth);
+                    self.out.push_str("## ");
+                    write_key(&mut self.out, key);
+                    self.out.push('\n');
+                }
                 depth + 1
             }
             Head::Item(i) => {
@@ -497,8 +501,17 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 Ok(())
             }
             ArrayForm::Inline => {
-                head.write(&mut self.out, depth, true);
-                self.out.push('[');
+                let started = match head {
+                    Head::Member(key) => {
+                        lex::writes_bare(key)
+                            && self.out.line_start(depth, b"", key.as_bytes(), b'[')
+                    }
+                    _ => false,
+                };
+                if !started {
+                    head.write(&mut self.out, depth, true);
+                    self.out.push('[');
+                }
                 number::write_u64(&mut self.out, n as u64);
                 self.out.push_str("]: ");
                 for (j, item) in items.elements().enumerate() {

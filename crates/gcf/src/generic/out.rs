@@ -157,15 +157,16 @@ impl Out {
         self.indent_long(n);
     }
 
-    /// Appends the start of a member line, `depth` levels of indentation, `key` and `sep`
-    /// (`  key=`), with one check for room; `false`, with nothing written, for a key of more
+    /// Appends the start of a line: `depth` levels of indentation, `lead` (a few constant
+    /// bytes: `## `, `.`, or none), `key` and `sep` (`  key=`, `  ## key` and its newline,
+    /// `  key[`), with one check for room; `false`, with nothing written, for a key of more
     /// than 32 bytes or more than 16 levels (the caller then writes the pieces).
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn line_start(&mut self, depth: usize, key: &[u8], sep: u8) -> bool {
+    pub(crate) fn line_start(&mut self, depth: usize, lead: &[u8], key: &[u8], sep: u8) -> bool {
         let (n, k) = (depth * 2, key.len());
         let len = self.len;
-        if n > 32 || k > 32 {
+        if n > 32 || k > 32 || lead.len() > 4 {
             return false;
         }
         let Some(room) = self.buf.get_mut(len..len + 72) else {
@@ -173,6 +174,8 @@ impl Out {
         };
         let room: &mut [u8; 72] = room.try_into().unwrap();
         room[..32].copy_from_slice(&SPACES[..32]);
+        room[n..n + lead.len()].copy_from_slice(lead);
+        let n = n + lead.len();
         let at: &mut [u8; 32] = (&mut room[n..n + 32]).try_into().unwrap();
         copy_short(at, key);
         room[n + k] = sep;
