@@ -371,13 +371,38 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
     }
 
     /// Writes the start of a member line at `depth`: `key=`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn member_start(&mut self, depth: usize, key: &str) {
         if !(lex::writes_bare(key) && self.out.line_start(depth, b"", key.as_bytes(), b'=')) {
             self.out.indent(depth);
             write_key(&mut self.out, key);
             self.out.push('=');
         }
+    }
+
+    /// Writes a section line at `depth`: `## key`.
+    // (Not inlined always: unoptimized, the recursive frames would grow by its slots.)
+    #[inline]
+    fn section_line(&mut self, depth: usize, key: &str) {
+        if !(lex::writes_bare(key) && self.out.line_start(depth, b"## ", key.as_bytes(), b'\n')) {
+            self.out.indent(depth);
+            self.out.push_str("## ");
+            write_key(&mut self.out, key);
+            self.out.push('\n');
+        }
+    }
+
+    /// Writes an inline array's header under `head` at `depth` up to its count: `key[`.
+    #[inline]
+    fn inline_head(&mut self, head: Head<'_>, depth: usize) {
+        if let Head::Member(key) = head {
+            if lex::writes_bare(key) && self.out.line_start(depth, b"", key.as_bytes(), b'[') {
+                return;
+            }
+        }
+        head.write(&mut self.out, depth, true);
+        self.out.push('[');
     }
 
     /// Writes the members of an object at `depth` (the object at nesting `level`).
@@ -421,14 +446,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         let body = match head {
             Head::Root => 0,
             Head::Member(key) => {
-                if !(lex::writes_bare(key)
-                    && self.out.line_start(depth, b"## ", key.as_bytes(), b'\n'))
-                {
-                    self.out.indent(depth);
-                    self.out.push_str("## ");
-                    write_key(&mut self.out, key);
-                    self.out.push('\n');
-                }
+                self.section_line(depth, key);
                 depth + 1
             }
             Head::Item(i) => {
@@ -501,17 +519,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 Ok(())
             }
             ArrayForm::Inline => {
-                let started = match head {
-                    Head::Member(key) => {
-                        lex::writes_bare(key)
-                            && self.out.line_start(depth, b"", key.as_bytes(), b'[')
-                    }
-                    _ => false,
-                };
-                if !started {
-                    head.write(&mut self.out, depth, true);
-                    self.out.push('[');
-                }
+                self.inline_head(head, depth);
                 number::write_u64(&mut self.out, n as u64);
                 self.out.push_str("]: ");
                 for (j, item) in items.elements().enumerate() {
