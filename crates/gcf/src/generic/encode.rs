@@ -2,7 +2,7 @@
 //!
 //! ```text
 //!  serde_json::Value ──────────────────┐  (read in place)
-//!                                      ├─> Node (view.rs) ─> planner (plan.rs) ─> writer (here)
+//!                                      ├─> Node (view.rs) ─> planner (plan.rs) ─> writer (here) ─> Out
 //!  T: Serialize ──> Tape (tape.rs) ────┘                        │    ▲
 //!                                                               ▼    │ candidate encodings
 //!                                              fewest tokens (fewest.rs, with a TokenCounter)
@@ -14,7 +14,8 @@
 //! decided: member lines, `## key` sections, inline arrays, tables with their cells, header
 //! constants, path columns, attachments at the row's level with bodies two levels deeper,
 //! positional inline bodies, headerless shared-schema rows, expanded items, keyed tables and
-//! value-grouped sets.
+//! value-grouped sets. Every path writes into one output buffer, `Out` (`out.rs`): short
+//! pieces, a line's start, integers and hundredths stored with one check for room each.
 
 use super::out::Out;
 use super::plan::{same_scalar, ArrayForm, Form, Table};
