@@ -95,6 +95,13 @@ impl Out {
     /// Zeroes room for `n` more bytes and [`ROOM`] at least: a little at a time, so that the
     /// zeroed room stays in cache until it is written (the buffer's capacity still grows by
     /// doubling).
+    /// The `K` bytes of room at `len`, if they are zeroed room already.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn room_at<const K: usize>(&mut self, len: usize) -> Option<&mut [u8; K]> {
+        self.buf.get_mut(len..len + K)?.try_into().ok()
+    }
+
     #[cold]
     #[inline(never)]
     fn grow(&mut self, n: usize) {
@@ -108,8 +115,7 @@ impl Out {
         let n = bytes.len();
         let len = self.len;
         if n <= 32 {
-            if let Some(room) = self.buf.get_mut(len..len + 32) {
-                let room: &mut [u8; 32] = room.try_into().unwrap();
+            if let Some(room) = self.room_at::<32>(len) {
                 copy_short(room, bytes);
                 self.len = len + n;
                 return;
@@ -169,14 +175,15 @@ impl Out {
         if n > 32 || k > 32 || lead.len() > 4 {
             return false;
         }
-        let Some(room) = self.buf.get_mut(len..len + 72) else {
+        let Some(room) = self.room_at::<72>(len) else {
             return false;
         };
-        let room: &mut [u8; 72] = room.try_into().unwrap();
         room[..32].copy_from_slice(&SPACES[..32]);
         room[n..n + lead.len()].copy_from_slice(lead);
         let n = n + lead.len();
-        let at: &mut [u8; 32] = (&mut room[n..n + 32]).try_into().unwrap();
+        let Ok(at) = <&mut [u8; 32]>::try_from(&mut room[n..n + 32]) else {
+            return false;
+        };
         copy_short(at, key);
         room[n + k] = sep;
         self.len = len + n + k + 1;
@@ -269,11 +276,10 @@ impl Out {
             return;
         }
         let len = self.len;
-        let Some(room) = self.buf.get_mut(len..len + 20) else {
+        let Some(room) = self.room_at::<20>(len) else {
             self.push_slow(itoa::Buffer::new().format(value).as_bytes());
             return;
         };
-        let room: &mut [u8; 20] = room.try_into().unwrap();
         self.len = len + digits(room, value);
     }
 
@@ -284,23 +290,23 @@ impl Out {
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn push_hundredths(&mut self, negative: bool, hundredths: u64) {
         let len = self.len;
-        let Some(room) = self.buf.get_mut(len..len + 32) else {
+        let Some(room) = self.room_at::<32>(len) else {
             let mut text = String::new();
             crate::number::write_hundredths_parts(&mut text, negative, hundredths);
             self.push_slow(text.as_bytes());
             return;
         };
-        let room: &mut [u8; 32] = room.try_into().unwrap();
         let mut at = usize::from(negative);
         room[0] = b'-';
-        let whole: &mut [u8; 20] = (&mut room[at..at + 20]).try_into().unwrap();
-        at += digits(whole, hundredths / 100);
+        if let Ok(whole) = <&mut [u8; 20]>::try_from(&mut room[at..at + 20]) {
+            at += digits(whole, hundredths / 100);
+        }
         let fraction = (hundredths % 100) as usize;
         if fraction != 0 {
             room[at] = b'.';
             room[at + 1] = PAIRS[fraction * 2];
             room[at + 2] = PAIRS[fraction * 2 + 1];
-            at += if fraction % 10 == 0 { 2 } else { 3 };
+            at += if fraction.is_multiple_of(10) { 2 } else { 3 };
         }
         self.len = len + at;
     }
@@ -327,7 +333,7 @@ fn digits(room: &mut [u8; 20], value: u64) -> usize {
         5
     } else {
         let bits = 64 - value.leading_zeros();
-        let t = (bits * 1233 >> 12) as usize;
+        let t = ((bits * 1233) >> 12) as usize;
         t + 1 - usize::from(value < POW10[t])
     };
     let mut v = value;
