@@ -273,19 +273,19 @@ pub(crate) fn encode<'v, N: Node<'v>>(
     opts: &EncoderOptions,
     out: &mut String,
 ) -> Result<()> {
-    let mut encoder = Encoder::new(opts, std::mem::take(out));
+    let mut encoder = Encoder::new(opts, Out::from_string(std::mem::take(out)));
     let written = encoder.root(root);
     *out = encoder.out.into_string();
     written
 }
 
 impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
-    pub(crate) fn new(opts: &'o EncoderOptions, out: String) -> Self {
+    pub(crate) fn new(opts: &'o EncoderOptions, out: Out) -> Self {
         let current = opts.current();
         Encoder {
             opts,
             current,
-            out: Out::from_string(out),
+            out,
             spare_tables: Vec::new(),
             slots: Vec::new(),
             fewest: if current {
@@ -1771,7 +1771,7 @@ mod tests {
 
     /// The bytes with every table planned over all its rows first.
     fn planned(value: &Value, opts: &EncoderOptions) -> String {
-        let mut encoder = Encoder::new(opts, String::new());
+        let mut encoder = Encoder::new(opts, super::Out::default());
         encoder.one_pass = false;
         encoder.root(value).unwrap();
         encoder.out.into_string()

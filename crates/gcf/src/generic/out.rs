@@ -7,6 +7,8 @@
 //! checked once, and indentation is one store of a run of spaces. Every piece is a whole
 //! `&str` or an ASCII byte, and the output is cut only at a length it had, so the bytes are
 //! UTF-8; [`Out::into_string`] checks them once at the end (on ASCII, a word at a time).
+//! The streaming encoder keeps one `Out` for its whole stream, its room included, and
+//! writes each call's bytes to its writer directly.
 //!
 //! The writing methods are inlined always in optimized builds only: unoptimized, every
 //! inlined copy keeps its own stack slots, and the encoder's recursive frames would outgrow
@@ -92,9 +94,6 @@ impl Out {
         &mut self.buf[self.len..]
     }
 
-    /// Zeroes room for `n` more bytes and [`ROOM`] at least: a little at a time, so that the
-    /// zeroed room stays in cache until it is written (the buffer's capacity still grows by
-    /// doubling).
     /// The `K` bytes of room at `len`, if they are zeroed room already.
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -102,10 +101,15 @@ impl Out {
         self.buf.get_mut(len..len + K)?.try_into().ok()
     }
 
+    /// Zeroes room for `n` more bytes, and for as many as are written (at least 128, at most
+    /// [`ROOM`]): a little at a time, so that the zeroed room stays in cache until it is
+    /// written (the buffer's capacity still grows by doubling), and a buffer kept for a
+    /// whole stream stays the size of its rows.
     #[cold]
     #[inline(never)]
     fn grow(&mut self, n: usize) {
-        self.buf.resize(self.len + n.max(ROOM), 0);
+        let step = ROOM.min(self.len.max(128));
+        self.buf.resize(self.len + n.max(step), 0);
     }
 
     /// Appends `bytes` (whole UTF-8 pieces).
@@ -353,6 +357,15 @@ fn digits(room: &mut [u8; 20], value: u64) -> usize {
         room[0] = b'0' + v as u8;
     }
     n
+}
+
+impl std::fmt::Debug for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The written text, not the room after it.
+        f.debug_struct("Out")
+            .field("text", &String::from_utf8_lossy(self.as_bytes()))
+            .finish()
+    }
 }
 
 impl Sink for Out {
