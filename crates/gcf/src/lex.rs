@@ -1108,6 +1108,10 @@ macro_rules! any_bits {
             }
             4..=7 => $bits(half(0) | half(n - 4) << 32) != 0,
             8..=16 => $bits(word(0)) | $bits(word(n - 8)) != 0,
+            // (An e-mail address, a name with its title: four words, overlapping.)
+            17..=32 => {
+                $bits(word(0)) | $bits(word(8)) | $bits(word(n - 16)) | $bits(word(n - 8)) != 0
+            }
             _ => any_word(b, |x| $bits(x) != 0),
         }
     }};
@@ -1742,10 +1746,71 @@ fn contains_quote_char(s: &str) -> bool {
     false
 }
 
+/// Where the writers append text: a `String`, or the generic encoder's output buffer
+/// (`generic/out.rs`).
+pub(crate) trait Sink: Sized {
+    /// Appends `s`.
+    fn push_str(&mut self, s: &str);
+    /// Appends `c`.
+    fn push(&mut self, c: char);
+    /// Makes room for `additional` more bytes.
+    fn reserve(&mut self, additional: usize);
+    /// Appends `depth` levels of indentation (two spaces each).
+    fn indent(&mut self, depth: usize);
+    /// Appends the decimal digits of `value`.
+    fn push_u64(&mut self, value: u64);
+    /// Appends the number of `hundredths` (below 1e11), negated if `negative`, without
+    /// trailing zeros in its fraction.
+    fn push_hundredths(&mut self, negative: bool, hundredths: u64) {
+        number::write_hundredths_parts(self, negative, hundredths);
+    }
+}
+
+impl Sink for String {
+    #[inline(always)]
+    fn push_str(&mut self, s: &str) {
+        String::push_str(self, s);
+    }
+
+    #[inline(always)]
+    fn push(&mut self, c: char) {
+        String::push(self, c);
+    }
+
+    #[inline(always)]
+    fn reserve(&mut self, additional: usize) {
+        String::reserve(self, additional);
+    }
+
+    #[inline]
+    fn push_u64(&mut self, value: u64) {
+        String::push_str(self, itoa::Buffer::new().format(value));
+    }
+
+    #[inline]
+    fn indent(&mut self, depth: usize) {
+        let out = self;
+        const SPACES: &str = "                                                                ";
+        let mut n = depth * 2;
+        if n <= 32 {
+            // A fixed-size copy (inlined stores, no `memset` call), then the excess cut off.
+            let len = out.len();
+            out.push_str(&SPACES[..32]);
+            out.truncate(len + n);
+            return;
+        }
+        while n > SPACES.len() {
+            out.push_str(SPACES);
+            n -= SPACES.len();
+        }
+        out.push_str(&SPACES[..n]);
+    }
+}
+
 /// Appends `s` as a quoted JSON string with the canonical escapes: `\"`, `\\`, the short
 /// escapes `\b \f \n \r \t`, `\u00xx` (lowercase hex) for other C0 controls, everything else
 /// literal (spec §2.2).
-pub(crate) fn write_quoted(out: &mut String, s: &str) {
+pub(crate) fn write_quoted(out: &mut impl Sink, s: &str) {
     /// Whether some byte of `x` is `"`, `\` or a C0 control.
     #[inline(always)]
     fn escapable(x: u64) -> bool {
@@ -1792,7 +1857,7 @@ pub(crate) fn write_quoted(out: &mut String, s: &str) {
 }
 
 /// Appends a string value: bare when safe, quoted otherwise (the v3.1 rule).
-pub(crate) fn write_str(out: &mut String, s: &str) {
+pub(crate) fn write_str(out: &mut impl Sink, s: &str) {
     if needs_quote(s) {
         write_quoted(out, s);
     } else {
@@ -1802,7 +1867,7 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
 
 /// Appends a string value under the current spec's rule ([`needs_quote_current`]).
 #[inline(always)]
-pub(crate) fn write_str_current(out: &mut String, s: &str) {
+pub(crate) fn write_str_current(out: &mut impl Sink, s: &str) {
     if needs_quote_current(s) {
         write_quoted(out, s);
     } else {
@@ -1875,7 +1940,7 @@ pub(crate) fn needs_quote_at(s: &str, place: Place) -> bool {
 }
 
 /// Appends a string value at `place` with the quoting of [`needs_quote_at`].
-pub(crate) fn write_str_at(out: &mut String, s: &str, place: Place) {
+pub(crate) fn write_str_at(out: &mut impl Sink, s: &str, place: Place) {
     if needs_quote_at(s, place) {
         write_quoted(out, s);
     } else {
@@ -1886,7 +1951,7 @@ pub(crate) fn write_str_at(out: &mut String, s: &str, place: Place) {
 /// Appends the value of a constant column in a field declaration (`{env=prod}`, spec v3.6
 /// §7.4.7.2): the current rule, and quoted also when it holds a `}`, which would end the
 /// declaration (a `,` is quoted by the rule already).
-pub(crate) fn write_const_str(out: &mut String, s: &str) {
+pub(crate) fn write_const_str(out: &mut impl Sink, s: &str) {
     if needs_quote_current(s) || has_byte(s.as_bytes(), b'}') {
         write_quoted(out, s);
     } else {
@@ -1895,27 +1960,14 @@ pub(crate) fn write_const_str(out: &mut String, s: &str) {
 }
 
 /// Appends `depth` levels of indentation (two spaces each).
-#[inline]
-pub(crate) fn indent(out: &mut String, depth: usize) {
-    const SPACES: &str = "                                                                ";
-    let mut n = depth * 2;
-    if n <= 32 {
-        // A fixed-size copy (inlined stores, no `memset` call), then the excess cut off.
-        let len = out.len();
-        out.push_str(&SPACES[..32]);
-        out.truncate(len + n);
-        return;
-    }
-    while n > SPACES.len() {
-        out.push_str(SPACES);
-        n -= SPACES.len();
-    }
-    out.push_str(&SPACES[..n]);
+#[inline(always)]
+pub(crate) fn indent(out: &mut impl Sink, depth: usize) {
+    out.indent(depth);
 }
 
 /// Appends a key: bare when it is a bare key, quoted otherwise (spec §2a.1).
 #[inline]
-pub(crate) fn write_key(out: &mut String, key: &str) {
+pub(crate) fn write_key(out: &mut impl Sink, key: &str) {
     if writes_bare(key) {
         out.push_str(key);
     } else {

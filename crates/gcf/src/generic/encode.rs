@@ -2,7 +2,7 @@
 //!
 //! ```text
 //!  serde_json::Value ──────────────────┐  (read in place)
-//!                                      ├─> Node (view.rs) ─> planner (plan.rs) ─> writer (here)
+//!                                      ├─> Node (view.rs) ─> planner (plan.rs) ─> writer (here) ─> Out
 //!  T: Serialize ──> Tape (tape.rs) ────┘                        │    ▲
 //!                                                               ▼    │ candidate encodings
 //!                                              fewest tokens (fewest.rs, with a TokenCounter)
@@ -14,12 +14,14 @@
 //! decided: member lines, `## key` sections, inline arrays, tables with their cells, header
 //! constants, path columns, attachments at the row's level with bodies two levels deeper,
 //! positional inline bodies, headerless shared-schema rows, expanded items, keyed tables and
-//! value-grouped sets.
+//! value-grouped sets. Every path writes into one output buffer, `Out` (`out.rs`): short
+//! pieces, a line's start, integers and hundredths stored with one check for room each.
 
+use super::out::Out;
 use super::plan::{same_scalar, ArrayForm, Form, Table};
 use super::view::{Node, Scalar};
 use crate::error::{Error, ErrorKind, Limit, Result};
-use crate::lex::{self, Place};
+use crate::lex::{self, Place, Sink};
 use crate::number;
 use crate::options::EncoderOptions;
 
@@ -59,7 +61,7 @@ impl Head<'_> {
 
     /// Writes a header at `depth` up to where its `[` goes: `## `, `## key `, `key` (the
     /// `inline` spelling of a member's primitive array), `@i `, `.key `.
-    pub(crate) fn write(self, out: &mut String, depth: usize, inline: bool) {
+    pub(crate) fn write(self, out: &mut impl Sink, depth: usize, inline: bool) {
         lex::indent(out, depth);
         match self {
             Head::Member(key) if inline => write_key(out, key),
@@ -129,7 +131,7 @@ pub(crate) fn key_eq_bytes(a: &[u8], b: &[u8]) -> bool {
 
 /// Appends a key: bare when it is a bare key, quoted otherwise (spec §2a.1).
 #[inline(always)]
-pub(crate) fn write_key(out: &mut String, key: &str) {
+pub(crate) fn write_key(out: &mut impl Sink, key: &str) {
     if lex::writes_bare(key) {
         out.push_str(key);
     } else {
@@ -152,7 +154,7 @@ pub(crate) fn key_bit(key: &str) -> u64 {
 
 /// Writes a scalar as the version has it (quoting rule, numeric layout and domain).
 #[inline(always)]
-pub(crate) fn write_scalar(out: &mut String, scalar: Scalar<'_>, current: bool) -> Result<()> {
+pub(crate) fn write_scalar(out: &mut impl Sink, scalar: Scalar<'_>, current: bool) -> Result<()> {
     match scalar {
         Scalar::Str(s) => {
             let quote = if current {
@@ -197,7 +199,7 @@ pub(crate) fn write_scalar(out: &mut String, scalar: Scalar<'_>, current: bool) 
     Ok(())
 }
 
-fn write_lexeme(out: &mut String, lexeme: &str, current: bool) -> Result<()> {
+fn write_lexeme(out: &mut impl Sink, lexeme: &str, current: bool) -> Result<()> {
     if current {
         number::write_lexeme_current(out, lexeme)
     } else {
@@ -206,7 +208,7 @@ fn write_lexeme(out: &mut String, lexeme: &str, current: bool) -> Result<()> {
 }
 
 /// Writes the value of a constant column (v3.6 §7.4.7.2).
-pub(crate) fn write_const(out: &mut String, scalar: Scalar<'_>) -> Result<()> {
+pub(crate) fn write_const(out: &mut impl Sink, scalar: Scalar<'_>) -> Result<()> {
     match scalar {
         Scalar::Str(s) => {
             lex::write_const_str(out, s);
@@ -230,7 +232,7 @@ pub(crate) struct Encoder<'v, 'o, N> {
     /// The current spec (not v3.1).
     pub(crate) current: bool,
     /// The output, owned for the walk (one indirection less per write).
-    pub(crate) out: String,
+    pub(crate) out: Out,
     /// Table plans no longer in use, kept for their allocations.
     // (Boxed: a plan is moved out of and back into the pool as a pointer, not copied.)
     #[allow(clippy::vec_box)]
@@ -262,7 +264,7 @@ pub(crate) struct Encoder<'v, 'o, N> {
     /// (`{a,b=1}`), each name with its constant's value, and its text: written again as it
     /// is for a table of the same fields (small tables of one shape, object after object).
     last_decl: Vec<(&'v str, Option<Scalar<'v>>)>,
-    last_decl_text: String,
+    last_decl_text: Vec<u8>,
 }
 
 /// Encodes the value at `root` into `out` (after the header, which is the caller's).
@@ -271,14 +273,14 @@ pub(crate) fn encode<'v, N: Node<'v>>(
     opts: &EncoderOptions,
     out: &mut String,
 ) -> Result<()> {
-    let mut encoder = Encoder::new(opts, std::mem::take(out));
+    let mut encoder = Encoder::new(opts, Out::from_string(std::mem::take(out)));
     let written = encoder.root(root);
-    *out = encoder.out;
+    *out = encoder.out.into_string();
     written
 }
 
 impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
-    pub(crate) fn new(opts: &'o EncoderOptions, out: String) -> Self {
+    pub(crate) fn new(opts: &'o EncoderOptions, out: Out) -> Self {
         let current = opts.current();
         Encoder {
             opts,
@@ -300,7 +302,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             shared_head: ("", usize::MAX),
             shared_head_text: String::new(),
             last_decl: Vec::new(),
-            last_decl_text: String::new(),
+            last_decl_text: Vec::new(),
         }
     }
 
@@ -346,19 +348,15 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             Some(scalar) => {
                 match head {
                     Head::Root => self.out.push('='),
-                    Head::Member(key) => {
-                        lex::indent(&mut self.out, depth);
-                        write_key(&mut self.out, key);
-                        self.out.push('=');
-                    }
+                    Head::Member(key) => self.member_start(depth, key),
                     Head::Item(i) => {
-                        lex::indent(&mut self.out, depth);
+                        self.out.indent(depth);
                         self.out.push('@');
                         number::write_u64(&mut self.out, i as u64);
                         self.out.push_str(" =");
                     }
                     Head::Attachment(key) => {
-                        lex::indent(&mut self.out, depth);
+                        self.out.indent(depth);
                         self.out.push('.');
                         write_key(&mut self.out, key);
                         self.out.push_str(" =");
@@ -373,15 +371,48 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         }
     }
 
+    /// Writes the start of a member line at `depth`: `key=`.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn member_start(&mut self, depth: usize, key: &str) {
+        if !(lex::writes_bare(key) && self.out.line_start(depth, b"", key.as_bytes(), b'=')) {
+            self.out.indent(depth);
+            write_key(&mut self.out, key);
+            self.out.push('=');
+        }
+    }
+
+    /// Writes a section line at `depth`: `## key`.
+    // (Not inlined always: unoptimized, the recursive frames would grow by its slots.)
+    #[inline]
+    fn section_line(&mut self, depth: usize, key: &str) {
+        if !(lex::writes_bare(key) && self.out.line_start(depth, b"## ", key.as_bytes(), b'\n')) {
+            self.out.indent(depth);
+            self.out.push_str("## ");
+            write_key(&mut self.out, key);
+            self.out.push('\n');
+        }
+    }
+
+    /// Writes an inline array's header under `head` at `depth` up to its count: `key[`.
+    #[inline]
+    fn inline_head(&mut self, head: Head<'_>, depth: usize) {
+        if let Head::Member(key) = head {
+            if lex::writes_bare(key) && self.out.line_start(depth, b"", key.as_bytes(), b'[') {
+                return;
+            }
+        }
+        head.write(&mut self.out, depth, true);
+        self.out.push('[');
+    }
+
     /// Writes the members of an object at `depth` (the object at nesting `level`).
     pub(crate) fn members(&mut self, object: N, depth: usize, level: usize) -> Result<()> {
         for (key, value) in object.members() {
             match value.scalar() {
                 // `key=value`, the most common line, written here.
                 Some(scalar) => {
-                    lex::indent(&mut self.out, depth);
-                    write_key(&mut self.out, key);
-                    self.out.push('=');
+                    self.member_start(depth, key);
                     self.scalar(scalar, Place::Value)?;
                     self.out.push('\n');
                 }
@@ -416,21 +447,18 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         let body = match head {
             Head::Root => 0,
             Head::Member(key) => {
-                lex::indent(&mut self.out, depth);
-                self.out.push_str("## ");
-                write_key(&mut self.out, key);
-                self.out.push('\n');
+                self.section_line(depth, key);
                 depth + 1
             }
             Head::Item(i) => {
-                lex::indent(&mut self.out, depth);
+                self.out.indent(depth);
                 self.out.push('@');
                 number::write_u64(&mut self.out, i as u64);
                 self.out.push_str(" {}\n");
                 depth + 1
             }
             Head::Attachment(key) => {
-                lex::indent(&mut self.out, depth);
+                self.out.indent(depth);
                 self.out.push('.');
                 write_key(&mut self.out, key);
                 self.out.push_str(" {}\n");
@@ -492,8 +520,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 Ok(())
             }
             ArrayForm::Inline => {
-                head.write(&mut self.out, depth, true);
-                self.out.push('[');
+                self.inline_head(head, depth);
                 number::write_u64(&mut self.out, n as u64);
                 self.out.push_str("]: ");
                 for (j, item) in items.elements().enumerate() {
@@ -620,7 +647,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         self.table_header(head, table, n, depth)?;
         let body = head.body(depth);
         for row in table.cells.chunks_exact(table.names.len()) {
-            lex::indent(&mut self.out, body);
+            self.out.indent(body);
             let mut first = true;
             for (&scalar, field) in row.iter().zip(&table.fields) {
                 if field.form == Form::Const {
@@ -897,7 +924,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             return Ok(false);
         }
         let line = self.out.len();
-        lex::indent(&mut self.out, depth);
+        self.out.indent(depth);
         let at = self.out.len();
         if CHECKED && *speculate {
             self.out.push('@');
@@ -1025,7 +1052,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         match (nested, *speculate) {
             (true, true) => self.enter(level + 1)?,
             (true, false) => self.nested_prefix(r, line, depth, level)?,
-            (false, true) => self.out.replace_range(at..at + prefix, ""),
+            (false, true) => self.out.remove(at, at + prefix),
             (false, false) => {}
         }
         *speculate = nested;
@@ -1122,7 +1149,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 .all(|f| matches!(f.form, Form::Cells | Form::Const));
         if plain {
             if self.same_declaration(table) {
-                self.out.push_str(&self.last_decl_text);
+                self.out.push_bytes(&self.last_decl_text);
                 return Ok(());
             }
             self.last_decl.clear();
@@ -1190,7 +1217,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
                 (name, constant)
             });
             self.last_decl.extend(current);
-            self.last_decl_text.push_str(&self.out[start..]);
+            self.last_decl_text.extend_from_slice(self.out.tail(start));
         }
         Ok(())
     }
@@ -1250,7 +1277,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         values: Option<&[N]>,
     ) -> Result<()> {
         let line = self.out.len();
-        lex::indent(&mut self.out, depth);
+        self.out.indent(depth);
         // Whether the row has attachments, known before its cells where its values are in
         // field order: then its `@r ` prefix is written in place, not inserted after.
         let known = match values {
@@ -1318,9 +1345,11 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         let mut id = itoa::Buffer::new();
         let id = id.format(r);
         let at = line + depth * 2;
-        self.out.insert(at, ' ');
-        self.out.insert_str(at, id);
-        self.out.insert(at, '@');
+        let mut prefix = [0u8; 24];
+        prefix[0] = b'@';
+        prefix[1..=id.len()].copy_from_slice(id.as_bytes());
+        prefix[id.len() + 1] = b' ';
+        self.out.insert_str(at, &prefix[..id.len() + 2]);
         Ok(())
     }
 
@@ -1503,7 +1532,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         level: usize,
     ) -> Result<()> {
         self.enter(level + 1)?;
-        lex::indent(&mut self.out, depth);
+        self.out.indent(depth);
         self.misfit |= !fits;
         for (j, (key, cell)) in object.members().enumerate() {
             if j > 0 {
@@ -1584,7 +1613,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         self.out.push_str("]\n");
         for row in items.elements() {
             let line = self.out.len();
-            lex::indent(&mut self.out, depth + 2);
+            self.out.indent(depth + 2);
             // Most rows have the schema's keys in order: written as they are checked.
             let mut aligned = row.len() == schema.len();
             if aligned {
@@ -1605,7 +1634,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
             if !aligned {
                 self.misfit = true;
                 self.out.truncate(line);
-                lex::indent(&mut self.out, depth + 2);
+                self.out.indent(depth + 2);
                 for (j, name) in schema.iter().enumerate() {
                     if j > 0 {
                         self.out.push('|');
@@ -1742,10 +1771,10 @@ mod tests {
 
     /// The bytes with every table planned over all its rows first.
     fn planned(value: &Value, opts: &EncoderOptions) -> String {
-        let mut encoder = Encoder::new(opts, String::new());
+        let mut encoder = Encoder::new(opts, super::Out::default());
         encoder.one_pass = false;
         encoder.root(value).unwrap();
-        encoder.out
+        encoder.out.into_string()
     }
 
     fn one_pass(value: &Value, opts: &EncoderOptions) -> String {

@@ -47,7 +47,7 @@ pub(crate) struct Search<'o> {
     /// An array's value grouping: its key and group columns.
     grouping: HashMap<(usize, usize), Option<(String, String)>>,
     /// Scratch buffers for candidates.
-    scratch: Vec<String>,
+    scratch: Vec<super::out::Out>,
 }
 
 impl<'o> Search<'o> {
@@ -99,7 +99,7 @@ impl<'v, 'o, N: Node<'v>> Encoder<'v, 'o, N> {
         let tokens = match written {
             Ok(()) => {
                 let search = self.search();
-                let tokens = search.count(&scratch);
+                let tokens = search.count(scratch.as_str());
                 Ok(tokens)
             }
             Err(e) => Err(e),

@@ -22,7 +22,7 @@ use super::plan::{Form, Table};
 use super::view::Node;
 use super::view::{ARRAY, NULL, OBJECT};
 use crate::error::{Error, ErrorKind, Result};
-use crate::lex::{self, Place};
+use crate::lex::{self, Place, Sink};
 use crate::number;
 
 #[cold]
@@ -258,7 +258,7 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             _ => depth,
         };
         for (value, members) in &order {
-            lex::indent(&mut self.out, body);
+            self.out.indent(body);
             lex::write_key(&mut self.out, group);
             self.out.push('=');
             self.out.push_str(value);
@@ -267,7 +267,7 @@ impl<'v, N: Node<'v>> Encoder<'v, '_, N> {
             self.out.push_str("]\n");
             for &r in members {
                 let row = rows[r];
-                lex::indent(&mut self.out, body);
+                self.out.indent(body);
                 let mut first = true;
                 for (name, field) in table.names.iter().zip(&table.fields) {
                     if *name == group || (*name != key && field.form == Form::Const) {

@@ -10,6 +10,7 @@ mod encode;
 mod fewest;
 mod group;
 mod key;
+mod out;
 mod owned;
 mod plan;
 mod shape;

@@ -9,12 +9,13 @@ use std::io;
 use serde::Serialize;
 
 use super::encode::{Encoder, Head};
+use super::out::Out;
 use super::plan::ArrayForm;
 use super::tape::Tape;
 use super::view::{Kind, Node};
 use super::HEADER;
 use crate::error::{Error, ErrorKind, Result};
-use crate::lex;
+use crate::lex::{self, Sink};
 use crate::number;
 use crate::options::EncoderOptions;
 
@@ -56,7 +57,7 @@ use crate::options::EncoderOptions;
 pub struct GenericStreamEncoder<W: io::Write> {
     writer: W,
     opts: EncoderOptions,
-    buf: String,
+    buf: Out,
     tape: Tape<'static>,
     /// The open objects, outermost first (the root is `scopes[0]`).
     scopes: Vec<Scope>,
@@ -91,7 +92,7 @@ impl<W: io::Write> GenericStreamEncoder<W> {
         let mut encoder = GenericStreamEncoder {
             writer,
             opts: options,
-            buf: String::new(),
+            buf: Out::default(),
             tape: Tape::default(),
             scopes: vec![Scope::default()],
             counts: Vec::new(),
@@ -155,7 +156,7 @@ impl<W: io::Write> GenericStreamEncoder<W> {
             Kind::Object => false,
             // Only a non-empty array of scalars takes the `key[N]: ...` line form.
             Kind::Array => {
-                Encoder::new(&self.opts, String::new()).array_form(root) == ArrayForm::Inline
+                Encoder::new(&self.opts, Out::default()).array_form(root) == ArrayForm::Inline
             }
             Kind::Scalar => true,
         };
@@ -197,7 +198,7 @@ impl<W: io::Write> GenericStreamEncoder<W> {
         line.push_str("## ");
         lex::write_key(&mut line, key);
         line.push('\n');
-        self.buf = line;
+        self.buf.push_str(&line);
         if let Some(scope) = self.scopes.last_mut() {
             scope.after_table = false;
         }
@@ -250,7 +251,7 @@ impl<W: io::Write> GenericStreamEncoder<W> {
             line.push('}');
         }
         line.push('\n');
-        self.buf = line;
+        self.buf.push_str(&line);
         self.counts.push(0);
         self.empty = false;
         self.flush_buf()?;
