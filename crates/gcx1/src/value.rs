@@ -1593,13 +1593,11 @@ impl<'o> Writer<'o> {
         let shape = needs_shape(self.name);
         match value {
             Value::Object(map) => {
-                if let Some(plan) =
-                    self.plan(
+                if let Some(plan) = self.plan(
                     map.iter().map(|(k, v)| (k.as_str(), v)),
                     &mut Vec::new(),
                     &mut Vec::new(),
-                )
-                {
+                ) {
                     return self.write_wrapper(encoder, plan);
                 }
                 let mut header = Header::new(self.name, Vec::<String>::new());
@@ -1661,7 +1659,9 @@ impl<'o> Writer<'o> {
         }
         let members = members.iter().map(|(k, v)| (*k, &**v));
         match self.plan(members, &mut tables, &mut records) {
-            Some(plan) if tables.is_empty() && records.is_empty() => self.write_wrapper(encoder, plan).map(|()| true),
+            Some(plan) if tables.is_empty() && records.is_empty() => {
+                self.write_wrapper(encoder, plan).map(|()| true)
+            }
             _ => Ok(false),
         }
     }
