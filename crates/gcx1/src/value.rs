@@ -1855,10 +1855,10 @@ impl<'o> Writer<'o> {
 
     /// `union` in the tool's column order, for layouts: the seed's columns even where no
     /// row has a value, then Gortex's later ones, then any others.
-    fn ordered<'v>(&self, union: Vec<&'v str>, order_key: &str) -> Vec<&'v str> {
+    fn ordered<'v>(&self, union: &[&'v str], order_key: &str) -> Option<Vec<&'v str>> {
         let order = self.order(order_key);
         if order.is_empty() {
-            return union;
+            return None;
         }
         // `order`'s names are 'static; the union's borrow the value.
         let seed = self.tool.map_or(&[][..], |t| t.seed(order_key));
@@ -1875,7 +1875,7 @@ impl<'o> Writer<'o> {
                 .iter()
                 .filter(|k| !order.iter().any(|name| same_text(k, name))),
         );
-        fields
+        Some(fields)
     }
 
     /// Writes a section of rows (`header` has the name and any meta; its fields are set
@@ -2019,27 +2019,32 @@ impl<'o> Writer<'o> {
         mut table: Table<'_>,
         bare: bool,
     ) -> Result<Columns> {
-        let union = std::mem::take(&mut table.fields);
-        table.fields = self.ordered(union.clone(), order_key);
+        // The union in the tool's order (`None`: the union's own order).
+        let union = self
+            .ordered(&table.fields, order_key)
+            .map(|ordered| std::mem::replace(&mut table.fields, ordered));
         let width = table.fields.len();
         let single = width == 1;
         // Where each field of the union went (layouts reorder and add columns).
-        let reordered = table.fields.len() != union.len()
-            || !table
-                .fields
+        let union = union.filter(|union| {
+            table.fields.len() != union.len()
+                || !table.fields.iter().zip(union).all(|(a, b)| same_text(a, b))
+        });
+        let reordered = union.is_some();
+        let place: Vec<usize> = if let Some(union) = &union {
+            union
                 .iter()
-                .zip(&union)
-                .all(|(a, b)| same_text(a, b));
-        let place: Vec<usize> = union
-            .iter()
-            .map(|f| {
-                table
-                    .fields
-                    .iter()
-                    .position(|g| same_text(g, f))
-                    .unwrap_or(0)
-            })
-            .collect();
+                .map(|f| {
+                    table
+                        .fields
+                        .iter()
+                        .position(|g| same_text(g, f))
+                        .unwrap_or(0)
+                })
+                .collect()
+        } else {
+            (0..width).collect()
+        };
         let mut columns: Vec<Column> = if reordered {
             (0..width)
                 .map(|j| match place.iter().position(|&at| at == j) {
