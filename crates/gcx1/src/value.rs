@@ -869,6 +869,8 @@ struct Column {
     empty_string: bool,
     /// Needs JSON text (`v`).
     json: bool,
+    /// In how many rows the column has a value (counted while a [`Union`] is built).
+    present: usize,
 }
 
 impl Column {
@@ -880,6 +882,7 @@ impl Column {
             missing: false,
             empty_string: false,
             json: false,
+            present: 0,
         }
     }
 
@@ -1271,9 +1274,8 @@ impl<R: TypedRow> TypedRows for Vec<R> {
 struct Union<'v> {
     tool: Option<&'static Tool>,
     fields: Vec<&'v str>,
+    /// Each with the number of rows that have a value in it (`Column::present`).
     columns: Vec<Column>,
-    /// In how many rows each column has a value.
-    present: Vec<usize>,
 }
 
 impl<'v> Union<'v> {
@@ -1282,7 +1284,6 @@ impl<'v> Union<'v> {
             tool,
             fields: Vec::with_capacity(width),
             columns: Vec::with_capacity(width),
-            present: Vec::with_capacity(width),
         }
     }
 
@@ -1298,21 +1299,21 @@ impl<'v> Union<'v> {
         let column = self.fields.len() as u32;
         self.fields.push(key);
         self.columns.push(Column::new(kind));
-        self.present.push(0);
         column
     }
 
     #[inline]
     fn add(&mut self, column: u32, value: CellValue<'_>) {
-        self.columns[column as usize].add_cell(value);
-        self.present[column as usize] += 1;
+        let column = &mut self.columns[column as usize];
+        column.add_cell(value);
+        column.present += 1;
     }
 
     /// A value in `column`, not looked at (a typed table's, whose values the Writer adds
     /// to its columns as it writes them).
     #[inline]
     fn count(&mut self, column: u32) {
-        self.present[column as usize] += 1;
+        self.columns[column as usize].present += 1;
     }
 
     /// The table of `rows` rows, if its keys can be fields (`all_single`: every row has
@@ -1324,8 +1325,8 @@ impl<'v> Union<'v> {
         all_single: bool,
         cells: TableCells<'v>,
     ) -> Option<Table<'v>> {
-        for (column, &count) in self.columns.iter_mut().zip(&self.present) {
-            if count < rows {
+        for column in &mut self.columns {
+            if column.present < rows {
                 column.add(None);
             }
         }
