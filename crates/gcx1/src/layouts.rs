@@ -81,7 +81,8 @@ pub trait Layout: Sized {
     /// The response as GCX1 text.
     fn to_gcx(&self) -> Result<String> {
         // In memory: the text is the encoder's buffer, not a copy of it.
-        let mut encoder = Encoder::in_memory(Limits::default());
+        let mut encoder =
+            Encoder::in_memory_sized(Limits::default(), crate::encoder::RESPONSE_START);
         self.encode(&mut encoder)?;
         encoder.into_text()
     }
