@@ -8,6 +8,8 @@
 //!     target/release/examples/gcx1_layout_profile layout-encode 20
 //! ```
 //!
+//! `GCX1_PROFILE_ONLY=<layout>` (say `find_usages`) keeps that layout's files alone.
+//!
 //! Operations: `layout-encode`, `layout-decode`, `any-encode`, `any-decode`, `json-encode`,
 //! `json-decode`. Built with `anchors` (serde_json's `preserve_order`), as the `formats` bench.
 
@@ -87,8 +89,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let op = args.get(1).map_or("layout-encode", String::as_str);
     let rounds = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(20);
+    // `GCX1_PROFILE_ONLY=<layout>`: that layout's files alone.
+    let only = std::env::var("GCX1_PROFILE_ONLY").ok();
     let files: Vec<File> = corpus()
         .into_iter()
+        .filter(|f| only.is_none() || f.gcx1_layout == only)
         .filter_map(|f| Some(file(f.gcx1_layout.as_deref()?, &f.response)))
         .collect();
     let start = std::time::Instant::now();

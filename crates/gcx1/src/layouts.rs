@@ -81,7 +81,8 @@ pub trait Layout: Sized {
     /// The response as GCX1 text.
     fn to_gcx(&self) -> Result<String> {
         // In memory: the text is the encoder's buffer, not a copy of it.
-        let mut encoder = Encoder::in_memory(Limits::default());
+        let mut encoder =
+            Encoder::in_memory_sized(Limits::default(), crate::encoder::RESPONSE_START);
         self.encode(&mut encoder)?;
         encoder.into_text()
     }
@@ -285,14 +286,33 @@ macro_rules! plain_members {
     )*};
 }
 
-plain_members!(
-    String,
-    u64,
-    Option<u64>,
-    Option<bool>,
-    Option<String>,
-    EditTarget
-);
+plain_members!(String, u64, Option<u64>, Option<bool>, Option<String>);
+
+/// `get_editing_context`'s `target`: a record from its fields where the Writer takes one
+/// (else its JSON form, as before).
+impl ShellMember for EditTarget {
+    fn shell<'a>(
+        &'a self,
+        key: &'static str,
+        writer: &Writer<'_>,
+        typed: &mut Typed<'a>,
+    ) -> Result<()> {
+        if WireField::omit(self) {
+            return Ok(());
+        }
+        if typed.whole {
+            if let Some(record) = writer.typed_record(key, self)? {
+                typed.records.push((key, record));
+                typed.members.push((key, Cow::Owned(Value::Null)));
+                return Ok(());
+            }
+        }
+        typed
+            .members
+            .push((key, Cow::Owned(crate::ser::to_value(self)?)));
+        Ok(())
+    }
+}
 
 macro_rules! tool_layouts {
     ($($t:ty),* $(,)?) => {$(
@@ -521,6 +541,7 @@ macro_rules! wire_struct {
                 let mut typed = Typed {
                     members: Vec::new(),
                     tables: Vec::new(),
+                    records: Vec::new(),
                     whole: true,
                 };
                 $( wire_struct!(@shell typed, writer, self.$field, $wire $(, $via)?); )*
@@ -616,10 +637,7 @@ macro_rules! wire_struct {
         ShellMember::shell(&$value, $wire, $writer, &mut $typed)?;
     };
     (@shell $typed:ident, $writer:ident, $value:expr, $wire:literal, $via:ident) => {
-        $typed.members.push((
-            $wire,
-            Cow::Owned(crate::ser::to_value(&$via::Write(&$value))?),
-        ));
+        $via::shell(&$value, $wire, $writer, &mut $typed)?;
     };
     (@next $access:ident) => {
         $access.next_value()?
@@ -1032,7 +1050,7 @@ pub struct EditTarget {
     pub extra: Extra,
 }
 
-wire_struct!(EditTarget { id = "id", kind = "kind", name = "name", path = "path", start_line = "start_line", end_line = "end_line", sig = "sig", etag = "etag" });
+wire_struct!(row EditTarget { id = "id", kind = "kind", name = "name", path = "path", start_line = "start_line", end_line = "end_line", sig = "sig", etag = "etag" });
 
 /// A `get_editing_context` response as the spec lays it out: `.target` (one row),
 /// `.callers`, `.dependencies` and `.tests` (one `path` per row). Gortex's own sections
@@ -1072,6 +1090,33 @@ mod path_rows {
     }
 
     pub(super) struct Write<'a>(pub(super) &'a [String]);
+
+    /// The paths as a typed table of `path` rows (the JSON form's rows, without building
+    /// them).
+    pub(super) fn shell<'a>(
+        paths: &'a Vec<String>,
+        key: &'static str,
+        writer: &Writer<'_>,
+        typed: &mut Typed<'a>,
+    ) -> Result<()> {
+        ShellMember::shell(paths, key, writer, typed)
+    }
+
+    /// A path as its row `{"path": ...}` (the text kept even when empty, as [`PathRow`]
+    /// serializes it).
+    impl TypedRow for String {
+        const NAMES: &'static [&'static str] = &["path"];
+        const KINDS: &'static [Option<Kind>] = &[common_kind("path")];
+
+        #[inline]
+        fn cells<'a>(&'a self, cells: &mut [Option<CellValue<'a>>]) -> Result<&'a Extra> {
+            if let Some(slot) = cells.first_mut() {
+                *slot = Some(CellValue::Str(self));
+            }
+            static NO_MEMBERS: std::sync::OnceLock<Extra> = std::sync::OnceLock::new();
+            Ok(NO_MEMBERS.get_or_init(Map::new))
+        }
+    }
 
     impl Serialize for Write<'_> {
         fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

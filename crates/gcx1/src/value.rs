@@ -869,6 +869,8 @@ struct Column {
     empty_string: bool,
     /// Needs JSON text (`v`).
     json: bool,
+    /// In how many rows the column has a value (counted while a [`Union`] is built).
+    present: usize,
 }
 
 impl Column {
@@ -880,6 +882,7 @@ impl Column {
             missing: false,
             empty_string: false,
             json: false,
+            present: 0,
         }
     }
 
@@ -1271,9 +1274,8 @@ impl<R: TypedRow> TypedRows for Vec<R> {
 struct Union<'v> {
     tool: Option<&'static Tool>,
     fields: Vec<&'v str>,
+    /// Each with the number of rows that have a value in it (`Column::present`).
     columns: Vec<Column>,
-    /// In how many rows each column has a value.
-    present: Vec<usize>,
 }
 
 impl<'v> Union<'v> {
@@ -1282,7 +1284,6 @@ impl<'v> Union<'v> {
             tool,
             fields: Vec::with_capacity(width),
             columns: Vec::with_capacity(width),
-            present: Vec::with_capacity(width),
         }
     }
 
@@ -1298,21 +1299,21 @@ impl<'v> Union<'v> {
         let column = self.fields.len() as u32;
         self.fields.push(key);
         self.columns.push(Column::new(kind));
-        self.present.push(0);
         column
     }
 
     #[inline]
     fn add(&mut self, column: u32, value: CellValue<'_>) {
-        self.columns[column as usize].add_cell(value);
-        self.present[column as usize] += 1;
+        let column = &mut self.columns[column as usize];
+        column.add_cell(value);
+        column.present += 1;
     }
 
     /// A value in `column`, not looked at (a typed table's, whose values the Writer adds
     /// to its columns as it writes them).
     #[inline]
     fn count(&mut self, column: u32) {
-        self.present[column as usize] += 1;
+        self.columns[column as usize].present += 1;
     }
 
     /// The table of `rows` rows, if its keys can be fields (`all_single`: every row has
@@ -1324,8 +1325,8 @@ impl<'v> Union<'v> {
         all_single: bool,
         cells: TableCells<'v>,
     ) -> Option<Table<'v>> {
-        for (column, &count) in self.columns.iter_mut().zip(&self.present) {
-            if count < rows {
+        for column in &mut self.columns {
+            if column.present < rows {
                 column.add(None);
             }
         }
@@ -1545,8 +1546,17 @@ fn map_keeps_order() -> bool {
 pub(crate) struct Typed<'v> {
     pub(crate) members: Vec<(&'v str, Cow<'v, Value>)>,
     pub(crate) tables: Vec<(&'static str, Table<'v>)>,
+    /// One-row members (an object in the JSON form, a `null` in `members`) as records.
+    pub(crate) records: Vec<(&'static str, Record<'v>)>,
     /// Every member of rows is in `tables` (`false`: rows the value path writes otherwise).
     pub(crate) whole: bool,
+}
+
+/// A typed one-row member as [`Writer::write_record`] writes its JSON form: its fields in
+/// their order and their cells (`None`: a seed column the row leaves empty).
+pub(crate) struct Record<'v> {
+    fields: Vec<&'v str>,
+    values: Vec<Option<CellValue<'v>>>,
 }
 
 /// How an object is written as a wrapper.
@@ -1565,6 +1575,8 @@ enum Member<'v> {
     Uniform(&'v [Value]),
     Values(&'v [Value]),
     Single(&'v Map<String, Value>),
+    /// A typed [`Member::Single`].
+    Record(Record<'v>),
     Merge(&'v Value),
     /// An empty array of a section the layout declares: its header alone.
     Empty(&'static [&'static str]),
@@ -1582,9 +1594,11 @@ impl<'o> Writer<'o> {
         let shape = needs_shape(self.name);
         match value {
             Value::Object(map) => {
-                if let Some(plan) =
-                    self.plan(map.iter().map(|(k, v)| (k.as_str(), v)), &mut Vec::new())
-                {
+                if let Some(plan) = self.plan(
+                    map.iter().map(|(k, v)| (k.as_str(), v)),
+                    &mut Vec::new(),
+                    &mut Vec::new(),
+                ) {
                     return self.write_wrapper(encoder, plan);
                 }
                 let mut header = Header::new(self.name, Vec::<String>::new());
@@ -1634,6 +1648,7 @@ impl<'o> Writer<'o> {
         let Typed {
             mut members,
             mut tables,
+            mut records,
             whole,
         } = typed;
         if !whole || self.tool.is_none() {
@@ -1644,8 +1659,10 @@ impl<'o> Writer<'o> {
             members.sort_by(|a, b| a.0.cmp(b.0));
         }
         let members = members.iter().map(|(k, v)| (*k, &**v));
-        match self.plan(members, &mut tables) {
-            Some(plan) if tables.is_empty() => self.write_wrapper(encoder, plan).map(|()| true),
+        match self.plan(members, &mut tables, &mut records) {
+            Some(plan) if tables.is_empty() && records.is_empty() => {
+                self.write_wrapper(encoder, plan).map(|()| true)
+            }
             _ => Ok(false),
         }
     }
@@ -1660,19 +1677,56 @@ impl<'o> Writer<'o> {
         encoder: &mut Encoder<W>,
         row: &R,
     ) -> Result<bool> {
-        let Some(tool) = self
+        if !self
             .tool
-            .filter(|t| t.record && self.options.layout_columns && !needs_shape(self.name))
-        else {
+            .is_some_and(|t| t.record && self.options.layout_columns && !needs_shape(self.name))
+        {
+            return Ok(false);
+        }
+        let Some(record) = self.typed_record("", row)? else {
             return Ok(false);
         };
+        let mut header = Header::new(self.name, Vec::<String>::new());
+        // Gortex's get_symbol_source repeats the row's etag in the header.
+        let etag = record
+            .fields
+            .iter()
+            .zip(&record.values)
+            .find(|(key, _)| **key == "etag")
+            .and_then(|(_, value)| match value {
+                Some(CellValue::Str(s)) => Some(*s),
+                Some(CellValue::Value(Value::String(s))) => Some(s.as_str()),
+                _ => None,
+            });
+        if let Some(etag) = etag {
+            if is_meta_text(etag) && !etag.is_empty() {
+                header.meta.insert("etag".into(), etag.to_owned());
+            }
+        }
+        self.write_typed_row(encoder, header, &record)?;
+        Ok(true)
+    }
+
+    /// A typed row as [`Writer::write_record`] finds the fields of its JSON form under the
+    /// section `key`: the tool's column order, the seed's columns even when empty, then the
+    /// other members. `None` where that takes another path: an array member (which a plan
+    /// may make a section of), fewer than two members, keys a header cannot carry, a named
+    /// field outside the tool's order.
+    pub(crate) fn typed_record<'v, R: TypedRow>(
+        &self,
+        key: &str,
+        row: &'v R,
+    ) -> Result<Option<Record<'v>>> {
+        let Some(tool) = self.tool.filter(|_| self.options.layout_columns) else {
+            return Ok(None);
+        };
         let names = R::NAMES;
-        let order = tool.order("");
+        let order = tool.order(key);
         if !names
             .iter()
             .all(|name| order.iter().any(|o| same_text(o, name)))
         {
-            return Ok(false);
+            return Ok(None);
         }
         let mut cells = vec![None; names.len()];
         let extra = row.cells(&mut cells)?;
@@ -1688,10 +1742,10 @@ impl<'o> Writer<'o> {
             || count > self.options.limits.max_fields
             || !others().all(|(key, _)| is_field_name(key))
         {
-            return Ok(false);
+            return Ok(None);
         }
         // As `write_record` finds them: the tool's order, then the other members.
-        let seed = tool.seed("");
+        let seed = tool.seed(key);
         let mut fields: Vec<&str> = Vec::with_capacity(count + seed.len());
         let mut values: Vec<Option<CellValue<'_>>> = Vec::with_capacity(count + seed.len());
         for name in order {
@@ -1721,9 +1775,21 @@ impl<'o> Writer<'o> {
             fields.push(key);
             values.push(Some(CellValue::Value(value)));
         }
+        Ok(Some(Record { fields, values }))
+    }
+
+    /// Writes a [`Record`]'s section: its header (with the type letters its cells need) and
+    /// its row, as [`Writer::write_record`] writes them.
+    fn write_typed_row<W: Write>(
+        &self,
+        encoder: &mut Encoder<W>,
+        mut header: Header,
+        record: &Record<'_>,
+    ) -> Result<()> {
+        let Record { fields, values } = record;
         let columns: Vec<Column> = fields
             .iter()
-            .zip(&values)
+            .zip(values)
             .map(|(key, value)| {
                 let mut column = Column::new(kind_of(self.tool, key));
                 match *value {
@@ -1734,29 +1800,12 @@ impl<'o> Writer<'o> {
             })
             .collect();
         let modes = modes(&columns, fields.len() == 1);
-        let mut header = Header::new(self.name, Vec::<String>::new());
-        // Gortex's get_symbol_source repeats the row's etag in the header.
-        let etag = fields
-            .iter()
-            .zip(&values)
-            .find(|(key, _)| **key == "etag")
-            .and_then(|(_, value)| match value {
-                Some(CellValue::Str(s)) => Some(*s),
-                Some(CellValue::Value(Value::String(s))) => Some(s.as_str()),
-                _ => None,
-            });
-        if let Some(etag) = etag {
-            if is_meta_text(etag) && !etag.is_empty() {
-                header.meta.insert("etag".into(), etag.to_owned());
-            }
-        }
         add_types(&mut header, &modes);
-        encoder.begin_named_section(&header, &fields)?;
+        encoder.begin_named_section(&header, fields)?;
         encoder.write_row(values.iter().zip(&modes).map(|(value, &mode)| ValueCell {
             mode,
             value: *value,
-        }))?;
-        Ok(true)
+        }))
     }
 
     /// The writer of a typed layout of `options`' tool (`options` from [`layout_options`]).
@@ -1807,10 +1856,10 @@ impl<'o> Writer<'o> {
 
     /// `union` in the tool's column order, for layouts: the seed's columns even where no
     /// row has a value, then Gortex's later ones, then any others.
-    fn ordered<'v>(&self, union: Vec<&'v str>, order_key: &str) -> Vec<&'v str> {
+    fn ordered<'v>(&self, union: &[&'v str], order_key: &str) -> Option<Vec<&'v str>> {
         let order = self.order(order_key);
         if order.is_empty() {
-            return union;
+            return None;
         }
         // `order`'s names are 'static; the union's borrow the value.
         let seed = self.tool.map_or(&[][..], |t| t.seed(order_key));
@@ -1827,7 +1876,7 @@ impl<'o> Writer<'o> {
                 .iter()
                 .filter(|k| !order.iter().any(|name| same_text(k, name))),
         );
-        fields
+        Some(fields)
     }
 
     /// Writes a section of rows (`header` has the name and any meta; its fields are set
@@ -1971,27 +2020,32 @@ impl<'o> Writer<'o> {
         mut table: Table<'_>,
         bare: bool,
     ) -> Result<Columns> {
-        let union = std::mem::take(&mut table.fields);
-        table.fields = self.ordered(union.clone(), order_key);
+        // The union in the tool's order (`None`: the union's own order).
+        let union = self
+            .ordered(&table.fields, order_key)
+            .map(|ordered| std::mem::replace(&mut table.fields, ordered));
         let width = table.fields.len();
         let single = width == 1;
         // Where each field of the union went (layouts reorder and add columns).
-        let reordered = table.fields.len() != union.len()
-            || !table
-                .fields
+        let union = union.filter(|union| {
+            table.fields.len() != union.len()
+                || !table.fields.iter().zip(union).all(|(a, b)| same_text(a, b))
+        });
+        let reordered = union.is_some();
+        let place: Vec<usize> = if let Some(union) = &union {
+            union
                 .iter()
-                .zip(&union)
-                .all(|(a, b)| same_text(a, b));
-        let place: Vec<usize> = union
-            .iter()
-            .map(|f| {
-                table
-                    .fields
-                    .iter()
-                    .position(|g| same_text(g, f))
-                    .unwrap_or(0)
-            })
-            .collect();
+                .map(|f| {
+                    table
+                        .fields
+                        .iter()
+                        .position(|g| same_text(g, f))
+                        .unwrap_or(0)
+                })
+                .collect()
+        } else {
+            (0..width).collect()
+        };
         let mut columns: Vec<Column> = if reordered {
             (0..width)
                 .map(|j| match place.iter().position(|&at| at == j) {
@@ -2378,6 +2432,7 @@ impl<'o> Writer<'o> {
         &self,
         members: impl Iterator<Item = (&'v str, &'v Value)> + Clone,
         typed: &mut Vec<(&str, Table<'v>)>,
+        records: &mut Vec<(&str, Record<'v>)>,
     ) -> Option<Plan<'v>> {
         // A plan needs a section of rows: a table, or an empty array a layout declares.
         if typed.is_empty() && !members.clone().any(|(_, value)| value.is_array()) {
@@ -2411,6 +2466,16 @@ impl<'o> Writer<'o> {
                 }
                 tables += 1;
                 plan.sections.push((key, Member::Table(table)));
+                continue;
+            }
+            if let Some(at) = records.iter().position(|(k, _)| *k == key) {
+                // As an object `Member::Single` takes (the record has at least two fields,
+                // none named `value` alone, all of them names a header carries).
+                let (_, record) = records.swap_remove(at);
+                if !(sectionable && holds == Holds::Single) {
+                    return None;
+                }
+                plan.sections.push((key, Member::Record(record)));
                 continue;
             }
             match value {
@@ -2588,7 +2653,12 @@ impl<'o> Writer<'o> {
             self.write_member(encoder, header, "", member)?;
         }
         for (key, member) in sections {
-            let mut header = Header::new(format!("{}.{key}", self.name), Vec::<String>::new());
+            // `tool.key`, without `format!`'s machinery (a section of a small response).
+            let mut name = String::with_capacity(self.name.len() + 1 + key.len());
+            name.push_str(self.name);
+            name.push('.');
+            name.push_str(key);
+            let mut header = Header::new(name, Vec::<String>::new());
             header.meta = std::mem::take(&mut meta);
             for (section, meta_key, text) in &placed {
                 if *section == key {
@@ -2624,6 +2694,7 @@ impl<'o> Writer<'o> {
             Member::Values(items) => self
                 .write_values(encoder, header, key, items, false)
                 .map(drop),
+            Member::Record(record) => self.write_typed_row(encoder, header, &record),
             Member::Single(object) => self.write_record(
                 encoder,
                 header,
