@@ -7,6 +7,15 @@ use std::process::{Command, Stdio};
 
 const MIB: u64 = 1 << 20;
 
+/// The command with `args`, `stdin` fed to it, run to its end.
+fn agentwire(args: &[&str], stdin: impl Into<Vec<u8>>) -> assert_cmd::assert::Assert {
+    assert_cmd::Command::cargo_bin("agentwire")
+        .unwrap()
+        .args(args)
+        .write_stdin(stdin)
+        .assert()
+}
+
 /// Runs the CLI with `args`, feeding it `lines` lines made by `line`, and returns (lines of
 /// output, bytes fed, peak resident set in bytes, exit status).
 #[allow(clippy::zombie_processes)] // waited for with wait4 below, for its rusage
@@ -146,11 +155,7 @@ fn stream_commands_stay_under_64_mb_on_110_mib() {
 #[test]
 fn stream_round_trip_and_errors() {
     let input = "{\"id\":1,\"tags\":[\"a\"]}\n\n{\"id\":2,\"tags\":[]}\n";
-    let gcf = assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["encode", "--to", "gcf", "--stream"])
-        .write_stdin(input)
-        .assert()
+    let gcf = agentwire(&["encode", "--to", "gcf", "--stream"], input)
         .success()
         .get_output()
         .stdout
@@ -160,108 +165,74 @@ fn stream_round_trip_and_errors() {
         text.contains("## [?]{id,tags}") && text.ends_with("##! summary counts=2\n"),
         "{text}"
     );
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["decode", "--stream"])
-        .write_stdin(text)
-        .assert()
+    agentwire(&["decode", "--stream"], text)
         .success()
         .stdout("{\"id\":1,\"tags\":[\"a\"]}\n{\"id\":2,\"tags\":[]}\n");
     // Not a table: a clear error.
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["decode", "--stream"])
-        .write_stdin("GCF profile=generic\na=1\n")
-        .assert()
+    agentwire(&["decode", "--stream"], "GCF profile=generic\na=1\n")
         .failure()
         .stderr(predicates::str::contains("not_a_table"));
     // A keyed map: one `{"key", "value"}` line per entry; a repeated key stops it.
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["decode", "--stream"])
-        .write_stdin("GCF profile=generic\n## hosts [?:]{key,cpu}\nweb|1\n\"db 2\"|2\n##! summary counts=2\n")
-        .assert()
-        .success()
-        .stdout("{\"key\":\"web\",\"value\":{\"cpu\":1}}\n{\"key\":\"db 2\",\"value\":{\"cpu\":2}}\n");
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["decode", "--stream"])
-        .write_stdin("GCF profile=generic\n## [3:]{key,cpu}\nweb|1\ndb|2\nweb|3\n")
-        .assert()
-        .failure()
-        .stdout("{\"key\":\"web\",\"value\":{\"cpu\":1}}\n{\"key\":\"db\",\"value\":{\"cpu\":2}}\n")
-        .stderr(predicates::str::contains(
-            "duplicate_key at line 5, column 1",
-        ));
+    agentwire(
+        &["decode", "--stream"],
+        "GCF profile=generic\n## hosts [?:]{key,cpu}\nweb|1\n\"db 2\"|2\n##! summary counts=2\n",
+    )
+    .success()
+    .stdout("{\"key\":\"web\",\"value\":{\"cpu\":1}}\n{\"key\":\"db 2\",\"value\":{\"cpu\":2}}\n");
+    agentwire(
+        &["decode", "--stream"],
+        "GCF profile=generic\n## [3:]{key,cpu}\nweb|1\ndb|2\nweb|3\n",
+    )
+    .failure()
+    .stdout("{\"key\":\"web\",\"value\":{\"cpu\":1}}\n{\"key\":\"db\",\"value\":{\"cpu\":2}}\n")
+    .stderr(predicates::str::contains(
+        "duplicate_key at line 5, column 1",
+    ));
     // A truncated stream: rows written, then the error.
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["decode", "--stream"])
-        .write_stdin("GCF profile=generic\n## [?]{a}\n1\n")
-        .assert()
-        .failure()
-        .stdout("{\"a\":1}\n")
-        .stderr(predicates::str::contains("truncated_input"));
+    agentwire(
+        &["decode", "--stream"],
+        "GCF profile=generic\n## [?]{a}\n1\n",
+    )
+    .failure()
+    .stdout("{\"a\":1}\n")
+    .stderr(predicates::str::contains("truncated_input"));
 }
 
 #[test]
 fn limits_agree_between_encode_and_decode() {
     let big = format!("{{\"s\":\"{}\"}}", "x".repeat(2 << 20));
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["encode", "--to", "gcf"])
-        .write_stdin(big.clone())
-        .assert()
+    agentwire(&["encode", "--to", "gcf"], big.clone())
         .failure()
         .stderr(predicates::str::contains("--max-line-length"));
-    let text = assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["encode", "--to", "gcf", "--max-line-length", "3000000"])
-        .write_stdin(big)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["decode"])
-        .write_stdin(text.clone())
-        .assert()
+    let text = agentwire(
+        &["encode", "--to", "gcf", "--max-line-length", "3000000"],
+        big,
+    )
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    agentwire(&["decode"], text.clone())
         .failure()
         .stderr(predicates::str::contains("limit_exceeded"));
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["decode", "--max-line-length", "3000000"])
-        .write_stdin(text.clone())
-        .assert()
-        .success();
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["validate", "--max-line-length", "3000000"])
-        .write_stdin(text)
-        .assert()
+    agentwire(&["decode", "--max-line-length", "3000000"], text.clone()).success();
+    agentwire(&["validate", "--max-line-length", "3000000"], text)
         .success()
         .stdout("ok\n");
     // Depth: a flag for each limit.
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["decode", "--max-depth", "1"])
-        .write_stdin("GCF profile=generic\n## a\n  b=1\n")
-        .assert()
-        .failure()
-        .stderr(predicates::str::contains("limit_exceeded"));
+    agentwire(
+        &["decode", "--max-depth", "1"],
+        "GCF profile=generic\n## a\n  b=1\n",
+    )
+    .failure()
+    .stderr(predicates::str::contains("limit_exceeded"));
 }
 
 #[test]
 fn keyed_maps_stream_both_ways() {
     let entries = "{\"key\":\"web\",\"value\":{\"cpu\":1,\"tags\":[\"a\"]}}\n\
                    {\"key\":\"db 2\",\"value\":{\"cpu\":2,\"tags\":[]}}\n";
-    let gcf = assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["encode", "--to", "gcf", "--stream", "--keyed"])
-        .write_stdin(entries)
-        .assert()
+    let gcf = agentwire(&["encode", "--to", "gcf", "--stream", "--keyed"], entries)
         .success()
         .get_output()
         .stdout
@@ -273,83 +244,60 @@ fn keyed_maps_stream_both_ways() {
         "{text}"
     );
     // Back, entry by entry: the same lines.
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["decode", "--stream"])
-        .write_stdin(text.clone())
-        .assert()
+    agentwire(&["decode", "--stream"], text.clone())
         .success()
         .stdout(entries);
     // And whole: the map.
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["decode"])
-        .write_stdin(text)
-        .assert()
+    agentwire(&["decode"], text)
         .success()
         .stdout(predicates::str::contains(
             "\"db 2\":{\"cpu\":2,\"tags\":[]}",
         ));
     // A repeated key, or a line that is no entry: errors.
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["encode", "--to", "gcf", "--stream", "--keyed"])
-        .write_stdin("{\"key\":\"a\",\"value\":{\"x\":1}}\n{\"key\":\"a\",\"value\":{\"x\":2}}\n")
-        .assert()
-        .failure()
-        .stderr(predicates::str::contains("line 2: duplicate_key"));
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["encode", "--to", "gcf", "--stream", "--keyed"])
-        .write_stdin("{\"id\":1}\n")
-        .assert()
-        .failure()
-        .stderr(predicates::str::contains(
-            "line 1 of standard input is not an entry",
-        ));
+    agentwire(
+        &["encode", "--to", "gcf", "--stream", "--keyed"],
+        "{\"key\":\"a\",\"value\":{\"x\":1}}\n{\"key\":\"a\",\"value\":{\"x\":2}}\n",
+    )
+    .failure()
+    .stderr(predicates::str::contains("line 2: duplicate_key"));
+    agentwire(
+        &["encode", "--to", "gcf", "--stream", "--keyed"],
+        "{\"id\":1}\n",
+    )
+    .failure()
+    .stderr(predicates::str::contains(
+        "line 1 of standard input is not an entry",
+    ));
 }
 
 #[test]
 fn v3_1_streams() {
     // A field named `a>b` is a plain column in v3.1 (the current spec would read a path).
     let input = "{\"id\":1,\"a>b\":\"x\",\"sub\":{\"k\":1}}\n{\"id\":2,\"a>b\":\"y\",\"sub\":{}}\n";
-    let gcf = assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["encode", "--to", "gcf", "--stream", "--spec", "3.1"])
-        .write_stdin(input)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let gcf = agentwire(
+        &["encode", "--to", "gcf", "--stream", "--spec", "3.1"],
+        input,
+    )
+    .success()
+    .get_output()
+    .stdout
+    .clone();
     let text = String::from_utf8(gcf).unwrap();
     assert_eq!(
         text,
         "GCF profile=generic\n## [?]{id,\"a>b\",sub}\n@0 1|x|^\n.sub {}\n    k=1\n\
          @1 2|y|^\n.sub {}\n##! summary counts=2\n"
     );
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["decode", "--stream", "--spec", "3.1"])
-        .write_stdin(text.clone())
-        .assert()
+    agentwire(&["decode", "--stream", "--spec", "3.1"], text.clone())
         .success()
         .stdout(input);
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["decode", "--spec", "3.1"])
-        .write_stdin(text)
-        .assert()
+    agentwire(&["decode", "--spec", "3.1"], text)
         .success()
         .stdout(
             "[{\"id\":1,\"a>b\":\"x\",\"sub\":{\"k\":1}},{\"id\":2,\"a>b\":\"y\",\"sub\":{}}]\n",
         );
     // The current spec refuses that column when streaming (it cannot check the later rows).
-    assert_cmd::Command::cargo_bin("agentwire")
-        .unwrap()
-        .args(["encode", "--to", "gcf", "--stream"])
-        .write_stdin(input)
-        .assert()
+    agentwire(&["encode", "--to", "gcf", "--stream"], input)
         .failure()
         .stderr(predicates::str::contains("flattened path"));
     // What v3.1 or a stream cannot do: usage errors (exit 2).
@@ -358,12 +306,8 @@ fn v3_1_streams() {
         (&["--fewest-tokens"][..], "not with --stream"),
         (&["--graph"][..], "not with --graph"),
     ] {
-        assert_cmd::Command::cargo_bin("agentwire")
-            .unwrap()
-            .args(["encode", "--to", "gcf", "--stream"])
-            .args(flags)
-            .write_stdin("{\"key\":\"a\",\"value\":{\"x\":1}}\n")
-            .assert()
+        let args = [&["encode", "--to", "gcf", "--stream"][..], flags].concat();
+        agentwire(&args, "{\"key\":\"a\",\"value\":{\"x\":1}}\n")
             .code(2)
             .stderr(predicates::str::contains(says));
     }
